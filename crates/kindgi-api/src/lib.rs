@@ -1,0 +1,1 @@
+//! Kindgi's /v1 REST API.

@@ -1,0 +1,1 @@
+//! Kindgi: MCP servers as a tool source.

@@ -1,0 +1,70 @@
+//! The context a handler runs with: who and what the call is for, env values, secrets,
+//! and the cancellation signal.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+use crate::tool::BoxFuture;
+
+/// Resolves a secret reference (`envName`, `name`) to its value.
+pub trait SecretResolver: Send + Sync + std::fmt::Debug {
+    fn resolve<'a>(
+        &'a self,
+        env_name: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<String, String>>;
+}
+
+/// Everything a handler may use besides its input. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub tenant_id: String,
+    pub run_id: Option<String>,
+    pub request_id: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub principal: Option<Value>,
+    pub project_id: Option<String>,
+    pub org_id: Option<String>,
+    /// Env values the caller passes; a handler sees only the names its tool declares.
+    pub env: Option<Arc<BTreeMap<String, String>>>,
+    /// Fired when the caller gives up (deadline, disconnect, cancellation). Cooperative.
+    pub signal: CancellationToken,
+    pub secrets: Option<Arc<dyn SecretResolver>>,
+    /// Access tokens of the connections the tool declared, by the tool's name for each.
+    pub connections: Option<Arc<BTreeMap<String, String>>>,
+}
+
+impl ToolContext {
+    /// A context for tests: tenant `tenant-test`, run `run-test`, an unfired signal.
+    pub fn for_test() -> Self {
+        Self::new("tenant-test").with_run_id("run-test")
+    }
+
+    pub fn new(tenant_id: impl Into<String>) -> Self {
+        Self {
+            tenant_id: tenant_id.into(),
+            run_id: None,
+            request_id: None,
+            idempotency_key: None,
+            principal: None,
+            project_id: None,
+            org_id: None,
+            env: None,
+            signal: CancellationToken::new(),
+            secrets: None,
+            connections: None,
+        }
+    }
+
+    pub fn with_run_id(mut self, run_id: impl Into<String>) -> Self {
+        self.run_id = Some(run_id.into());
+        self
+    }
+
+    pub fn with_env(mut self, env: BTreeMap<String, String>) -> Self {
+        self.env = Some(Arc::new(env));
+        self
+    }
+}
