@@ -1,1 +1,52 @@
-//! Kindgi runtime: flows, durable runs and their journal, dry runs, agents, the tool-call scheduler, model providers.
+//! Kindgi runtime: flows, durable runs and their journal, tool dispatch with dry runs, agent
+//! steps and model providers.
+//!
+//! # Design
+//!
+//! A [`Runtime`] holds three catalogues — tools ([`ToolCatalogue`], every transport behind
+//! [`ToolDispatcher`]), flows ([`FlowCatalogue`], checked and schema-compiled at load) and
+//! agents ([`AgentCatalogue`]) — a [`RunStore`] (in memory, or the `runs`/`run_journal`
+//! tables of a SQLite or PostgreSQL [`kindgi_store::Database`]) and a [`ModelProvider`].
+//!
+//! A run is a durable record plus an append-only journal (runtime.md §1.4). Its executor
+//! journals each decision before acting on it and, when resumed after a crash
+//! ([`Runtime::recover`]), rebuilds what finished from the journal, so no step journaled as
+//! completed runs twice. The scheduler is pure ([`scheduler`]), the expression evaluator is
+//! total ([`expr`]), and dry runs follow seed 004 ([`dispatch::dry_run_refusal`]).
+//!
+//! ```no_run
+//! # async fn demo(db: kindgi_store::Database, tool: kindgi_tools::Tool, flow_json: &str) -> Result<(), Box<dyn std::error::Error>> {
+//! use kindgi_runtime::{Runtime, RunOptions};
+//! let rt = Runtime::with_database(db).build();
+//! rt.tools().insert_tool(tool);
+//! rt.flows().insert_json(flow_json)?;
+//! rt.recover().await?;
+//! let run = rt
+//!     .start_run("my-pack.check-order", None, serde_json::json!({"orderId": "o1"}),
+//!         RunOptions { dry_run: true, wait: true, ..Default::default() })
+//!     .await?;
+//! println!("{}", serde_json::to_string_pretty(&run)?);
+//! # Ok(()) }
+//! ```
+
+pub mod agent;
+pub mod catalogue;
+pub mod dispatch;
+mod executor;
+pub mod expr;
+mod journal;
+pub mod model;
+pub mod record;
+pub mod runtime;
+pub mod scheduler;
+pub mod store;
+
+pub use catalogue::{AgentCatalogue, AgentSpec, FlowCatalogue, FlowError, LoadedFlow};
+pub use dispatch::{
+    InProcessTool, PackCallError, PackCaller, PackTool, ToolCallError, ToolCatalogue,
+    ToolDispatcher, ToolTransport, dry_run_refusal,
+};
+pub use model::{ModelError, ModelProvider};
+pub use record::{JournalEntry, JournalKind, RunRecord, RunStatus};
+pub use runtime::{RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeError};
+pub use store::{DatabaseRunStore, MemoryRunStore, RunQuery, RunStore, RunStoreError};

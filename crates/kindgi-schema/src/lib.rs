@@ -1,14 +1,44 @@
-//! Kindgi's JSON Schema engine (API contract; the implementation is being written).
+//! Kindgi's JSON Schema engine: validates exactly as the official runtime's Ajv 8.20 (+
+//! ajv-formats 3) does, so a Rust runtime reports the same issues, in the same order, with the
+//! same messages, and refuses the same schemas.
 //!
 //! - [`compile`] turns a schema into a [`Validator`] under [`CompileOptions`]: `Mode::Pack` is
 //!   Draft 2020-12 in strict mode; `Mode::Mcp` picks the dialect from `$schema` (draft-06,
-//!   draft-07, 2019-09, 2020-12) and is not strict.
-//! - Issues are Ajv-shaped ([`Issue`]) with Ajv's exact messages, params and order.
+//!   draft-07, 2019-09, 2020-12) and is not strict. [`compile_inline`] compiles the `needsSpec`
+//!   env/secret schemas (2020-12, strict, plus the `x-kindgi-tunable` keyword).
+//! - Issues are Ajv-shaped ([`Issue`]) with Ajv's exact messages, params and order; compile
+//!   errors carry Ajv's exact message ([`CompileError`]).
 //! - [`ValidatorCache`] keeps compiled validators so nothing compiles per call.
+//!
+//! Design (see `docs/schema.md`): a schema compiles into a [`tree`] of nodes whose keywords are
+//! already grouped in Ajv's evaluation order, with every `schemaPath` spelled at compile time;
+//! validation walks that tree without allocating until it reports an issue. `$ref`s resolve only
+//! inside the document and the bundled meta-schemas — nothing is fetched. Schema nesting and
+//! evaluation depth are bounded, so hostile input gets an error, never a stack overflow.
+
+mod compiler;
+mod dialect;
+mod eval;
+mod formats;
+mod index;
+mod js;
+mod jsregex;
+mod meta;
+mod path;
+mod tree;
+mod uri;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, OnceLock, RwLock};
+
+pub use dialect::Dialect;
+
+use compiler::{Compiler, Settings};
+use eval::{Ev, PathNode, Run};
+use tree::Tree;
 
 /// Which configuration a schema is compiled under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,6 +76,18 @@ pub struct Issue {
     pub property_name: Option<String>,
 }
 
+impl std::fmt::Display for Issue {
+    /// Ajv's `errorsText` form: `data/a/b must be string`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "data{} {}", self.instance_path, self.message)
+    }
+}
+
+/// Ajv's `errorsText(errors)`: each issue as `data<instancePath> <message>`, joined by `, `.
+pub fn errors_text(issues: &[Issue]) -> String {
+    issues.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+}
+
 /// A schema that does not compile. `name` is `Error`, or `SyntaxError` for a bad regex.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -54,34 +96,203 @@ pub struct CompileError {
     pub message: String,
 }
 
+impl CompileError {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        CompileError { name: "Error".into(), message: message.into() }
+    }
+}
+
 /// A compiled schema. Cheap to share (`Arc`), `Send + Sync`.
 #[derive(Debug)]
 pub struct Validator {
-    _private: (),
+    tree: Tree,
+    fills_defaults: bool,
 }
 
 impl Validator {
     /// Validates without changing the instance.
-    pub fn validate(&self, _instance: &Value) -> Result<(), Vec<Issue>> {
-        Ok(())
+    pub fn validate(&self, instance: &Value) -> Result<(), Vec<Issue>> {
+        let mut run = Run::new(&self.tree, true);
+        let mut ev = Ev::default();
+        if run.node_r(self.tree.root, instance, &PathNode::ROOT, &mut ev) { Ok(()) } else { Err(run.errors) }
     }
 
     /// Validates; on the input side fills `default`s into the instance first (as Ajv's
     /// `useDefaults` does — the instance is changed even when it turns out invalid).
-    pub fn validate_in_place(&self, _instance: &mut Value) -> Result<(), Vec<Issue>> {
-        Ok(())
+    pub fn validate_in_place(&self, instance: &mut Value) -> Result<(), Vec<Issue>> {
+        if !self.fills_defaults {
+            return self.validate(instance);
+        }
+        let mut run = Run::new(&self.tree, true);
+        let mut ev = Ev::default();
+        if run.node_m(self.tree.root, instance, &PathNode::ROOT, &mut ev) { Ok(()) } else { Err(run.errors) }
+    }
+
+    /// Whether the instance is valid (stops at the first problem; builds no issues).
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        let mut run = Run::new(&self.tree, false);
+        let mut ev = Ev::default();
+        run.node_r(self.tree.root, instance, &PathNode::ROOT, &mut ev)
+    }
+
+    /// Whether validating in place can change the instance (an input schema with `default`s).
+    pub fn fills_defaults(&self) -> bool {
+        self.fills_defaults
     }
 }
 
-/// Compiles a schema.
-pub fn compile(_schema: &Value, _options: CompileOptions) -> Result<Validator, CompileError> {
-    Ok(Validator { _private: () })
+/// The message Kindgi gives for a `$schema` outside `allowed` (all four dialects for MCP tools).
+pub fn check_dialect(schema: &Value, allowed: &[Dialect]) -> Result<Dialect, CompileError> {
+    const ALL: [(Dialect, &str); 4] = [
+        (Dialect::Draft06, "draft-06"),
+        (Dialect::Draft07, "draft-07"),
+        (Dialect::Draft2019, "2019-09"),
+        (Dialect::Draft2020, "2020-12"),
+    ];
+    let found = Dialect::from_schema(schema).ok().filter(|d| allowed.contains(d));
+    if let Some(d) = found {
+        return Ok(d);
+    }
+    let names: Vec<&str> = ALL.iter().filter(|(d, _)| allowed.contains(d)).map(|(_, n)| *n).collect();
+    let list = match names.as_slice() {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    };
+    let here = if names.len() < ALL.len() { " here" } else { "" };
+    let value = schema.as_object().and_then(|o| o.get("$schema")).map(|v| serde_json::to_string(v).unwrap_or_default());
+    let value = value.unwrap_or_else(|| "undefined".into());
+    Err(CompileError::new(format!(
+        "The schema's $schema {value} isn't a JSON Schema dialect Kindgi validates{here}: {list}."
+    )))
 }
 
-/// Compiled validators keyed by schema content and options.
+const ALL_DIALECTS: [Dialect; 4] = [Dialect::Draft06, Dialect::Draft07, Dialect::Draft2019, Dialect::Draft2020];
+
+fn build(schema: &Value, class: Dialect, set: Settings) -> Result<Validator, CompileError> {
+    if !schema.is_object() && !schema.is_boolean() {
+        return Err(CompileError::new("schema must be object or boolean"));
+    }
+    if compiler::json_depth(schema, compiler::MAX_SCHEMA_DEPTH) > compiler::MAX_SCHEMA_DEPTH {
+        return Err(CompileError::new(format!(
+            "schema is nested too deeply: more than {} levels",
+            compiler::MAX_SCHEMA_DEPTH
+        )));
+    }
+    let mut docs = vec![schema];
+    docs.extend(meta::documents(class));
+    let fills_defaults = set.use_defaults;
+    let compiler = Compiler::new(docs, set)?;
+    let default_meta = class;
+    meta::validate_schema(schema, class, default_meta)?;
+    let tree = compiler.compile()?;
+    let fills_defaults = fills_defaults && tree.has_defaults;
+    Ok(Validator { tree, fills_defaults })
+}
+
+/// Compiles a schema.
+pub fn compile(schema: &Value, options: CompileOptions) -> Result<Validator, CompileError> {
+    let use_defaults = options.side == Side::Input;
+    match options.mode {
+        Mode::Pack => build(
+            schema,
+            Dialect::Draft2020,
+            Settings {
+                dialect: Dialect::Draft2020,
+                strict: true,
+                use_defaults,
+                inline_refs: true,
+                validate_formats: true,
+                extra_keywords: &[],
+            },
+        ),
+        Mode::Mcp => {
+            let dialect = check_dialect(schema, &ALL_DIALECTS)?;
+            let class = if dialect == Dialect::Draft06 { Dialect::Draft06 } else { dialect };
+            let keywords_of = if dialect == Dialect::Draft06 { Dialect::Draft07 } else { dialect };
+            build(
+                schema,
+                class,
+                Settings {
+                    dialect: keywords_of,
+                    strict: false,
+                    use_defaults,
+                    inline_refs: false,
+                    validate_formats: true,
+                    extra_keywords: &[],
+                },
+            )
+        }
+    }
+}
+
+/// Compiles a `needsSpec.env`/`needsSpec.secrets` schema the way `compileInlineSchema` does:
+/// Ajv2020, strict, all errors, union types, formats, plus the `x-kindgi-tunable` keyword.
+pub fn compile_inline(schema: &Value) -> Result<Validator, CompileError> {
+    build(
+        schema,
+        Dialect::Draft2020,
+        Settings {
+            dialect: Dialect::Draft2020,
+            strict: true,
+            use_defaults: false,
+            inline_refs: true,
+            validate_formats: true,
+            extra_keywords: &["x-kindgi-tunable"],
+        },
+    )
+}
+
+/// Which compile path a cache entry used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum CacheKind {
+    Options(CompileOptions),
+    Inline,
+}
+
+type Slot = Arc<OnceLock<Result<Arc<Validator>, CompileError>>>;
+
+/// Compiled validators keyed by schema content and options. Thread-safe; a schema is compiled
+/// once per options even when several threads ask for it at the same time (they wait for the
+/// first), and compile errors are remembered too.
 #[derive(Debug, Default)]
 pub struct ValidatorCache {
-    _private: (),
+    entries: RwLock<HashMap<u64, Vec<(Value, CacheKind, Slot)>>>,
+}
+
+/// Order-sensitive structural hash (key order matters: it decides issue order).
+fn hash_value(v: &Value, h: &mut impl Hasher) {
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => (2u8, n.to_string()).hash(h),
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(a) => {
+            (4u8, a.len()).hash(h);
+            for x in a {
+                hash_value(x, h);
+            }
+        }
+        Value::Object(o) => {
+            (5u8, o.len()).hash(h);
+            for (k, x) in o {
+                k.hash(h);
+                hash_value(x, h);
+            }
+        }
+    }
+}
+
+/// Order-sensitive equality.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
+        }
+        (Value::Number(x), Value::Number(y)) => x.to_string() == y.to_string(),
+        _ => a == b,
+    }
 }
 
 impl ValidatorCache {
@@ -89,11 +300,66 @@ impl ValidatorCache {
         Self::default()
     }
 
-    pub fn get_or_compile(
-        &self,
-        schema: &Value,
-        options: CompileOptions,
-    ) -> Result<Arc<Validator>, CompileError> {
-        compile(schema, options).map(Arc::new)
+    fn slot(&self, schema: &Value, kind: CacheKind) -> Slot {
+        if compiler::json_depth(schema, compiler::MAX_SCHEMA_DEPTH) > compiler::MAX_SCHEMA_DEPTH {
+            // Too deep to hash safely; `compile` reports it. Not cached.
+            let slot: Slot = Arc::new(OnceLock::new());
+            return slot;
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        hash_value(schema, &mut h);
+        kind.hash(&mut h);
+        let key = h.finish();
+        if let Ok(map) = self.entries.read() {
+            if let Some(list) = map.get(&key) {
+                if let Some((_, _, slot)) = list.iter().find(|(s, k, _)| *k == kind && same(s, schema)) {
+                    return slot.clone();
+                }
+            }
+        }
+        let mut map = match self.entries.write() {
+            Ok(m) => m,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let list = map.entry(key).or_default();
+        if let Some((_, _, slot)) = list.iter().find(|(s, k, _)| *k == kind && same(s, schema)) {
+            return slot.clone();
+        }
+        let slot: Slot = Arc::new(OnceLock::new());
+        list.push((schema.clone(), kind, slot.clone()));
+        slot
+    }
+
+    pub fn get_or_compile(&self, schema: &Value, options: CompileOptions) -> Result<Arc<Validator>, CompileError> {
+        let slot = self.slot(schema, CacheKind::Options(options));
+        slot.get_or_init(|| compile(schema, options).map(Arc::new)).clone()
+    }
+
+    /// [`compile_inline`], cached.
+    pub fn get_or_compile_inline(&self, schema: &Value) -> Result<Arc<Validator>, CompileError> {
+        let slot = self.slot(schema, CacheKind::Inline);
+        slot.get_or_init(|| compile_inline(schema).map(Arc::new)).clone()
+    }
+
+    /// How many (schema, options) entries the cache holds.
+    pub fn len(&self) -> usize {
+        self.entries.read().map(|m| m.values().map(Vec::len).sum()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn validator_is_send_sync() {
+        assert_send_sync::<Validator>();
+        assert_send_sync::<ValidatorCache>();
     }
 }

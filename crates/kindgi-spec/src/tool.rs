@@ -4,9 +4,9 @@
 //! round-trips to the same JSON it was read from: absent stays absent, defaults are applied
 //! by the accessors (`is_mutating`, `transport_or_default`, …), never written back.
 
+use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 
 /// A tool manifest (`tool.schema.json` 1.3.0).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -188,17 +188,48 @@ pub enum SandboxMode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RuntimeLimits {
+    /// Wire name `memMB` (not camelCase `memMb`).
+    #[serde(rename = "memMB")]
     pub mem_mb: u64,
     pub cpu_ms: u64,
 }
 
 /// Network egress policy, discriminated on `kind`.
+///
+/// Read through [`NetworkPolicyWire`]: serde's internally tagged unit variants ignore
+/// extra keys even under `deny_unknown_fields`, which would drop data silently.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[serde(tag = "kind", rename_all = "lowercase", try_from = "NetworkPolicyWire")]
 pub enum NetworkPolicy {
     None,
     Unrestricted,
     Allowlist { hosts: Vec<String> },
+}
+
+/// The flat wire shape of [`NetworkPolicy`], checked key by key.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NetworkPolicyWire {
+    kind: String,
+    hosts: Option<Vec<String>>,
+}
+
+impl TryFrom<NetworkPolicyWire> for NetworkPolicy {
+    type Error = String;
+    fn try_from(wire: NetworkPolicyWire) -> Result<Self, String> {
+        match (wire.kind.as_str(), wire.hosts) {
+            ("none", None) => Ok(NetworkPolicy::None),
+            ("unrestricted", None) => Ok(NetworkPolicy::Unrestricted),
+            ("allowlist", Some(hosts)) => Ok(NetworkPolicy::Allowlist { hosts }),
+            ("allowlist", None) => Err("network policy \"allowlist\" needs `hosts`".to_owned()),
+            (kind @ ("none" | "unrestricted"), Some(_)) => Err(format!(
+                "network policy \"{kind}\" takes no `hosts` (only \"allowlist\" does)"
+            )),
+            (other, _) => Err(format!(
+                "unknown network policy kind \"{other}\", expected \"none\", \"unrestricted\" or \"allowlist\""
+            )),
+        }
+    }
 }
 
 /// Typed, discriminated needs.
@@ -217,7 +248,8 @@ pub struct TypedNeeds {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bindings: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connections: Option<BTreeMap<String, ConnectionNeed>>,
+    /// In the manifest's own order (round-trips byte for byte).
+    pub connections: Option<IndexMap<String, ConnectionNeed>>,
 }
 
 /// An account at another app the tool acts with.
@@ -350,12 +382,43 @@ pub enum HttpAuthSpec {
     Connection { connection: String },
 }
 
+/// How an HTTP tool builds its request body. Read through [`HttpRequestBodyWire`], for the
+/// same reason as [`NetworkPolicy`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(
+    tag = "kind",
+    rename_all = "kebab-case",
+    try_from = "HttpRequestBodyWire"
+)]
 pub enum HttpRequestBodySpec {
     JsonInput,
     InputPassthrough,
     Text { template: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HttpRequestBodyWire {
+    kind: String,
+    template: Option<String>,
+}
+
+impl TryFrom<HttpRequestBodyWire> for HttpRequestBodySpec {
+    type Error = String;
+    fn try_from(wire: HttpRequestBodyWire) -> Result<Self, String> {
+        match (wire.kind.as_str(), wire.template) {
+            ("json-input", None) => Ok(HttpRequestBodySpec::JsonInput),
+            ("input-passthrough", None) => Ok(HttpRequestBodySpec::InputPassthrough),
+            ("text", Some(template)) => Ok(HttpRequestBodySpec::Text { template }),
+            ("text", None) => Err("request body \"text\" needs `template`".to_owned()),
+            (kind @ ("json-input" | "input-passthrough"), Some(_)) => Err(format!(
+                "request body \"{kind}\" takes no `template` (only \"text\" does)"
+            )),
+            (other, _) => Err(format!(
+                "unknown request body kind \"{other}\", expected \"json-input\", \"input-passthrough\" or \"text\""
+            )),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,1 +1,17 @@
-//! Kindgi storage: the embedded SQLite default and PostgreSQL, for the tool registry, runs and their journal.
+//! Kindgi storage: the embedded SQLite default and PostgreSQL, for API keys, the tool
+//! registry, runs and their journal.
+//!
+//! Start with [`Database::connect`] (a SQLite file path, `sqlite:` URL or `postgres://` URL)
+//! and [`Database::migrate`]. Each module owns its tables and its migration
+//! (`tokens`, `tools`, `runs`); see [`db`] for the connection and migration design, and
+//! `docs/store.md` for the table layout.
+
+pub mod db;
+pub mod error;
+pub mod runs;
+pub mod testing;
+pub mod tokens;
+pub mod tools;
+
+pub use db::{Backend, ConnectOptions, Database, DatabaseKind, SqlitePools, now_millis};
+pub use error::StoreError;

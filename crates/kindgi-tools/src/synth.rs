@@ -26,7 +26,9 @@ impl std::fmt::Debug for SynthesizerRegistry {
             Ok(map) => map.keys().cloned().collect(),
             Err(_) => Vec::new(),
         };
-        f.debug_struct("SynthesizerRegistry").field("kinds", &kinds).finish()
+        f.debug_struct("SynthesizerRegistry")
+            .field("kinds", &kinds)
+            .finish()
     }
 }
 
@@ -34,6 +36,14 @@ impl SynthesizerRegistry {
     /// An empty registry (no kinds at all).
     pub fn empty() -> Self {
         Self::default()
+    }
+
+    /// A registry with the built-in kinds (`http`). Each call builds a new registry; clone
+    /// one to share it.
+    pub fn builtin() -> Self {
+        let registry = Self::default();
+        crate::http::register_builtin(&registry);
+        registry
     }
 
     /// Registers (or replaces) the synthesizer for `kind`.

@@ -1,10 +1,64 @@
-//! `kindgi pack`.
+//! `kindgi pack`: pack-service tooling. `conformance` runs the black-box conformance kit
+//! (`kindgi_pack::conformance`) against the service a command starts.
 
 use std::process::ExitCode;
 
+use anyhow::Context as _;
+use kindgi_pack::conformance::{self, Implementation, KitOptions};
+
 #[derive(Debug, clap::Subcommand)]
-pub enum PackCommand {}
+pub enum PackCommand {
+    /// Check a pack service against pack protocol v2, black-box: start it with COMMAND, run
+    /// the checklist (1–84), print one line per check and `N passed, M failed`. Exit 1 when a
+    /// check failed. See docs/conformance.md.
+    Conformance(ConformanceArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ConformanceArgs {
+    /// Only these checks: numbers and ranges, e.g. `12,14,30-36`.
+    #[arg(long, value_name = "N,M,A-B")]
+    pub only: Option<String>,
+    /// The implementation under test, for its known divergences: `rust` (default; none),
+    /// `python-0.1.10`. Detected as python-0.1.10 when the command runs `-m kindgi.pack`.
+    #[arg(long, value_name = "NAME")]
+    pub implementation: Option<String>,
+    /// The service's command line; it must name the base index with `--index PATH`.
+    #[arg(last = true, required = true, num_args = 1.., value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
 
 pub fn run(command: PackCommand) -> anyhow::Result<ExitCode> {
-    match command {}
+    match command {
+        PackCommand::Conformance(args) => conformance_cmd(args),
+    }
+}
+
+fn conformance_cmd(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
+    let only = args
+        .only
+        .as_deref()
+        .map(conformance::parse_only)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--only: {e}"))?;
+    let implementation = match &args.implementation {
+        Some(name) => Implementation::parse(name),
+        None => Implementation::detect(&args.command).unwrap_or(Implementation::Rust),
+    };
+    let options = KitOptions {
+        command: args.command,
+        only,
+        implementation,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let mut out = std::io::stdout();
+    let summary = runtime.block_on(conformance::run(options, &mut out))?;
+    Ok(if summary.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

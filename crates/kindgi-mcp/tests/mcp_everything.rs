@@ -1,0 +1,158 @@
+//! The reference "everything" MCP server (npm) over stdio, streamable HTTP and SSE.
+
+mod support;
+
+use kindgi_mcp::{ConnectOptions, McpClient, McpSource, mcp_tools};
+use kindgi_spec::Transport;
+use kindgi_tools::ToolContext;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use support::*;
+
+const CALL: Duration = Duration::from_secs(30);
+
+/// What every transport must show: the manifests and an echo call.
+async fn check_server(endpoint: &str) {
+    let client = McpClient::connect(endpoint, ConnectOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        client.server().name.as_deref(),
+        Some("mcp-servers/everything")
+    );
+
+    let manifests = client.list_tools().await.unwrap();
+    let names: Vec<&str> = manifests.iter().map(|m| m.id.as_str()).collect();
+    for expected in ["echo", "get-sum", "get-structured-content"] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let echo = manifests.iter().find(|m| m.id == "echo").unwrap();
+    assert_eq!(echo.transport, Some(Transport::Mcp));
+    assert_eq!(echo.mcp_endpoint.as_deref(), Some(endpoint));
+    assert_eq!(echo.version, "2.0.0", "the server's plain X.Y.Z version");
+    assert_eq!(echo.description, "Echoes back the input string");
+    assert_eq!(echo.input["properties"]["message"]["type"], "string");
+    // The server says readOnlyHint: true; the manifest still says mutating.
+    assert_eq!(
+        echo.metadata.as_ref().unwrap()["mcp"]["annotations"]["readOnlyHint"],
+        true
+    );
+    assert_eq!(echo.mutating, Some(true));
+    assert!(!echo.is_read_only());
+
+    let out = client
+        .call_tool("echo", json!({"message": "hi there"}), CALL)
+        .await
+        .unwrap();
+    assert!(!out.is_error);
+    assert_eq!(
+        out.value,
+        json!([{"type": "text", "text": "Echo: hi there"}])
+    );
+
+    let out = client
+        .call_tool(
+            "get-structured-content",
+            json!({"location": "Chicago"}),
+            CALL,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out.value,
+        json!({"temperature": 36, "conditions": "Light rain / drizzle", "humidity": 82})
+    );
+    let sc = manifests
+        .iter()
+        .find(|m| m.id == "get-structured-content")
+        .unwrap();
+    assert_eq!(sc.output["properties"]["humidity"]["type"], "number");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn everything_over_stdio() {
+    let Some(endpoint) = everything_stdio() else {
+        return;
+    };
+    check_server(&endpoint).await;
+}
+
+#[tokio::test]
+async fn everything_over_streamable_http() {
+    let Some(server) = everything_http("streamableHttp") else {
+        return;
+    };
+    check_server(&format!("mcp+http://127.0.0.1:{}/mcp", server.port)).await;
+}
+
+#[tokio::test]
+async fn everything_over_sse() {
+    let Some(server) = everything_http("sse") else {
+        return;
+    };
+    check_server(&format!("mcp+sse://127.0.0.1:{}/sse", server.port)).await;
+}
+
+#[tokio::test]
+async fn bad_arguments_come_back_as_a_tool_error_or_refusal() {
+    let Some(endpoint) = everything_stdio() else {
+        return;
+    };
+    let client = McpClient::connect(&endpoint, ConnectOptions::default())
+        .await
+        .unwrap();
+    match client
+        .call_tool("get-sum", json!({"a": "one", "b": 2}), CALL)
+        .await
+    {
+        Ok(out) => {
+            assert!(out.is_error, "{out:?}");
+            assert!(!out.error_text().is_empty());
+        }
+        Err(e) => assert!(
+            e.to_string().contains("refused tools/call \"get-sum\""),
+            "{e}"
+        ),
+    }
+    let err = client
+        .call_tool("echo", json!([1, 2]), CALL)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("must be a JSON object"), "{err}");
+}
+
+#[tokio::test]
+async fn listed_tools_dispatch_through_invoke() {
+    let Some(endpoint) = everything_stdio() else {
+        return;
+    };
+    let client = McpClient::connect(&endpoint, ConnectOptions::default())
+        .await
+        .unwrap();
+    let source: Arc<dyn McpSource> = Arc::new(client);
+    let tools = mcp_tools(source, CALL).await.unwrap();
+    let sum = tools.iter().find(|t| t.id() == "get-sum").unwrap();
+    let out = kindgi_tools::invoke(sum, &json!({"a": 2, "b": 40}), ToolContext::for_test())
+        .await
+        .unwrap();
+    let text = out[0]["text"].as_str().unwrap();
+    assert!(text.contains("42"), "{text}");
+
+    let structured = tools
+        .iter()
+        .find(|t| t.id() == "get-structured-content")
+        .unwrap();
+    let out = kindgi_tools::invoke(
+        structured,
+        &json!({"location": "New York"}),
+        ToolContext::for_test(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out["temperature"], 33);
+}

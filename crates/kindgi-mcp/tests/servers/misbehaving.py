@@ -1,0 +1,60 @@
+"""A hand-written stdio MCP server that misbehaves on purpose (no SDK), for kindgi-mcp tests.
+
+Usage: python misbehaving.py exit|hang|garbage|garbage-at-start|exit-at-start
+It answers initialize and tools/list properly (except the *-at-start modes); on tools/call
+it exits (code 3, after a line on stderr), never answers, or prints a line that is not JSON.
+"""
+
+import json
+import sys
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "exit"
+
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        continue
+    msg = json.loads(line)
+    method = msg.get("method")
+    if method == "initialize":
+        if MODE == "garbage-at-start":
+            print("Welcome to my server! (this banner breaks the protocol)", flush=True)
+            continue
+        if MODE == "exit-at-start":
+            sys.stderr.write("cannot start: missing configuration\n")
+            sys.exit(2)
+        send({
+            "jsonrpc": "2.0",
+            "id": msg["id"],
+            "result": {
+                "protocolVersion": msg["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "misbehaving", "version": "1.2.3"},
+            },
+        })
+    elif method == "tools/list":
+        send({
+            "jsonrpc": "2.0",
+            "id": msg["id"],
+            "result": {"tools": [{
+                "name": "boom",
+                "description": "Misbehaves when called.",
+                "inputSchema": {"type": "object", "properties": {}},
+            }]},
+        })
+    elif method == "tools/call":
+        if MODE == "exit":
+            sys.stderr.write("dying on purpose in the middle of a call\n")
+            sys.stderr.flush()
+            sys.exit(3)
+        elif MODE == "garbage":
+            print("Traceback (most recent call last): this is not JSON-RPC", flush=True)
+        # hang: never answer
+    elif "id" in msg and method is not None:
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "method not found"}})

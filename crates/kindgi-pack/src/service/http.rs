@@ -1,0 +1,532 @@
+//! The HTTP transport (hyper 1, HTTP/1.1): routes and their precedence (404 → 405 → 401 →
+//! 421 → 503 → 415 → 413), the 10 MiB body rule, deadlines, disconnects, the call record,
+//! and the connection loop with its graceful drain.
+
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use kindgi_spec::pack_protocol::{ErrorCode, MAX_BODY_BYTES, TENANT_MISMATCH_CODE, headers};
+use serde_json::{Map, Value};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::call::{self, Parsed, Target};
+use super::state::{Permit, State};
+use crate::log::{Level, Record};
+
+type Answer = Response<Full<Bytes>>;
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json; charset=utf-8");
+const ONE: HeaderValue = HeaderValue::from_static("1");
+
+fn answer(status: StatusCode, body: impl Into<Bytes>) -> Answer {
+    let mut res = Response::new(Full::new(body.into()));
+    *res.status_mut() = status;
+    res.headers_mut().insert(CONTENT_TYPE, JSON);
+    res
+}
+
+fn error(status: StatusCode, message: &str) -> Answer {
+    let mut body = Map::new();
+    body.insert("error".into(), Value::from(message));
+    answer(status, Value::Object(body).to_string())
+}
+
+fn unavailable(body: Bytes) -> Answer {
+    let mut res = answer(StatusCode::SERVICE_UNAVAILABLE, body);
+    res.headers_mut().insert(headers::RETRY_AFTER, ONE);
+    res
+}
+
+const DRAINING: &[u8] = br#"{"error":"draining"}"#;
+const NOT_READY: &[u8] = br#"{"error":"not ready"}"#;
+const OVERLOADED: &[u8] = br#"{"error":"overloaded"}"#;
+
+/// The 503 body while the service isn't ready: draining > missing env > not ready.
+fn not_ready(state: &State) -> Option<Bytes> {
+    if state.draining.load(Ordering::Acquire) {
+        Some(Bytes::from_static(DRAINING))
+    } else if let Some(body) = &state.strict_missing_env {
+        Some(body.clone())
+    } else if !state.ready.load(Ordering::Acquire) {
+        Some(Bytes::from_static(NOT_READY))
+    } else {
+        None
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Invoke,
+    Info,
+    Health,
+    Ready,
+}
+
+/// One request, whatever it is.
+pub(crate) async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<Answer, Infallible> {
+    let route = match req.uri().path() {
+        "/v1/invoke" => Route::Invoke,
+        "/v1/info" => Route::Info,
+        "/healthz" => Route::Health,
+        "/readyz" => Route::Ready,
+        other => return Ok(error(StatusCode::NOT_FOUND, &format!("No route {other}"))),
+    };
+    let want = if route == Route::Invoke {
+        Method::POST
+    } else {
+        Method::GET
+    };
+    if req.method() != want {
+        let message = if want == Method::POST {
+            "Use POST"
+        } else {
+            "Use GET"
+        };
+        return Ok(error(StatusCode::METHOD_NOT_ALLOWED, message));
+    }
+    if matches!(route, Route::Invoke | Route::Info) {
+        let token = req
+            .headers()
+            .get(headers::PACK_TOKEN)
+            .map(HeaderValue::as_bytes)
+            .unwrap_or_default();
+        if !state.token_ok(token) {
+            return Ok(error(StatusCode::UNAUTHORIZED, "Bad pack token"));
+        }
+        if let Some(tenant) = &state.tenant {
+            let sent = req
+                .headers()
+                .get(headers::TENANT_ID)
+                .map(HeaderValue::as_bytes);
+            if sent != Some(tenant.as_bytes()) {
+                return Ok(tenant_mismatch(match sent {
+                    None => "The call names no tenant (kindgi-tenant-id)".to_owned(),
+                    Some(_) => format!("This pack service serves tenant \"{tenant}\" only"),
+                }));
+            }
+        }
+    }
+    Ok(match route {
+        Route::Health => answer(StatusCode::OK, Bytes::from_static(br#"{"status":"ok"}"#)),
+        Route::Ready => match not_ready(&state) {
+            Some(body) => unavailable(body),
+            None => answer(StatusCode::OK, Bytes::from_static(br#"{"status":"ready"}"#)),
+        },
+        Route::Info => answer(StatusCode::OK, state.pack.info_body.clone()),
+        Route::Invoke => invoke(state, req).await,
+    })
+}
+
+fn tenant_mismatch(message: String) -> Answer {
+    let mut body = Map::new();
+    body.insert("error".into(), Value::from(message));
+    body.insert("code".into(), Value::from(TENANT_MISMATCH_CODE));
+    answer(
+        StatusCode::MISDIRECTED_REQUEST,
+        Value::Object(body).to_string(),
+    )
+}
+
+/// Correlation ids of a tool call, for its record (non-empty strings only).
+#[derive(Default)]
+struct CallIds {
+    request_id: Option<String>,
+    tenant_id: Option<String>,
+    project_id: Option<String>,
+    org_id: Option<String>,
+    run_id: Option<String>,
+}
+
+impl CallIds {
+    fn from_ctx(ctx: &Map<String, Value>) -> Self {
+        let get = |k: &str| {
+            ctx.get(k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        Self {
+            request_id: get("requestId"),
+            tenant_id: get("tenantId"),
+            project_id: get("projectId"),
+            org_id: get("orgId"),
+            run_id: get("runId"),
+        }
+    }
+}
+
+/// The caller's trace id and a new span id, from a valid W3C `traceparent`.
+fn trace_ids(raw: Option<&HeaderValue>) -> Option<(String, String)> {
+    let raw = raw?.to_str().ok()?.trim();
+    let parts: Vec<&str> = raw.split('-').collect();
+    let [version, trace_id, parent_id, flags, ..] = parts.as_slice() else {
+        return None;
+    };
+    let lower_hex = |s: &str, n: usize| {
+        s.len() == n
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    if !lower_hex(version, 2)
+        || *version == "ff"
+        || !lower_hex(trace_id, 32)
+        || !lower_hex(parent_id, 16)
+        || !lower_hex(flags, 2)
+    {
+        return None;
+    }
+    if *version == "00" && parts.len() != 4 {
+        return None;
+    }
+    if trace_id.bytes().all(|b| b == b'0') || parent_id.bytes().all(|b| b == b'0') {
+        return None;
+    }
+    let mut span: u64 = rand::random();
+    while span == 0 || format!("{span:016x}") == *parent_id {
+        span = rand::random();
+    }
+    Some(((*trace_id).to_owned(), format!("{span:016x}")))
+}
+
+/// A call between admission and its answer. Dropped without an answer (the caller went
+/// away and hyper dropped the request), it cancels the handler and records `cancelled`.
+struct InFlight {
+    state: Arc<State>,
+    _permit: Permit,
+    admitted: Instant,
+    signal: CancellationToken,
+    target: Option<Target>,
+    ids: CallIds,
+    trace: Option<(String, String)>,
+    answered: bool,
+}
+
+impl InFlight {
+    fn record(&self, outcome: &str) {
+        let Some(target) = &self.target else { return };
+        let duration_ms = self.admitted.elapsed().as_millis() as u64;
+        let level = if outcome == "ok" {
+            Level::Info
+        } else {
+            Level::Warn
+        };
+        let state = &self.state;
+        if !state.logger.enabled("pack", level) {
+            return;
+        }
+        let mut r = Record::new(
+            level,
+            "pack",
+            format!(
+                "{} {} {outcome} {duration_ms}ms",
+                target.kind(),
+                target.id()
+            ),
+        );
+        if let Some((trace_id, span_id)) = &self.trace {
+            r.set("traceId", trace_id.as_str());
+            r.set("spanId", span_id.as_str());
+        }
+        let ids = &self.ids;
+        for (key, value) in [
+            ("requestId", &ids.request_id),
+            ("tenantId", &ids.tenant_id),
+            ("projectId", &ids.project_id),
+            ("orgId", &ids.org_id),
+            ("runId", &ids.run_id),
+        ] {
+            if let Some(v) = value {
+                r.set(key, v.as_str());
+            }
+        }
+        if let Target::Tool(id) = target {
+            r.set("toolId", &**id);
+        }
+        r.set("packId", &*state.pack.pack_id);
+        r.set("artifactVersion", &*state.pack.artifact_version);
+        r.set("target", target.kind());
+        if let Target::Check(id) = target {
+            r.set("checkId", &**id);
+        }
+        let r = r
+            .with_event("call")
+            .field("id", target.id())
+            .field("outcome", outcome)
+            .field("durationMs", duration_ms)
+            .in_message(&["target", "id", "outcome", "durationMs"]);
+        state.logger.write(r);
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.signal.cancel();
+            self.record(ErrorCode::Cancelled.as_str());
+        }
+    }
+}
+
+enum BodyError {
+    TooLarge,
+    Aborted,
+}
+
+/// Reads the body: exactly [`MAX_BODY_BYTES`] is fine; past it the rest is read and thrown
+/// away (bounded), so the caller gets to read its 413 instead of a reset connection.
+async fn read_body(mut body: Incoming, hint: Option<u64>) -> Result<Bytes, BodyError> {
+    const DISCARD_LIMIT: usize = 64 * 1024 * 1024;
+    if hint.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        discard(&mut body, DISCARD_LIMIT).await;
+        return Err(BodyError::TooLarge);
+    }
+    let mut first: Option<Bytes> = None;
+    let mut buf: Vec<u8> = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| BodyError::Aborted)?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        let total = first.as_ref().map_or(0, Bytes::len) + buf.len() + data.len();
+        if total > MAX_BODY_BYTES {
+            discard(&mut body, DISCARD_LIMIT).await;
+            return Err(BodyError::TooLarge);
+        }
+        match first.take() {
+            None if buf.is_empty() => first = Some(data),
+            Some(prev) => {
+                buf.reserve(hint.map_or(prev.len() + data.len(), |n| n as usize));
+                buf.extend_from_slice(&prev);
+                buf.extend_from_slice(&data);
+            }
+            None => buf.extend_from_slice(&data),
+        }
+    }
+    Ok(first.unwrap_or_else(|| Bytes::from(buf)))
+}
+
+async fn discard(body: &mut Incoming, limit: usize) {
+    // Bounded three ways: total bytes, total time, and a second of silence.
+    let mut seen = 0usize;
+    let drain = async {
+        while let Ok(Some(Ok(frame))) =
+            tokio::time::timeout(Duration::from_secs(1), body.frame()).await
+        {
+            if let Some(data) = frame.data_ref() {
+                seen += data.len();
+                if seen > limit {
+                    break;
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(5), drain).await;
+}
+
+async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
+    if let Some(body) = not_ready(&state) {
+        return unavailable(body);
+    }
+    let Some(permit) = state.try_admit() else {
+        return unavailable(Bytes::from_static(OVERLOADED));
+    };
+    let admitted = Instant::now();
+    let json = req
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().windows(16).any(|w| w == b"application/json"));
+    if !json {
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        );
+    }
+    let deadline = call::parse_timeout(
+        req.headers()
+            .get(headers::TIMEOUT_MS)
+            .map(HeaderValue::as_bytes),
+    );
+    let trace = trace_ids(req.headers().get(headers::TRACEPARENT));
+    let hint = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    // A body slower than the call's own deadline (at most a minute) is not worth waiting for.
+    let read_limit = deadline.min(Duration::from_secs(60));
+    let body = match tokio::time::timeout(read_limit, read_body(req.into_body(), hint)).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(BodyError::TooLarge)) => {
+            return error(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large");
+        }
+        Ok(Err(BodyError::Aborted)) => {
+            return error(StatusCode::BAD_REQUEST, "Request body was cut short");
+        }
+        Err(_) => {
+            return error(
+                StatusCode::REQUEST_TIMEOUT,
+                "Request body took too long to arrive",
+            );
+        }
+    };
+    let mut call = InFlight {
+        state: state.clone(),
+        _permit: permit,
+        admitted,
+        signal: CancellationToken::new(),
+        target: None,
+        ids: CallIds::default(),
+        trace,
+        answered: false,
+    };
+    let outcome = match call::parse(&body) {
+        Err(e) => Err(e),
+        Ok(Parsed::Tool {
+            id,
+            version,
+            input,
+            ctx,
+        }) => {
+            call.ids = CallIds::from_ctx(&ctx);
+            drop(body);
+            if let Some(tenant) = &state.tenant {
+                if ctx.get("tenantId").and_then(Value::as_str) != Some(tenant.as_str()) {
+                    call.answered = true;
+                    return tenant_mismatch(format!(
+                        "This pack service serves tenant \"{tenant}\" only; the call's ctx names another"
+                    ));
+                }
+            }
+            call::run_tool(
+                &state,
+                id,
+                version,
+                input,
+                ctx,
+                deadline,
+                &call.signal.clone(),
+                &mut call.target,
+            )
+            .await
+        }
+        Ok(Parsed::Check { id, config, trace }) => {
+            drop(body);
+            call::run_check(
+                &state,
+                id,
+                config,
+                trace,
+                deadline,
+                &call.signal.clone(),
+                &mut call.target,
+            )
+            .await
+        }
+    };
+    call.answered = true;
+    let (bytes, outcome_code): (Vec<u8>, &str) = match outcome {
+        Ok(bytes) => (bytes, "ok"),
+        Err(e) => {
+            if call.target.is_none() {
+                call.target = e.target.clone();
+            }
+            (e.to_body(), e.code.as_str())
+        }
+    };
+    call.record(outcome_code);
+    if bytes.is_empty() {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The pack service could not write its answer",
+        );
+    }
+    let mut res = answer(StatusCode::OK, bytes);
+    let h = res.headers_mut();
+    let ms = admitted.elapsed().as_millis() as u64;
+    if let Ok(v) = HeaderValue::from_str(&ms.to_string()) {
+        h.insert(headers::DURATION_MS, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&state.pack.artifact_version) {
+        h.insert(headers::ARTIFACT_VERSION, v);
+    }
+    res
+}
+
+/// Accepts connections until `stop` fires, then closes idle ones and waits (up to `grace`)
+/// for the rest to finish writing.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    state: Arc<State>,
+    stop: CancellationToken,
+    grace: Duration,
+) {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(10))
+        .keep_alive(true);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => break,
+        };
+        let (stream, _) = match accepted {
+            Ok(conn) => conn,
+            Err(_) => {
+                // Out of file descriptors and the like: back off instead of spinning.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let state = state.clone();
+        let service = service_fn(move |req| handle(state.clone(), req));
+        let conn = builder.serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparent_rules() {
+        let ok =
+            HeaderValue::from_static("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        let (trace, span) = trace_ids(Some(&ok)).unwrap();
+        assert_eq!(trace, "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(span.len(), 16);
+        assert_ne!(span, "00f067aa0ba902b7");
+        for bad in [
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "garbage",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        ] {
+            assert!(
+                trace_ids(Some(&HeaderValue::from_static(bad))).is_none(),
+                "{bad}"
+            );
+        }
+    }
+}

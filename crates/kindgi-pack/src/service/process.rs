@@ -1,0 +1,207 @@
+//! `serve` as a process: the boot sequence of the process contract, in order —
+//! logging config, configuration (every problem at once), token scrubbing, the index,
+//! missing modules, the env filter, `missing-env`, load steps, listen — then SIGTERM/SIGINT
+//! drain and exit 0. Boot problems exit 1 with a `config-invalid` or `boot-failed` record.
+//!
+//! Everything that touches the process environment happens here, before the async runtime
+//! (and so any other thread) exists.
+
+use std::ffi::OsString;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::config;
+use super::env;
+use super::pack::{self, IndexFile};
+use super::registry::ModuleRegistry;
+use super::{ServiceOptions, serve_on};
+use crate::log::{Level, LogConfig, Logger, Record};
+
+fn problems_record(name: &'static str, message: &str, problems: Vec<String>) -> Record {
+    Record::lifecycle(Level::Error, name, message).field("problems", problems)
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+}
+
+/// Removes variables from the process environment.
+#[allow(unsafe_code)]
+fn remove_vars(names: &[OsString]) {
+    for name in names {
+        // SAFETY: called only from `serve_process` before the tokio runtime is built and
+        // before any pack code runs; the SDK documents that `Pack::main` must be called from
+        // a plain `fn main`, so no other thread reads or writes the environment meanwhile.
+        unsafe { std::env::remove_var(name) };
+    }
+}
+
+/// Runs the pack service process (`serve` with its arguments, after the command word).
+/// Call from a plain `fn main` — not inside an async runtime — before starting threads.
+pub fn serve_process(registry: &ModuleRegistry, args: &[String]) -> ExitCode {
+    let log_config = match LogConfig::from_env(var) {
+        Ok(c) => c,
+        Err(problems) => {
+            let logger = Logger::stderr(LogConfig::default());
+            let message = problems.first().cloned().unwrap_or_default();
+            logger.write(problems_record("config-invalid", &message, problems));
+            return ExitCode::from(1);
+        }
+    };
+    let logger = Arc::new(Logger::stderr(log_config));
+    let config = match config::read(args, var) {
+        Ok(c) => c,
+        Err(problems) => {
+            logger.write(problems_record(
+                "config-invalid",
+                "The pack service configuration is invalid",
+                problems,
+            ));
+            return ExitCode::from(1);
+        }
+    };
+    remove_vars(&[OsString::from("KINDGI_PACK_SERVICE_TOKEN")]);
+    let boot_failed = |problems: Vec<String>| {
+        logger.write(problems_record(
+            "boot-failed",
+            "The pack service failed to boot",
+            problems,
+        ));
+        ExitCode::from(1)
+    };
+    let file = match IndexFile::read(&config.index) {
+        Ok(f) => f,
+        Err(problem) => return boot_failed(vec![problem]),
+    };
+    let missing_modules = pack::missing_modules(&file.index, registry);
+    if !missing_modules.is_empty() {
+        return boot_failed(missing_modules);
+    }
+    if config.env_filter {
+        let names: Vec<OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+        let declared = file.index.env.as_ref();
+        let drop: Vec<OsString> = names
+            .into_iter()
+            .filter(|n| !env::keeps(&n.to_string_lossy(), declared))
+            .collect();
+        if !drop.is_empty() {
+            remove_vars(&drop);
+            let mut shown: Vec<String> = drop
+                .iter()
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect();
+            shown.sort();
+            logger.write(
+                Record::new(Level::Warn, "pack", env::dropped_message(&shown))
+                    .with_event("env-dropped")
+                    .field("names", shown),
+            );
+        }
+    }
+    let missing_env = env::missing(file.index.env.as_ref(), var);
+    if !missing_env.is_empty() {
+        logger.write(
+            Record::new(
+                Level::Warn,
+                "pack",
+                format!(
+                    "The pack's env.required names have no value: {}",
+                    missing_env.join(", ")
+                ),
+            )
+            .with_event("missing-env")
+            .field("check", config.env_check.as_str())
+            .field("names", missing_env.clone()),
+        );
+    }
+    let problems = pack::prewarm(&file.index, registry);
+    if !problems.is_empty() {
+        return boot_failed(problems);
+    }
+    let host = config.host.clone().unwrap_or_else(|| "0.0.0.0".to_owned());
+    let ip = match host.parse::<IpAddr>() {
+        Ok(ip) => ip,
+        Err(_) => match (host.as_str(), 0)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+        {
+            Some(addr) => addr.ip(),
+            None => return boot_failed(vec![format!("Cannot resolve --host {host}")]),
+        },
+    };
+    let addr = SocketAddr::new(ip, config.port);
+    let runtime = match build_runtime() {
+        Ok(rt) => rt,
+        Err(e) => return boot_failed(vec![format!("Cannot start the async runtime: {e}")]),
+    };
+    let options = ServiceOptions {
+        token: config.token.clone(),
+        addr,
+        max_concurrency: config.max_concurrency,
+        env_check: config.env_check,
+        missing_env,
+        tenant: config.tenant.clone(),
+        drain: Duration::from_millis(kindgi_spec::pack_protocol::DRAIN_MS),
+    };
+    let code = runtime.block_on(async {
+        let listener = match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => l,
+            Err(e) => return boot_failed(vec![format!("Cannot listen on {addr}: {e}")]),
+        };
+        let bound = listener.local_addr().unwrap_or(addr);
+        let running = serve_on(listener, bound, &file, registry, options, logger.clone());
+        wait_for_stop_signal().await;
+        running.drain().await;
+        ExitCode::SUCCESS
+    });
+    // Handlers that outlived their calls are abandoned, not awaited.
+    runtime.shutdown_background();
+    code
+}
+
+/// Two workers by default (the service is I/O-bound and small); `KINDGI_PACK_SERVICE_WORKERS`
+/// overrides it (`1` runs everything on one thread).
+fn build_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let workers = var("KINDGI_PACK_SERVICE_WORKERS")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get().min(2)));
+    if workers == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .build()
+    }
+}
+
+async fn wait_for_stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

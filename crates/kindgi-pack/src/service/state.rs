@@ -1,0 +1,95 @@
+//! The state every request shares: the bound pack, the token, readiness, draining and the
+//! in-flight counter with its cap (a lock-free try-acquire, so a 503 provably did not run).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use subtle::ConstantTimeEq;
+use tokio::sync::Notify;
+
+use super::pack::LoadedPack;
+use crate::log::Logger;
+
+pub(crate) struct State {
+    pub pack: LoadedPack,
+    pub logger: Arc<Logger>,
+    token: Box<[u8]>,
+    /// `KINDGI_PACK_TENANT_ID` (2.7.0): the only tenant this service answers for.
+    pub tenant: Option<String>,
+    /// Under the strict env check, the required names that have no value.
+    pub strict_missing_env: Option<bytes::Bytes>,
+    pub ready: AtomicBool,
+    pub draining: AtomicBool,
+    in_flight: AtomicUsize,
+    cap: usize,
+    /// Notified whenever the in-flight count drops (the drain waits on it).
+    pub idle: Notify,
+}
+
+impl State {
+    pub fn new(
+        pack: LoadedPack,
+        logger: Arc<Logger>,
+        token: &str,
+        tenant: Option<String>,
+        strict_missing_env: Option<bytes::Bytes>,
+        cap: usize,
+    ) -> Self {
+        Self {
+            pack,
+            logger,
+            token: token.as_bytes().into(),
+            tenant,
+            strict_missing_env,
+            ready: AtomicBool::new(false),
+            draining: AtomicBool::new(false),
+            in_flight: AtomicUsize::new(0),
+            cap: cap.max(1),
+            idle: Notify::new(),
+        }
+    }
+
+    /// Constant-time token comparison (leaks only the length). Empty never matches.
+    pub fn token_ok(&self, received: &[u8]) -> bool {
+        !received.is_empty() && bool::from(self.token.ct_eq(received))
+    }
+
+    /// Takes an in-flight slot unless the cap is reached.
+    pub fn try_admit(self: &Arc<Self>) -> Option<Permit> {
+        let mut current = self.in_flight.load(Ordering::Relaxed);
+        loop {
+            if current >= self.cap {
+                return None;
+            }
+            match self.in_flight.compare_exchange_weak(
+                current,
+                current + 1,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    return Some(Permit {
+                        state: self.clone(),
+                    });
+                }
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+}
+
+/// One admitted call; dropping it frees the slot.
+pub(crate) struct Permit {
+    state: Arc<State>,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        if self.state.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.state.idle.notify_waiters();
+        }
+    }
+}

@@ -1,0 +1,1313 @@
+//! The run executor: drives one run's graph from its journal to a terminal status.
+//!
+//! Every state change is journaled before it is acted on, and a resumed executor first
+//! rebuilds what finished from the journal ([`Replay`]): a node with `step.completed` is not
+//! run again, a decided edge is not re-evaluated, a finished loop iteration or fanout branch
+//! is reused, a recorded value (`value.recorded`, e.g. an agent's model answer or tool
+//! result) is returned instead of being recomputed. A step that had started but not finished
+//! when the process died runs again (at-least-once for in-flight work, exactly-once for
+//! completed work).
+//!
+//! Nodes run concurrently within a run up to `maxParallelism`; loop bodies and fanout
+//! branches are sub-graphs driven by the same code with their own journal scope
+//! (`<loopId>#<iteration>`, nested with `/`).
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use kindgi_spec::flow::{
+    EdgePolicy, EvaluationTiming, Expr, FanoutConvergence, FanoutNode, Flow, LeafKind, LeafNode,
+    LoopBody, LoopNode, Node, SubflowNode, SubgraphConvergence,
+};
+use kindgi_tools::{BoxFuture, ToolContext};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+use crate::catalogue::LoadedFlow;
+use crate::dispatch::dry_run_refusal;
+use crate::expr::{Env, NodeOutputs, eval, resolve_mapping, resolve_operand};
+use crate::journal::{JournalWriter, Replay};
+use crate::record::{JournalKind, RunRecord, RunStatus, format_millis, now_millis};
+use crate::runtime::Shared;
+use crate::scheduler::{SchedEdge, SchedGraph, SchedState};
+use crate::store::payload;
+
+/// Why a step (and so the run) did not produce an output.
+#[derive(Debug, Clone)]
+pub(crate) struct Failure {
+    pub message: String,
+    /// An edge retry policy may try again.
+    pub retryable: bool,
+    /// The run was cancelled: not a failure of the step.
+    pub cancelled: bool,
+    /// Extra `step.failed` payload fields (timeouts).
+    pub extra: Option<Map<String, Value>>,
+}
+
+impl Failure {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            retryable: true,
+            cancelled: false,
+            extra: None,
+        }
+    }
+
+    pub(crate) fn fatal(message: impl Into<String>) -> Self {
+        Self {
+            retryable: false,
+            ..Failure::new(message)
+        }
+    }
+
+    fn cancelled() -> Self {
+        Self {
+            cancelled: true,
+            retryable: false,
+            ..Failure::new("cancelled: the run was cancelled")
+        }
+    }
+}
+
+fn journal_failure(e: crate::store::RunStoreError) -> Failure {
+    Failure::fatal(format!(
+        "journal-unavailable: the run's journal could not be written: {e}"
+    ))
+}
+
+/// Formats schema issues as `<instancePath or />: <message>`, joined.
+pub(crate) fn issues_text(issues: &[kindgi_schema::Issue]) -> String {
+    issues
+        .iter()
+        .map(|i| {
+            let at = if i.instance_path.is_empty() {
+                "/"
+            } else {
+                &i.instance_path
+            };
+            format!("{at}: {}", i.message)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// One edge of a graph being run.
+#[derive(Debug, Clone, Copy)]
+struct EdgeRef<'a> {
+    id: &'a str,
+    from: &'a str,
+    to: &'a str,
+    when: Option<&'a Expr>,
+    policy: Option<&'a EdgePolicy>,
+}
+
+/// A graph: the flow itself or a loop body.
+#[derive(Debug, Clone, Copy)]
+enum GraphRef<'a> {
+    Top(&'a Flow),
+    Body(&'a LoopBody),
+}
+
+impl<'a> GraphRef<'a> {
+    fn nodes(&self) -> &'a [Node] {
+        match self {
+            GraphRef::Top(f) => &f.nodes,
+            GraphRef::Body(b) => &b.nodes,
+        }
+    }
+
+    fn edges(&self) -> Vec<EdgeRef<'a>> {
+        match self {
+            GraphRef::Top(f) => f
+                .edges
+                .iter()
+                .map(|e| EdgeRef {
+                    id: &e.id,
+                    from: &e.from,
+                    to: &e.to,
+                    when: e.when.as_ref(),
+                    policy: e.policy.as_ref(),
+                })
+                .collect(),
+            GraphRef::Body(b) => b
+                .edges
+                .iter()
+                .map(|e| EdgeRef {
+                    id: &e.id,
+                    from: &e.from,
+                    to: &e.to,
+                    when: e.when.as_ref(),
+                    policy: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn sentinels(&self) -> (&'static str, &'static str) {
+        match self {
+            GraphRef::Top(_) => (kindgi_spec::flow::START, kindgi_spec::flow::END),
+            GraphRef::Body(_) => (kindgi_spec::flow::LOOP_START, kindgi_spec::flow::LOOP_END),
+        }
+    }
+}
+
+/// What a finished graph gives back.
+struct GraphResult {
+    output: Arc<Value>,
+    /// Outputs of this graph's own nodes.
+    local: NodeOutputs,
+}
+
+fn child_scope(scope: &str, part: &str) -> String {
+    if scope.is_empty() {
+        part.to_owned()
+    } else {
+        format!("{scope}/{part}")
+    }
+}
+
+/// Everything one executing run needs.
+pub(crate) struct RunCtx {
+    pub shared: Arc<Shared>,
+    pub run: RunRecord,
+    pub flow: Arc<LoadedFlow>,
+    pub journal: JournalWriter,
+    pub replay: Replay,
+    pub cancel: CancellationToken,
+    pub depth: u32,
+    pub max_parallelism: usize,
+    state: Value,
+}
+
+impl std::fmt::Debug for RunCtx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunCtx")
+            .field("run", &self.run.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs (or resumes) `run` to a terminal status and returns its final record.
+pub(crate) async fn execute_run(
+    shared: Arc<Shared>,
+    mut run: RunRecord,
+    depth: u32,
+    cancel: CancellationToken,
+    max_parallelism: Option<u32>,
+) -> RunRecord {
+    let store = shared.store.clone();
+    let entries = match store.journal(&run.id, None, None).await {
+        Ok(e) => e,
+        Err(e) => {
+            return finish(
+                &shared,
+                run,
+                Err(Failure::fatal(format!(
+                    "journal-unavailable: the run's journal could not be read: {e}"
+                ))),
+                None,
+            )
+            .await;
+        }
+    };
+    let replay = Replay::build(&entries);
+    if let Some((kind, payload)) = &replay.terminal {
+        // Ended before; make the record agree with the journal.
+        if !run.status.is_terminal() {
+            let p = payload.clone().unwrap_or(Value::Null);
+            let result = match kind {
+                JournalKind::RunCompleted => Ok(p.get("output").cloned().unwrap_or(Value::Null)),
+                JournalKind::RunCancelled => Err(Failure::cancelled()),
+                _ => Err(Failure::fatal(
+                    p.get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("failed")
+                        .to_owned(),
+                )),
+            };
+            return finish(&shared, run, result, None).await;
+        }
+        return run;
+    }
+    let journal = JournalWriter::new(store.clone(), run.id.clone(), replay.last_sequence);
+    let Some(flow) = shared.flows.get(&run.flow_id, Some(&run.flow_version)) else {
+        let f = Failure::fatal(format!(
+            "flow-not-found: flow \"{}\" version {} is not registered any more, so run {} cannot go on",
+            run.flow_id, run.flow_version, run.id
+        ));
+        return finish(&shared, run, Err(f), Some(&journal)).await;
+    };
+    if !replay.run_started
+        && let Err(e) = journal
+            .write(
+                JournalKind::RunStarted,
+                None,
+                "",
+                Some(payload([("input", run.input.clone())])),
+            )
+            .await
+    {
+        return finish(&shared, run, Err(journal_failure(e)), None).await;
+    }
+    run.status = RunStatus::Running;
+    run.updated_at = format_millis(now_millis());
+    if let Err(e) = store.update_run(&run).await {
+        tracing::warn!(run = %run.id, error = %e, "could not mark the run running");
+    }
+    let max_parallelism = max_parallelism
+        .unwrap_or_else(|| flow.flow.max_parallelism_or_default())
+        .max(1) as usize;
+    let ctx = RunCtx {
+        shared: shared.clone(),
+        run: run.clone(),
+        flow,
+        journal,
+        replay,
+        cancel,
+        depth,
+        max_parallelism,
+        state: Value::Object(Map::new()),
+    };
+    let result = ctx.run_top().await;
+    let RunCtx { journal, .. } = ctx;
+    finish(&shared, run, result, Some(&journal)).await
+}
+
+/// Journals the terminal entry (when a writer is given) and stores the final record.
+async fn finish(
+    shared: &Shared,
+    mut run: RunRecord,
+    result: Result<Value, Failure>,
+    journal: Option<&JournalWriter>,
+) -> RunRecord {
+    let now = format_millis(now_millis());
+    run.updated_at = now.clone();
+    run.completed_at = Some(now);
+    let entry = match result {
+        Ok(output) => {
+            run.status = RunStatus::Completed;
+            run.output = Some(output.clone());
+            run.failure_message = None;
+            (JournalKind::RunCompleted, payload([("output", output)]))
+        }
+        Err(f) if f.cancelled => {
+            run.status = RunStatus::Cancelled;
+            (
+                JournalKind::RunCancelled,
+                payload([("reason", json!("cancelled"))]),
+            )
+        }
+        Err(f) => {
+            run.status = RunStatus::Failed;
+            run.failure_message = Some(f.message.clone());
+            (
+                JournalKind::RunFailed,
+                payload([("message", json!(f.message))]),
+            )
+        }
+    };
+    if let Some(j) = journal
+        && let Err(e) = j.write(entry.0, None, "", Some(entry.1)).await
+    {
+        tracing::warn!(run = %run.id, error = %e, "could not journal the run's end");
+    }
+    if let Err(e) = shared.store.update_run(&run).await {
+        tracing::warn!(run = %run.id, error = %e, "could not store the run's end");
+    }
+    run
+}
+
+impl RunCtx {
+    fn env<'a>(&'a self, outputs: &'a NodeOutputs) -> Env<'a> {
+        Env {
+            run_input: &self.run.input,
+            state: &self.state,
+            node_outputs: outputs,
+            iteration_index: None,
+            iteration_output: None,
+        }
+    }
+
+    async fn run_top(&self) -> Result<Value, Failure> {
+        let flow = &self.flow.flow;
+        let input = Arc::new(self.run.input.clone());
+        let result = self
+            .run_graph(
+                GraphRef::Top(flow),
+                String::new(),
+                input,
+                NodeOutputs::new(),
+            )
+            .await?;
+        match &flow.output {
+            None => Ok(Arc::unwrap_or_clone(result.output)),
+            Some(out) => {
+                let value = resolve_mapping(&out.mapping, &self.env(&result.local));
+                if let Some(v) = self.flow.schema("output.schema")
+                    && let Err(issues) = v.validate(&value)
+                {
+                    return Err(Failure::fatal(format!(
+                        "output-validation-failed: the run's output does not match flow \"{}\" output.schema: {}",
+                        flow.id,
+                        issues_text(&issues)
+                    )));
+                }
+                Ok(value)
+            }
+        }
+    }
+
+    /// Drives one graph to completion.
+    fn run_graph<'a>(
+        &'a self,
+        graph: GraphRef<'a>,
+        scope: String,
+        input: Arc<Value>,
+        outer: NodeOutputs,
+    ) -> BoxFuture<'a, Result<GraphResult, Failure>> {
+        Box::pin(async move {
+            let nodes: HashMap<&str, &Node> = graph.nodes().iter().map(|n| (n.id(), n)).collect();
+            let edges = graph.edges();
+            let (start, end) = graph.sentinels();
+            let mut incoming: HashMap<&str, Vec<EdgeRef<'a>>> = HashMap::new();
+            for e in &edges {
+                incoming.entry(e.to).or_default().push(*e);
+            }
+            // Policy and priority apply only to a node's sole incoming edge.
+            let sole_policy = |id: &str| -> Option<&'a EdgePolicy> {
+                match incoming.get(id).map(Vec::as_slice) {
+                    Some([only]) => only.policy,
+                    _ => None,
+                }
+            };
+            let priority: HashMap<String, i32> = nodes
+                .keys()
+                .filter_map(|id| {
+                    sole_policy(id)
+                        .and_then(|p| p.priority)
+                        .map(|p| ((*id).to_owned(), p))
+                })
+                .collect();
+            let sched = SchedGraph::new(
+                graph.nodes().iter().map(|n| n.id().to_owned()).collect(),
+                edges
+                    .iter()
+                    .map(|e| SchedEdge {
+                        id: e.id.to_owned(),
+                        from: e.from.to_owned(),
+                        to: e.to.to_owned(),
+                        has_when: e.when.is_some(),
+                    })
+                    .collect(),
+                start,
+                end,
+                priority,
+            );
+            let mut st = SchedState::default();
+            let mut visible = outer;
+            let mut local = NodeOutputs::new();
+            for id in nodes.keys() {
+                if let Some(out) = self.replay.steps.get(&(scope.clone(), (*id).to_owned())) {
+                    st.completed.insert((*id).to_owned());
+                    visible.insert((*id).to_owned(), out.clone());
+                    local.insert((*id).to_owned(), out.clone());
+                }
+            }
+            for e in &edges {
+                if let Some(d) = self.replay.edges.get(&(scope.clone(), e.id.to_owned())) {
+                    st.decisions.insert(e.id.to_owned(), *d);
+                }
+            }
+            let mut running: FuturesUnordered<
+                BoxFuture<'a, (String, Result<Arc<Value>, Failure>)>,
+            > = FuturesUnordered::new();
+            loop {
+                if self.cancel.is_cancelled() {
+                    return Err(Failure::cancelled());
+                }
+                for i in sched.edges_to_evaluate(&st) {
+                    let e = &edges[i];
+                    let taken = match e.when {
+                        None => true,
+                        Some(w) => eval(w, &self.env(&visible)),
+                    };
+                    self.journal
+                        .write(
+                            JournalKind::EdgeEvaluated,
+                            None,
+                            &scope,
+                            Some(payload([
+                                ("edgeId", json!(e.id)),
+                                ("decision", json!(if taken { "taken" } else { "not-taken" })),
+                            ])),
+                        )
+                        .await
+                        .map_err(journal_failure)?;
+                    st.decisions.insert(e.id.to_owned(), taken);
+                }
+                let tick = sched.tick(&st);
+                if tick.done {
+                    break;
+                }
+                let room = self.max_parallelism.saturating_sub(st.in_flight.len());
+                for id in tick.ready.into_iter().take(room) {
+                    let Some(node) = nodes.get(id.as_str()).copied() else {
+                        continue;
+                    };
+                    let node_input = self.node_input(node, &incoming, start, &input, &visible);
+                    st.in_flight.insert(id.clone());
+                    let policy = sole_policy(&id);
+                    let scope = scope.clone();
+                    let visible = visible.clone();
+                    running.push(Box::pin(async move {
+                        let r = self
+                            .run_node(node, scope, node_input, policy, visible)
+                            .await;
+                        (id, r)
+                    }));
+                }
+                if running.is_empty() {
+                    return Err(Failure::fatal(format!(
+                        "flow-stalled: flow \"{}\" cannot go on: no node is ready and none is running (scope \"{scope}\")",
+                        self.flow.flow.id
+                    )));
+                }
+                let next = tokio::select! {
+                    _ = self.cancel.cancelled() => return Err(Failure::cancelled()),
+                    next = running.next() => next,
+                };
+                let Some((id, result)) = next else { continue };
+                st.in_flight.remove(&id);
+                let out = result?;
+                st.completed.insert(id.clone());
+                visible.insert(id.clone(), out.clone());
+                local.insert(id, out);
+            }
+            let output = match sched.taken_end_edges(&st).first() {
+                Some(e) if e.from == start => input.clone(),
+                Some(e) => local
+                    .get(&e.from)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(Value::Null)),
+                None => Arc::new(Value::Null),
+            };
+            Ok(GraphResult { output, local })
+        })
+    }
+
+    /// A node's input: its mapping, else the single upstream's output (or the graph input
+    /// after the entry sentinel), else null for a fan-in.
+    fn node_input(
+        &self,
+        node: &Node,
+        incoming: &HashMap<&str, Vec<EdgeRef<'_>>>,
+        start: &str,
+        input: &Arc<Value>,
+        visible: &NodeOutputs,
+    ) -> Value {
+        let mapping = match node {
+            Node::Leaf(l) => l.input_mapping.as_ref(),
+            _ => None,
+        };
+        if let Some(m) = mapping {
+            return resolve_mapping(m, &self.env(visible));
+        }
+        match incoming.get(node.id()).map(Vec::as_slice) {
+            Some([only]) if only.from == start => (**input).clone(),
+            Some([only]) => visible
+                .get(only.from)
+                .map(|v| (**v).clone())
+                .unwrap_or(Value::Null),
+            _ => Value::Null,
+        }
+    }
+
+    /// Runs one node with its edge policy: journal, lease, timeout, retries.
+    async fn run_node(
+        &self,
+        node: &Node,
+        scope: String,
+        input: Value,
+        policy: Option<&EdgePolicy>,
+        visible: NodeOutputs,
+    ) -> Result<Arc<Value>, Failure> {
+        let id = node.id();
+        let retry = policy.and_then(|p| p.retry.as_ref());
+        let max_attempts = retry.map(|r| r.max_attempts.max(1)).unwrap_or(1);
+        let mut attempt = 1 + self
+            .replay
+            .retries
+            .get(&(scope.clone(), id.to_owned()))
+            .copied()
+            .unwrap_or(0);
+        loop {
+            let mut started = payload([("input", input.clone())]);
+            if attempt > 1
+                && let Value::Object(m) = &mut started
+            {
+                m.insert("attempt".into(), json!(attempt));
+            }
+            self.journal
+                .write(JournalKind::StepStarted, Some(id), &scope, Some(started))
+                .await
+                .map_err(journal_failure)?;
+            let _lease = match policy.and_then(|p| p.concurrency_key.as_deref()) {
+                Some(key) => Some(self.acquire_lease(key, id, &scope).await?),
+                None => None,
+            };
+            let began = Instant::now();
+            let work = self.node_work(node, &scope, input.clone(), visible.clone());
+            let result = match policy.and_then(|p| p.timeout_ms) {
+                Some(limit) => match tokio::time::timeout(Duration::from_millis(limit), work).await
+                {
+                    Ok(r) => r,
+                    Err(_) => {
+                        let elapsed = began.elapsed().as_millis() as u64;
+                        let mut extra = Map::new();
+                        extra.insert("reason".into(), json!("timeout"));
+                        extra.insert("limitMs".into(), json!(limit));
+                        extra.insert("elapsedMs".into(), json!(elapsed));
+                        Err(Failure {
+                            extra: Some(extra),
+                            ..Failure::new(format!(
+                                "step-timeout: node \"{id}\" did not finish within {limit} ms (edge policy timeoutMs)"
+                            ))
+                        })
+                    }
+                },
+                None => work.await,
+            };
+            drop(_lease);
+            match result {
+                Ok(output) => {
+                    self.journal
+                        .write(
+                            JournalKind::StepCompleted,
+                            Some(id),
+                            &scope,
+                            Some(payload([("output", output.clone())])),
+                        )
+                        .await
+                        .map_err(journal_failure)?;
+                    return Ok(Arc::new(output));
+                }
+                Err(f) if f.cancelled => return Err(f),
+                Err(f) => {
+                    if f.retryable && attempt < max_attempts {
+                        let delay = retry.map(|r| r.delay_before_retry(attempt)).unwrap_or(0);
+                        self.journal
+                            .write(
+                                JournalKind::StepRetryScheduled,
+                                Some(id),
+                                &scope,
+                                Some(payload([
+                                    ("attempt", json!(attempt)),
+                                    ("nextAttempt", json!(attempt + 1)),
+                                    ("delayMs", json!(delay)),
+                                    ("message", json!(f.message)),
+                                ])),
+                            )
+                            .await
+                            .map_err(journal_failure)?;
+                        tokio::select! {
+                            _ = self.cancel.cancelled() => return Err(Failure::cancelled()),
+                            _ = tokio::time::sleep(Duration::from_millis(delay)) => {}
+                        }
+                        attempt += 1;
+                        continue;
+                    }
+                    let mut p = Map::new();
+                    p.insert("message".into(), json!(f.message));
+                    if let Some(extra) = &f.extra {
+                        p.extend(extra.clone());
+                    }
+                    self.journal
+                        .write(
+                            JournalKind::StepFailed,
+                            Some(id),
+                            &scope,
+                            Some(Value::Object(p)),
+                        )
+                        .await
+                        .map_err(journal_failure)?;
+                    return Err(f);
+                }
+            }
+        }
+    }
+
+    async fn acquire_lease(
+        &self,
+        key: &str,
+        node: &str,
+        scope: &str,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, Failure> {
+        let sem = self.shared.leases.semaphore(&self.run.tenant_id, key);
+        if let Ok(p) = sem.clone().try_acquire_owned() {
+            return Ok(p);
+        }
+        self.journal
+            .write(
+                JournalKind::StepConcurrencyDeferred,
+                Some(node),
+                scope,
+                Some(payload([("concurrencyKey", json!(key))])),
+            )
+            .await
+            .map_err(journal_failure)?;
+        tokio::select! {
+            _ = self.cancel.cancelled() => Err(Failure::cancelled()),
+            p = sem.acquire_owned() => p.map_err(|_| Failure::fatal("concurrency lease closed")),
+        }
+    }
+
+    /// The work of a node, by kind.
+    fn node_work<'a>(
+        &'a self,
+        node: &'a Node,
+        scope: &'a str,
+        input: Value,
+        visible: NodeOutputs,
+    ) -> BoxFuture<'a, Result<Value, Failure>> {
+        Box::pin(async move {
+            match node {
+                Node::Leaf(leaf) => self.run_leaf(leaf, scope, input).await,
+                Node::Loop(l) => self.run_loop(l, scope, input, visible).await,
+                Node::Fanout(f) => self.run_fanout(f, scope, input).await,
+                Node::Subgraph(s) => self.run_subgraph(s, scope, visible).await,
+            }
+        })
+    }
+
+    async fn run_leaf(&self, leaf: &LeafNode, scope: &str, input: Value) -> Result<Value, Failure> {
+        match leaf.kind {
+            LeafKind::Tool => self.call_tool(&leaf.ref_, &leaf.id, scope, input).await,
+            LeafKind::Agent => {
+                crate::agent::run_agent_step(self, &leaf.ref_, &leaf.id, scope, input).await
+            }
+        }
+    }
+
+    /// A tool context for a call made by this run.
+    pub(crate) fn tool_context(&self, call_key: &str) -> ToolContext {
+        let mut ctx = ToolContext::new(self.run.tenant_id.clone()).with_run_id(self.run.id.clone());
+        ctx.request_id = Some(format!("{}:{call_key}", self.run.id));
+        ctx.idempotency_key = Some(format!("{}:{call_key}", self.run.id));
+        ctx.signal = self.cancel.child_token();
+        ctx
+    }
+
+    /// Calls a tool as a flow step (or fanout branch), applying the dry-run rule.
+    pub(crate) async fn call_tool(
+        &self,
+        tool_id: &str,
+        node_id: &str,
+        scope: &str,
+        input: Value,
+    ) -> Result<Value, Failure> {
+        let Some(tool) = self.shared.tools.get(tool_id) else {
+            return Err(Failure::fatal(format!(
+                "flow-unbound: node \"{node_id}\" calls tool \"{tool_id}\", which is not registered"
+            )));
+        };
+        if self.run.dry_run && !tool.runs_in_dry_run() {
+            return Err(Failure::fatal(dry_run_refusal(tool_id)));
+        }
+        let ctx = self.tool_context(&child_scope(scope, node_id));
+        tool.call(input, ctx).await.map_err(|e| {
+            let mut f = Failure::new(e.to_string());
+            if e.transport {
+                f.message = format!("{e} (node \"{node_id}\")");
+            }
+            f
+        })
+    }
+
+    // ----- loops --------------------------------------------------------------------------
+
+    async fn run_loop(
+        &self,
+        node: &LoopNode,
+        scope: &str,
+        input: Value,
+        visible: NodeOutputs,
+    ) -> Result<Value, Failure> {
+        let id = node.id();
+        let max = u64::from(node.max_iterations());
+        let mut outputs: Vec<Value> = Vec::new();
+        let stop_reason: &str;
+        match node {
+            LoopNode::Foreach(f) => {
+                let resolved =
+                    resolve_operand(&f.iterate_over, &self.env(&visible)).map(|v| v.into_owned());
+                let items = match resolved {
+                    Some(Value::Array(items)) => items,
+                    other => {
+                        let got = match other {
+                            None => "nothing (the path does not resolve)".to_owned(),
+                            Some(v) => json_type(&v).to_owned(),
+                        };
+                        return Err(Failure::fatal(format!(
+                            "loop-failed: loop \"{id}\": iterateOver resolved to {got}, not an array (stopReason: iterate-over-not-array)"
+                        )));
+                    }
+                };
+                let n = (items.len() as u64).min(max) as usize;
+                stop_reason = if items.len() as u64 > max {
+                    "max-iterations"
+                } else {
+                    "array-exhausted"
+                };
+                let concurrency = f.concurrency_or_default().max(1) as usize;
+                let mut slots: Vec<Option<Value>> = vec![None; n];
+                let mut pending = items.into_iter().take(n).enumerate();
+                let mut running = FuturesUnordered::new();
+                loop {
+                    while running.len() < concurrency {
+                        let Some((i, item)) = pending.next() else {
+                            break;
+                        };
+                        let visible = visible.clone();
+                        running.push(async move {
+                            (
+                                i,
+                                self.run_iteration(node, scope, i as u64, item, visible)
+                                    .await,
+                            )
+                        });
+                    }
+                    let Some((i, r)) = running.next().await else {
+                        break;
+                    };
+                    // A failed iteration fails the loop; dropping `running` cancels siblings.
+                    slots[i] = Some(r?.0);
+                }
+                outputs = slots
+                    .into_iter()
+                    .map(|s| s.unwrap_or(Value::Null))
+                    .collect();
+            }
+            LoopNode::While(w) => {
+                let timing = w.evaluation_timing_or_default();
+                let mut prev = Value::Null;
+                let mut body_outputs = NodeOutputs::new();
+                let mut i: u64 = 0;
+                loop {
+                    if timing == EvaluationTiming::Before {
+                        let mut seen = visible.clone();
+                        seen.extend(body_outputs.clone());
+                        let env = Env {
+                            iteration_index: Some(i),
+                            iteration_output: Some(&prev),
+                            ..self.env(&seen)
+                        };
+                        if eval(&w.exit_condition, &env) {
+                            stop_reason = "exit-condition";
+                            break;
+                        }
+                    }
+                    if i >= max {
+                        stop_reason = "max-iterations";
+                        break;
+                    }
+                    let iter_input = if i == 0 { input.clone() } else { prev.clone() };
+                    let (out, body) = self
+                        .run_iteration(node, scope, i, iter_input, visible.clone())
+                        .await?;
+                    body_outputs = body;
+                    outputs.push(out.clone());
+                    prev = out;
+                    i += 1;
+                    if timing == EvaluationTiming::After {
+                        let mut seen = visible.clone();
+                        seen.extend(body_outputs.clone());
+                        let env = Env {
+                            iteration_index: Some(i - 1),
+                            iteration_output: Some(&prev),
+                            ..self.env(&seen)
+                        };
+                        if eval(&w.exit_condition, &env) {
+                            stop_reason = "exit-condition";
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = Map::new();
+        out.insert(
+            "finalOutput".into(),
+            outputs.last().cloned().unwrap_or(Value::Null),
+        );
+        out.insert("iterations".into(), json!(outputs.len()));
+        out.insert("stopReason".into(), json!(stop_reason));
+        if node.collect_all_iterations() {
+            out.insert("outputs".into(), Value::Array(outputs));
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// One loop iteration: its body graph in scope `<loopId>#<i>`, output checked.
+    async fn run_iteration(
+        &self,
+        node: &LoopNode,
+        scope: &str,
+        i: u64,
+        item: Value,
+        visible: NodeOutputs,
+    ) -> Result<(Value, NodeOutputs), Failure> {
+        let id = node.id();
+        let key = (scope.to_owned(), id.to_owned(), i);
+        if !self.replay.iterations_started.contains(&key) {
+            self.journal
+                .write(
+                    JournalKind::IterationStarted,
+                    Some(id),
+                    scope,
+                    Some(payload([("iteration", json!(i))])),
+                )
+                .await
+                .map_err(journal_failure)?;
+        }
+        let body_scope = child_scope(scope, &format!("{id}#{i}"));
+        let result = self
+            .run_graph(
+                GraphRef::Body(node.body()),
+                body_scope,
+                Arc::new(item),
+                visible,
+            )
+            .await?;
+        let output = Arc::unwrap_or_clone(result.output);
+        if let Some(v) = self.flow.schema(&format!("node:{id}.outputSchema"))
+            && let Err(issues) = v.validate(&output)
+        {
+            return Err(Failure::fatal(format!(
+                "loop-failed: loop \"{id}\" iteration {i}: the output does not match outputSchema: {}",
+                issues_text(&issues)
+            )));
+        }
+        if !self.replay.iterations_completed.contains(&key) {
+            self.journal
+                .write(
+                    JournalKind::IterationCompleted,
+                    Some(id),
+                    scope,
+                    Some(payload([
+                        ("iteration", json!(i)),
+                        ("output", output.clone()),
+                    ])),
+                )
+                .await
+                .map_err(journal_failure)?;
+        }
+        Ok((output, result.local))
+    }
+
+    // ----- fanout -------------------------------------------------------------------------
+
+    async fn run_branch(
+        &self,
+        node: &FanoutNode,
+        scope: &str,
+        branch: usize,
+        input: Value,
+    ) -> Result<Value, String> {
+        let b = &node.branches[branch];
+        let key = (scope.to_owned(), node.id.clone(), b.branch_id.clone());
+        if let Some(done) = self.replay.branches.get(&key) {
+            return done.clone();
+        }
+        let write = |kind, p| self.journal.write(kind, Some(&node.id), scope, Some(p));
+        if !self.replay.fanout_dispatched.contains(&key) {
+            write(
+                JournalKind::FanoutDispatched,
+                payload([
+                    ("branchId", json!(b.branch_id)),
+                    ("handler", json!(b.handler)),
+                ]),
+            )
+            .await
+            .map_err(|e| journal_failure(e).message)?;
+        }
+        let branch_scope = child_scope(scope, &format!("{}@{}", node.id, b.branch_id));
+        let result = if self.shared.agents.get(&b.handler).is_some()
+            && self.shared.tools.get(&b.handler).is_none()
+        {
+            crate::agent::run_agent_step(self, &b.handler, &node.id, &branch_scope, input).await
+        } else {
+            self.call_tool(&b.handler, &node.id, &branch_scope, input)
+                .await
+        };
+        let result = result.map_err(|f| f.message).and_then(|out| {
+            match self.flow.schema(&format!("node:{}.branch:{}", node.id, b.branch_id)) {
+                Some(v) => v.validate(&out).map(|_| out).map_err(|issues| {
+                    format!(
+                        "output-validation-failed: branch \"{}\" output does not match its outputSchema: {}",
+                        b.branch_id,
+                        issues_text(&issues)
+                    )
+                }),
+                None => Ok(out),
+            }
+        });
+        let entry = match &result {
+            Ok(out) => (
+                JournalKind::FanoutBranchCompleted,
+                payload([("branchId", json!(b.branch_id)), ("output", out.clone())]),
+            ),
+            Err(m) => (
+                JournalKind::FanoutBranchFailed,
+                payload([("branchId", json!(b.branch_id)), ("message", json!(m))]),
+            ),
+        };
+        write(entry.0, entry.1)
+            .await
+            .map_err(|e| journal_failure(e).message)?;
+        result
+    }
+
+    async fn run_fanout(
+        &self,
+        node: &FanoutNode,
+        scope: &str,
+        input: Value,
+    ) -> Result<Value, Failure> {
+        let n = node.branches.len();
+        let concurrency = node
+            .concurrency
+            .map(|c| c as usize)
+            .unwrap_or(n)
+            .clamp(1, n.max(1));
+        let mut results: Vec<Option<Result<Value, String>>> = vec![None; n];
+        let mut next = 0;
+        let mut running = FuturesUnordered::new();
+        let mut early: Option<Result<Value, Failure>> = None;
+        loop {
+            while running.len() < concurrency && next < n {
+                let i = next;
+                next += 1;
+                let input = input.clone();
+                running.push(async move { (i, self.run_branch(node, scope, i, input).await) });
+            }
+            let done = tokio::select! {
+                _ = self.cancel.cancelled() => return Err(Failure::cancelled()),
+                d = running.next() => d,
+            };
+            let Some((i, r)) = done else { break };
+            let bid = &node.branches[i].branch_id;
+            match (node.convergence, &r) {
+                (FanoutConvergence::AllSucceed, Err(m)) => {
+                    early = Some(Err(Failure::new(format!(
+                        "fanout-failed: fanout \"{}\": branch \"{bid}\" failed: {m}",
+                        node.id
+                    ))));
+                }
+                (FanoutConvergence::AnySucceed, Ok(out)) => {
+                    early = Some(Ok(json!({ "winnerBranchId": bid, "output": out })));
+                }
+                _ => {}
+            }
+            results[i] = Some(r);
+            if early.is_some() {
+                break;
+            }
+        }
+        if early.is_some() && (!running.is_empty() || next < n) {
+            let mut cancelled: Vec<&str> = Vec::new();
+            for (i, r) in results.iter().enumerate() {
+                if r.is_none() {
+                    cancelled.push(&node.branches[i].branch_id);
+                }
+            }
+            drop(running);
+            self.journal
+                .write(
+                    JournalKind::FanoutCancelledSiblings,
+                    Some(&node.id),
+                    scope,
+                    Some(payload([("branchIds", json!(cancelled))])),
+                )
+                .await
+                .map_err(journal_failure)?;
+        }
+        let result = match early {
+            Some(r) => r,
+            None => match node.convergence {
+                FanoutConvergence::AllSucceed => {
+                    let mut m = Map::new();
+                    for (b, r) in node.branches.iter().zip(results) {
+                        if let Some(Ok(v)) = r {
+                            m.insert(b.branch_id.clone(), v);
+                        }
+                    }
+                    Ok(Value::Object(m))
+                }
+                FanoutConvergence::AnySucceed => {
+                    let why: Vec<String> = node
+                        .branches
+                        .iter()
+                        .zip(&results)
+                        .map(|(b, r)| match r {
+                            Some(Err(m)) => format!("{}: {m}", b.branch_id),
+                            _ => format!("{}: did not finish", b.branch_id),
+                        })
+                        .collect();
+                    Err(Failure::new(format!(
+                        "fanout-failed: fanout \"{}\": every branch failed: {}",
+                        node.id,
+                        why.join("; ")
+                    )))
+                }
+                FanoutConvergence::SettleAll => {
+                    let mut m = Map::new();
+                    for (b, r) in node.branches.iter().zip(results) {
+                        let v = match r {
+                            Some(Ok(v)) => json!({"status": "succeeded", "output": v}),
+                            Some(Err(msg)) => {
+                                json!({"status": "failed", "error": {"message": msg}})
+                            }
+                            None => {
+                                json!({"status": "failed", "error": {"message": "did not finish"}})
+                            }
+                        };
+                        m.insert(b.branch_id.clone(), v);
+                    }
+                    Ok(Value::Object(m))
+                }
+            },
+        };
+        let convergence = serde_json::to_value(node.convergence).unwrap_or(Value::Null);
+        self.journal
+            .write(
+                JournalKind::FanoutConverged,
+                Some(&node.id),
+                scope,
+                Some(payload([
+                    ("convergence", convergence),
+                    ("succeeded", json!(result.is_ok())),
+                ])),
+            )
+            .await
+            .map_err(journal_failure)?;
+        result
+    }
+
+    // ----- subgraph -----------------------------------------------------------------------
+
+    async fn run_subgraph(
+        &self,
+        node: &SubflowNode,
+        scope: &str,
+        visible: NodeOutputs,
+    ) -> Result<Value, Failure> {
+        let id = &node.id;
+        let fref = &node.flow_ref;
+        let max_depth = self.shared.config.max_subflow_depth;
+        if self.depth + 1 > max_depth {
+            return Err(Failure::fatal(format!(
+                "subflow-depth-exceeded: subgraph \"{id}\" would nest flow \"{}\" deeper than {max_depth} levels",
+                fref.flow_id
+            )));
+        }
+        let child_input = resolve_mapping(&node.input_mapping, &self.env(&visible));
+        let key = (scope.to_owned(), id.clone());
+        let child = match self.replay.subgraphs.get(&key) {
+            Some(child_id) => match self.shared.store.get_run(child_id).await {
+                Ok(Some(r)) => Some(r),
+                Ok(None) => None,
+                Err(e) => return Err(Failure::fatal(format!("journal-unavailable: {e}"))),
+            },
+            None => None,
+        };
+        let child = match child {
+            Some(c) => c,
+            None => {
+                if self
+                    .shared
+                    .flows
+                    .get(&fref.flow_id, Some(&fref.version))
+                    .is_none()
+                {
+                    return Err(Failure::fatal(format!(
+                        "flow-not-found: subgraph \"{id}\" references flow \"{}\" version {}, which is not registered",
+                        fref.flow_id, fref.version
+                    )));
+                }
+                let now = format_millis(now_millis());
+                let rec = RunRecord {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    tenant_id: self.run.tenant_id.clone(),
+                    flow_id: fref.flow_id.clone(),
+                    flow_version: fref.version.clone(),
+                    status: RunStatus::Pending,
+                    input: child_input,
+                    output: None,
+                    failure_message: None,
+                    dry_run: self.run.dry_run,
+                    created_at: now.clone(),
+                    updated_at: now,
+                    completed_at: None,
+                    parent_run_id: Some(self.run.id.clone()),
+                    parent_node_id: Some(id.clone()),
+                };
+                self.shared
+                    .store
+                    .insert_run(&rec)
+                    .await
+                    .map_err(|e| Failure::fatal(format!("journal-unavailable: {e}")))?;
+                self.journal
+                    .write(
+                        JournalKind::SubgraphDispatched,
+                        Some(id),
+                        scope,
+                        Some(payload([
+                            ("childRunId", json!(rec.id)),
+                            ("flowId", json!(fref.flow_id)),
+                            ("version", json!(fref.version)),
+                        ])),
+                    )
+                    .await
+                    .map_err(journal_failure)?;
+                rec
+            }
+        };
+        let child_id = child.id.clone();
+        let done = if child.status.is_terminal() {
+            child
+        } else {
+            let shared = self.shared.clone();
+            let token = self.cancel.child_token();
+            Box::pin(execute_run(shared, child, self.depth + 1, token, None)).await
+        };
+        match done.status {
+            RunStatus::Completed => {
+                let output = done.output.unwrap_or(Value::Null);
+                if let Some(v) = self.flow.schema(&format!("node:{id}.outputSchema"))
+                    && let Err(issues) = v.validate(&output)
+                {
+                    let message = format!(
+                        "subgraph-failed: subgraph \"{id}\": child run {child_id} output does not match outputSchema: {}",
+                        issues_text(&issues)
+                    );
+                    return self.subgraph_failed(node, scope, &child_id, message).await;
+                }
+                self.journal
+                    .write(
+                        JournalKind::SubgraphCompleted,
+                        Some(id),
+                        scope,
+                        Some(payload([
+                            ("childRunId", json!(child_id)),
+                            ("output", output.clone()),
+                        ])),
+                    )
+                    .await
+                    .map_err(journal_failure)?;
+                Ok(match node.convergence {
+                    SubgraphConvergence::SuccessOnly => output,
+                    SubgraphConvergence::SettleAll => {
+                        json!({"status": "succeeded", "output": output})
+                    }
+                })
+            }
+            RunStatus::Cancelled => {
+                self.journal
+                    .write(
+                        JournalKind::SubgraphCancelled,
+                        Some(id),
+                        scope,
+                        Some(payload([("childRunId", json!(child_id))])),
+                    )
+                    .await
+                    .map_err(journal_failure)?;
+                Err(Failure::cancelled())
+            }
+            _ => {
+                let message = format!(
+                    "subgraph-failed: subgraph \"{id}\": child run {child_id} of flow \"{}\" failed: {}",
+                    fref.flow_id,
+                    done.failure_message.unwrap_or_default()
+                );
+                self.subgraph_failed(node, scope, &child_id, message).await
+            }
+        }
+    }
+
+    async fn subgraph_failed(
+        &self,
+        node: &SubflowNode,
+        scope: &str,
+        child_id: &str,
+        message: String,
+    ) -> Result<Value, Failure> {
+        self.journal
+            .write(
+                JournalKind::SubgraphFailed,
+                Some(&node.id),
+                scope,
+                Some(payload([
+                    ("childRunId", json!(child_id)),
+                    ("message", json!(message)),
+                ])),
+            )
+            .await
+            .map_err(journal_failure)?;
+        match node.convergence {
+            SubgraphConvergence::SuccessOnly => Err(Failure::fatal(message)),
+            SubgraphConvergence::SettleAll => {
+                Ok(json!({"status": "failed", "error": {"message": message}}))
+            }
+        }
+    }
+
+    /// `record`: the first call journals `value.recorded`; a resumed run gets the journaled
+    /// value back without running `decide` again.
+    pub(crate) async fn recorded<F>(
+        &self,
+        scope: &str,
+        key: &str,
+        decide: F,
+    ) -> Result<Value, Failure>
+    where
+        F: std::future::Future<Output = Result<Value, Failure>>,
+    {
+        if let Some(v) = self.replay.values.get(&(scope.to_owned(), key.to_owned())) {
+            return Ok(v.clone());
+        }
+        let v = decide.await?;
+        self.journal
+            .write(
+                JournalKind::ValueRecorded,
+                None,
+                "",
+                Some(payload([
+                    ("scope", json!(scope)),
+                    ("key", json!(key)),
+                    ("value", v.clone()),
+                ])),
+            )
+            .await
+            .map_err(journal_failure)?;
+        Ok(v)
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Scope string for values recorded by a node: `<scope>/<node>`.
+pub(crate) fn node_scope(scope: &str, node: &str) -> String {
+    child_scope(scope, node)
+}

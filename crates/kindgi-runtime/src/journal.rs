@@ -1,0 +1,167 @@
+//! A run's journal as its executor sees it: the writer that numbers entries, and the replay
+//! index built from what an earlier executor wrote (so a resumed run skips what completed).
+
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::record::{JournalEntry, JournalKind, format_millis, now_millis};
+use crate::store::{RunStore, RunStoreError};
+
+/// Appends a run's entries in order, numbering them. One per executing run.
+#[derive(Debug)]
+pub(crate) struct JournalWriter {
+    store: Arc<dyn RunStore>,
+    run_id: String,
+    next: tokio::sync::Mutex<u64>,
+}
+
+impl JournalWriter {
+    pub(crate) fn new(store: Arc<dyn RunStore>, run_id: String, last_sequence: u64) -> Self {
+        Self {
+            store,
+            run_id,
+            next: tokio::sync::Mutex::new(last_sequence + 1),
+        }
+    }
+
+    /// Writes one entry. `scope` "" means the top level.
+    pub(crate) async fn write(
+        &self,
+        kind: JournalKind,
+        node_id: Option<&str>,
+        scope: &str,
+        payload: Option<Value>,
+    ) -> Result<(), RunStoreError> {
+        // The lock spans the store call so sequence order is insertion order.
+        let mut next = self.next.lock().await;
+        let entry = JournalEntry {
+            sequence: *next,
+            kind,
+            node_id: node_id.map(str::to_owned),
+            scope: if scope.is_empty() {
+                None
+            } else {
+                Some(scope.to_owned())
+            },
+            payload,
+            timestamp: format_millis(now_millis()),
+        };
+        self.store
+            .append(&self.run_id, std::slice::from_ref(&entry))
+            .await?;
+        *next += 1;
+        Ok(())
+    }
+}
+
+type Key = (String, String);
+
+fn key(scope: &Option<String>, id: &str) -> Key {
+    (scope.clone().unwrap_or_default(), id.to_owned())
+}
+
+/// What a previous executor of this run finished, by `(scope, id)`.
+#[derive(Debug, Default)]
+pub(crate) struct Replay {
+    pub last_sequence: u64,
+    pub run_started: bool,
+    /// The terminal entry, if the run already ended (kind and payload).
+    pub terminal: Option<(JournalKind, Option<Value>)>,
+    pub steps: HashMap<Key, Arc<Value>>,
+    pub edges: HashMap<Key, bool>,
+    pub retries: HashMap<Key, u32>,
+    pub iterations_started: HashSet<(String, String, u64)>,
+    pub iterations_completed: HashSet<(String, String, u64)>,
+    /// `(scope, node, branch)` → Ok(output) / Err(message).
+    pub branches: HashMap<(String, String, String), Result<Value, String>>,
+    pub fanout_dispatched: HashSet<(String, String, String)>,
+    pub subgraphs: HashMap<Key, String>,
+    /// `(value scope, key)` → value.
+    pub values: HashMap<Key, Value>,
+}
+
+impl Replay {
+    pub(crate) fn build(entries: &[JournalEntry]) -> Replay {
+        let mut r = Replay::default();
+        let s = |p: &Option<Value>, f: &str| -> Option<String> {
+            p.as_ref()?.get(f)?.as_str().map(str::to_owned)
+        };
+        for e in entries {
+            r.last_sequence = r.last_sequence.max(e.sequence);
+            let node = e.node_id.clone().unwrap_or_default();
+            match e.kind {
+                JournalKind::RunStarted => r.run_started = true,
+                JournalKind::RunCompleted | JournalKind::RunFailed | JournalKind::RunCancelled => {
+                    r.terminal = Some((e.kind, e.payload.clone()));
+                }
+                JournalKind::StepCompleted => {
+                    let out = e.payload.as_ref().and_then(|p| p.get("output")).cloned();
+                    r.steps
+                        .insert(key(&e.scope, &node), Arc::new(out.unwrap_or(Value::Null)));
+                }
+                JournalKind::EdgeEvaluated => {
+                    if let (Some(edge), Some(d)) = (
+                        s(&e.payload, "edgeId"),
+                        e.payload.as_ref().and_then(|p| p.get("decision")),
+                    ) {
+                        let taken = d.as_str() == Some("taken") || d.as_bool() == Some(true);
+                        r.edges.insert(key(&e.scope, &edge), taken);
+                    }
+                }
+                JournalKind::StepRetryScheduled => {
+                    *r.retries.entry(key(&e.scope, &node)).or_default() += 1;
+                }
+                JournalKind::IterationStarted | JournalKind::IterationCompleted => {
+                    if let Some(i) = e
+                        .payload
+                        .as_ref()
+                        .and_then(|p| p.get("iteration"))
+                        .and_then(Value::as_u64)
+                    {
+                        let k = (e.scope.clone().unwrap_or_default(), node, i);
+                        if e.kind == JournalKind::IterationStarted {
+                            r.iterations_started.insert(k);
+                        } else {
+                            r.iterations_completed.insert(k);
+                        }
+                    }
+                }
+                JournalKind::FanoutDispatched => {
+                    if let Some(b) = s(&e.payload, "branchId") {
+                        r.fanout_dispatched
+                            .insert((e.scope.clone().unwrap_or_default(), node, b));
+                    }
+                }
+                JournalKind::FanoutBranchCompleted | JournalKind::FanoutBranchFailed => {
+                    if let Some(b) = s(&e.payload, "branchId") {
+                        let v = if e.kind == JournalKind::FanoutBranchCompleted {
+                            Ok(e.payload
+                                .as_ref()
+                                .and_then(|p| p.get("output"))
+                                .cloned()
+                                .unwrap_or(Value::Null))
+                        } else {
+                            Err(s(&e.payload, "message").unwrap_or_default())
+                        };
+                        r.branches
+                            .insert((e.scope.clone().unwrap_or_default(), node, b), v);
+                    }
+                }
+                JournalKind::SubgraphDispatched => {
+                    if let Some(child) = s(&e.payload, "childRunId") {
+                        r.subgraphs.insert(key(&e.scope, &node), child);
+                    }
+                }
+                JournalKind::ValueRecorded => {
+                    if let (Some(scope), Some(k)) = (s(&e.payload, "scope"), s(&e.payload, "key")) {
+                        let v = e.payload.as_ref().and_then(|p| p.get("value")).cloned();
+                        r.values.insert((scope, k), v.unwrap_or(Value::Null));
+                    }
+                }
+                _ => {}
+            }
+        }
+        r
+    }
+}

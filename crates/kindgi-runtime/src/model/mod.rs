@@ -1,0 +1,170 @@
+//! Model providers for agent steps: the [`ModelProvider`] trait, an OpenAI-compatible
+//! chat-completions client ([`openai::OpenAiCompatProvider`]) and the dev stand-in
+//! ([`dev_echo::DevEcho`]), which is not a model.
+//!
+//! [`from_env`] picks the provider: the OpenAI-compatible client when `KINDGI_MODEL` is set
+//! (with `KINDGI_MODEL_BASE_URL`, `KINDGI_MODEL_API_KEY`), else dev-echo.
+
+pub mod dev_echo;
+pub mod openai;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// A tool call the model asked for. `name` is the Kindgi tool id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// One conversation message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For `role: tool`: the call this answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::System,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: content.into(),
+            tool_calls,
+            tool_call_id: None,
+        }
+    }
+    pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            role: Role::Tool,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id.into()),
+        }
+    }
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelTool {
+    /// The Kindgi tool id (providers encode it as their wire requires).
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+}
+
+/// What the agent loop sends.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRequest {
+    pub messages: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ModelTool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FinishReason {
+    Stop,
+    ToolUse,
+    Length,
+    ContentFilter,
+}
+
+/// Token counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// What a model answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelResponse {
+    pub text: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    pub finish_reason: FinishReason,
+    #[serde(default)]
+    pub usage: Usage,
+    /// Warning codes (e.g. `dev-echo-not-a-model`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// A failed model call. The agent step reports
+/// `model-invocation-failed: Model call to <provider> (<model>) failed: <cause>`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    #[error("{0}")]
+    Transport(String),
+    #[error("HTTP {status}: {body}")]
+    Status { status: u16, body: String },
+    #[error("the answer is not a chat completion: {0}")]
+    BadResponse(String),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// A chat model.
+#[async_trait]
+pub trait ModelProvider: Send + Sync + std::fmt::Debug {
+    /// e.g. `openai-compat`, `dev-echo`.
+    fn provider_id(&self) -> &str;
+    fn model(&self) -> &str;
+    async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError>;
+}
+
+/// The configured provider: OpenAI-compatible when `KINDGI_MODEL` is set, else dev-echo.
+/// A set but unusable configuration (e.g. a bad base URL) is an error, not a silent fallback.
+pub fn from_env() -> Result<Arc<dyn ModelProvider>, ModelError> {
+    match openai::OpenAiCompatProvider::from_env()? {
+        Some(p) => Ok(Arc::new(p)),
+        None => Ok(Arc::new(dev_echo::DevEcho)),
+    }
+}

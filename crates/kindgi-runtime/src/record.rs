@@ -1,0 +1,247 @@
+//! The run record and the journal entry: what a run is on the wire (`kindgi runs get`,
+//! `GET /v1/runs/{id}`) and what its journal holds (runtime.md §1.4).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A run's status. Terminal: completed, failed, cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Pending,
+    Running,
+    Suspended,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 6] = [
+        RunStatus::Pending,
+        RunStatus::Running,
+        RunStatus::Suspended,
+        RunStatus::Completed,
+        RunStatus::Failed,
+        RunStatus::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Pending => "pending",
+            RunStatus::Running => "running",
+            RunStatus::Suspended => "suspended",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled
+        )
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The run record, as printed by the CLI and returned by the API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRecord {
+    pub id: String,
+    pub tenant_id: String,
+    pub flow_id: String,
+    pub flow_version: String,
+    pub status: RunStatus,
+    pub input: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_message: Option<String>,
+    pub dry_run: bool,
+    /// RFC 3339, milliseconds, UTC.
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_node_id: Option<String>,
+}
+
+/// The kinds of journal entry (runtime.md §1.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum JournalKind {
+    #[serde(rename = "run.started")]
+    RunStarted,
+    #[serde(rename = "step.started")]
+    StepStarted,
+    #[serde(rename = "step.completed")]
+    StepCompleted,
+    #[serde(rename = "step.failed")]
+    StepFailed,
+    #[serde(rename = "step.retry-scheduled")]
+    StepRetryScheduled,
+    #[serde(rename = "step.concurrency-deferred")]
+    StepConcurrencyDeferred,
+    #[serde(rename = "edge.evaluated")]
+    EdgeEvaluated,
+    #[serde(rename = "iteration.started")]
+    IterationStarted,
+    #[serde(rename = "iteration.completed")]
+    IterationCompleted,
+    #[serde(rename = "fanout.dispatched")]
+    FanoutDispatched,
+    #[serde(rename = "fanout.branch-completed")]
+    FanoutBranchCompleted,
+    #[serde(rename = "fanout.branch-failed")]
+    FanoutBranchFailed,
+    #[serde(rename = "fanout.converged")]
+    FanoutConverged,
+    #[serde(rename = "fanout.cancelled-siblings")]
+    FanoutCancelledSiblings,
+    #[serde(rename = "subgraph.dispatched")]
+    SubgraphDispatched,
+    #[serde(rename = "subgraph.completed")]
+    SubgraphCompleted,
+    #[serde(rename = "subgraph.failed")]
+    SubgraphFailed,
+    #[serde(rename = "subgraph.cancelled")]
+    SubgraphCancelled,
+    #[serde(rename = "run.completed")]
+    RunCompleted,
+    #[serde(rename = "run.failed")]
+    RunFailed,
+    #[serde(rename = "run.cancelled")]
+    RunCancelled,
+    #[serde(rename = "wait.suspended")]
+    WaitSuspended,
+    #[serde(rename = "wait.resumed")]
+    WaitResumed,
+    #[serde(rename = "wait.cancelled")]
+    WaitCancelled,
+    #[serde(rename = "value.recorded")]
+    ValueRecorded,
+    #[serde(rename = "clock.read")]
+    ClockRead,
+}
+
+impl JournalKind {
+    pub const ALL: [JournalKind; 26] = [
+        JournalKind::RunStarted,
+        JournalKind::StepStarted,
+        JournalKind::StepCompleted,
+        JournalKind::StepFailed,
+        JournalKind::StepRetryScheduled,
+        JournalKind::StepConcurrencyDeferred,
+        JournalKind::EdgeEvaluated,
+        JournalKind::IterationStarted,
+        JournalKind::IterationCompleted,
+        JournalKind::FanoutDispatched,
+        JournalKind::FanoutBranchCompleted,
+        JournalKind::FanoutBranchFailed,
+        JournalKind::FanoutConverged,
+        JournalKind::FanoutCancelledSiblings,
+        JournalKind::SubgraphDispatched,
+        JournalKind::SubgraphCompleted,
+        JournalKind::SubgraphFailed,
+        JournalKind::SubgraphCancelled,
+        JournalKind::RunCompleted,
+        JournalKind::RunFailed,
+        JournalKind::RunCancelled,
+        JournalKind::WaitSuspended,
+        JournalKind::WaitResumed,
+        JournalKind::WaitCancelled,
+        JournalKind::ValueRecorded,
+        JournalKind::ClockRead,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JournalKind::RunStarted => "run.started",
+            JournalKind::StepStarted => "step.started",
+            JournalKind::StepCompleted => "step.completed",
+            JournalKind::StepFailed => "step.failed",
+            JournalKind::StepRetryScheduled => "step.retry-scheduled",
+            JournalKind::StepConcurrencyDeferred => "step.concurrency-deferred",
+            JournalKind::EdgeEvaluated => "edge.evaluated",
+            JournalKind::IterationStarted => "iteration.started",
+            JournalKind::IterationCompleted => "iteration.completed",
+            JournalKind::FanoutDispatched => "fanout.dispatched",
+            JournalKind::FanoutBranchCompleted => "fanout.branch-completed",
+            JournalKind::FanoutBranchFailed => "fanout.branch-failed",
+            JournalKind::FanoutConverged => "fanout.converged",
+            JournalKind::FanoutCancelledSiblings => "fanout.cancelled-siblings",
+            JournalKind::SubgraphDispatched => "subgraph.dispatched",
+            JournalKind::SubgraphCompleted => "subgraph.completed",
+            JournalKind::SubgraphFailed => "subgraph.failed",
+            JournalKind::SubgraphCancelled => "subgraph.cancelled",
+            JournalKind::RunCompleted => "run.completed",
+            JournalKind::RunFailed => "run.failed",
+            JournalKind::RunCancelled => "run.cancelled",
+            JournalKind::WaitSuspended => "wait.suspended",
+            JournalKind::WaitResumed => "wait.resumed",
+            JournalKind::WaitCancelled => "wait.cancelled",
+            JournalKind::ValueRecorded => "value.recorded",
+            JournalKind::ClockRead => "clock.read",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JournalKind> {
+        JournalKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for JournalKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One journal entry. `scope` says which loop iteration (`<loopId>#<i>`, nested with `/`)
+/// or sub-structure a body node's entry belongs to; absent at the top level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalEntry {
+    pub sequence: u64,
+    pub kind: JournalKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+    /// RFC 3339, milliseconds, UTC.
+    pub timestamp: String,
+}
+
+/// Milliseconds since the epoch → RFC 3339 (`2026-01-02T03:04:05.678Z`).
+pub fn format_millis(ms: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// RFC 3339 → milliseconds since the epoch (0 when unreadable).
+pub fn parse_millis(s: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .map(|d| d.timestamp_millis())
+        .unwrap_or(0)
+}
+
+/// Now, in milliseconds since the epoch.
+pub fn now_millis() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

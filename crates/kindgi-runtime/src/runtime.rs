@@ -1,0 +1,529 @@
+//! The [`Runtime`]: catalogues of tools, flows and agents, a run store, a model provider —
+//! and the run API on top (`start_run`, `get_run`, `list_runs`, `journal`, `cancel_run`,
+//! `wait_for_run`, `recover`).
+//!
+//! Each run executes on its own tokio task. `start_run` checks everything that can be checked
+//! before a run exists (the flow, every tool/agent/sub-flow it names, the input against
+//! `metadata.inputSchema` when the flow declares one) and answers an error without creating a
+//! run; afterwards every problem is a failed run with a `failureMessage`.
+
+use kindgi_spec::flow::{LeafKind, Node};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::catalogue::{AgentCatalogue, FlowCatalogue, LoadedFlow};
+use crate::dispatch::ToolCatalogue;
+use crate::executor::{execute_run, issues_text};
+use crate::model::ModelProvider;
+use crate::record::{JournalEntry, JournalKind, RunRecord, RunStatus, format_millis, now_millis};
+use crate::store::{MemoryRunStore, RunQuery, RunStore, RunStoreError};
+
+/// The tenant runs belong to when none is given.
+pub const DEFAULT_TENANT: &str = "default";
+
+/// How to start a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Run only read-only tools; skip model calls (seed 004).
+    pub dry_run: bool,
+    /// Return when the run has ended (or is suspended) instead of right away.
+    pub wait: bool,
+    /// Overrides the flow's `maxParallelism`.
+    pub max_parallelism: Option<u32>,
+    /// Default [`DEFAULT_TENANT`].
+    pub tenant_id: Option<String>,
+}
+
+/// Why a run API call was refused (nothing was started or changed).
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("flow-not-found: no flow \"{flow_id}\"{}", version.as_ref().map(|v| format!(" version {v}")).unwrap_or_default())]
+    FlowNotFound {
+        flow_id: String,
+        version: Option<String>,
+    },
+    #[error(
+        "flow-unbound: flow \"{flow_id}\" node \"{node_id}\" names {kind} \"{reference}\", which is not registered"
+    )]
+    FlowUnbound {
+        flow_id: String,
+        node_id: String,
+        kind: &'static str,
+        reference: String,
+    },
+    #[error(
+        "input-validation-failed: the input does not match flow \"{flow_id}\" input schema: {details}"
+    )]
+    InvalidInput {
+        flow_id: String,
+        details: String,
+        issues: Vec<kindgi_schema::Issue>,
+    },
+    #[error("run-not-found: no run \"{run_id}\"")]
+    RunNotFound { run_id: String },
+    #[error("run-already-terminal: run \"{run_id}\" is already {status}")]
+    RunAlreadyTerminal { run_id: String, status: RunStatus },
+    #[error("{0}")]
+    Store(#[from] RunStoreError),
+}
+
+impl RuntimeError {
+    /// The machine-readable code (the message's prefix).
+    pub fn code(&self) -> &'static str {
+        match self {
+            RuntimeError::FlowNotFound { .. } => "flow-not-found",
+            RuntimeError::FlowUnbound { .. } => "flow-unbound",
+            RuntimeError::InvalidInput { .. } => "input-validation-failed",
+            RuntimeError::RunNotFound { .. } => "run-not-found",
+            RuntimeError::RunAlreadyTerminal { .. } => "run-already-terminal",
+            RuntimeError::Store(_) => "store-error",
+        }
+    }
+}
+
+/// Runtime-wide settings.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    pub default_tenant: String,
+    pub max_subflow_depth: u32,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        Self {
+            default_tenant: DEFAULT_TENANT.into(),
+            max_subflow_depth: kindgi_spec::flow::DEFAULT_MAX_SUBFLOW_DEPTH,
+        }
+    }
+}
+
+/// Per-tenant `concurrencyKey` semaphores (one holder at a time).
+#[derive(Debug, Default)]
+pub(crate) struct Leases {
+    map: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
+}
+
+impl Leases {
+    pub(crate) fn semaphore(&self, tenant: &str, key: &str) -> Arc<tokio::sync::Semaphore> {
+        let k = format!("{tenant}\u{0}{key}");
+        match self.map.lock() {
+            Ok(mut g) => g
+                .entry(k)
+                .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(1)))
+                .clone(),
+            Err(_) => Arc::new(tokio::sync::Semaphore::new(1)),
+        }
+    }
+}
+
+struct ActiveRun {
+    cancel: CancellationToken,
+    done: watch::Receiver<bool>,
+    handle: tokio::task::AbortHandle,
+}
+
+/// State shared by the runtime and its executing runs.
+pub(crate) struct Shared {
+    pub tools: ToolCatalogue,
+    pub flows: FlowCatalogue,
+    pub agents: AgentCatalogue,
+    pub store: Arc<dyn RunStore>,
+    pub model: Arc<dyn ModelProvider>,
+    pub config: RuntimeConfig,
+    pub leases: Leases,
+    active: Mutex<HashMap<String, ActiveRun>>,
+}
+
+/// Builds a [`Runtime`].
+#[derive(Debug)]
+pub struct RuntimeBuilder {
+    store: Arc<dyn RunStore>,
+    tools: ToolCatalogue,
+    flows: FlowCatalogue,
+    agents: AgentCatalogue,
+    model: Option<Arc<dyn ModelProvider>>,
+    config: RuntimeConfig,
+}
+
+impl RuntimeBuilder {
+    pub fn tools(mut self, tools: ToolCatalogue) -> Self {
+        self.tools = tools;
+        self
+    }
+    pub fn flows(mut self, flows: FlowCatalogue) -> Self {
+        self.flows = flows;
+        self
+    }
+    pub fn agents(mut self, agents: AgentCatalogue) -> Self {
+        self.agents = agents;
+        self
+    }
+    /// Default: [`crate::model::dev_echo::DevEcho`] (use [`crate::model::from_env`] to honour
+    /// `KINDGI_MODEL…`).
+    pub fn model(mut self, model: Arc<dyn ModelProvider>) -> Self {
+        self.model = Some(model);
+        self
+    }
+    pub fn config(mut self, config: RuntimeConfig) -> Self {
+        self.config = config;
+        self
+    }
+    pub fn build(self) -> Runtime {
+        Runtime {
+            shared: Arc::new(Shared {
+                tools: self.tools,
+                flows: self.flows,
+                agents: self.agents,
+                store: self.store,
+                model: self
+                    .model
+                    .unwrap_or_else(|| Arc::new(crate::model::dev_echo::DevEcho)),
+                config: self.config,
+                leases: Leases::default(),
+                active: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+}
+
+/// The runtime. Cheap to clone; must be used inside a tokio runtime.
+#[derive(Clone)]
+pub struct Runtime {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("store", &self.shared.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// A builder over `store`.
+    pub fn builder(store: Arc<dyn RunStore>) -> RuntimeBuilder {
+        RuntimeBuilder {
+            store,
+            tools: ToolCatalogue::new(),
+            flows: FlowCatalogue::new(),
+            agents: AgentCatalogue::new(),
+            model: None,
+            config: RuntimeConfig::default(),
+        }
+    }
+
+    /// A builder over a migrated database (SQLite or PostgreSQL).
+    pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
+        Runtime::builder(Arc::new(crate::store::DatabaseRunStore::new(db)))
+    }
+
+    /// A builder over an in-memory store.
+    pub fn in_memory() -> RuntimeBuilder {
+        Runtime::builder(Arc::new(MemoryRunStore::new()))
+    }
+
+    pub fn tools(&self) -> &ToolCatalogue {
+        &self.shared.tools
+    }
+    pub fn flows(&self) -> &FlowCatalogue {
+        &self.shared.flows
+    }
+    pub fn agents(&self) -> &AgentCatalogue {
+        &self.shared.agents
+    }
+    pub fn store(&self) -> &Arc<dyn RunStore> {
+        &self.shared.store
+    }
+    pub fn model(&self) -> &Arc<dyn ModelProvider> {
+        &self.shared.model
+    }
+
+    /// Checks every tool, agent and sub-flow the flow names (sub-flows recursively).
+    pub fn check_bindings(&self, flow: &LoadedFlow) -> Result<(), RuntimeError> {
+        let mut seen = HashSet::new();
+        self.check_bindings_inner(flow, &mut seen)
+    }
+
+    fn check_bindings_inner(
+        &self,
+        flow: &LoadedFlow,
+        seen: &mut HashSet<(String, String)>,
+    ) -> Result<(), RuntimeError> {
+        if !seen.insert((flow.flow.id.clone(), flow.flow.version.clone())) {
+            return Ok(());
+        }
+        let unbound = |node: &str, kind: &'static str, reference: &str| RuntimeError::FlowUnbound {
+            flow_id: flow.flow.id.clone(),
+            node_id: node.to_owned(),
+            kind,
+            reference: reference.to_owned(),
+        };
+        for node in flow.flow.all_nodes() {
+            match node {
+                Node::Leaf(l) => match l.kind {
+                    LeafKind::Tool if !self.shared.tools.contains(&l.ref_) => {
+                        return Err(unbound(&l.id, "tool", &l.ref_));
+                    }
+                    LeafKind::Agent => {
+                        let Some(agent) = self.shared.agents.get(&l.ref_) else {
+                            return Err(unbound(&l.id, "agent", &l.ref_));
+                        };
+                        if let Some(t) = agent.tools.iter().find(|t| !self.shared.tools.contains(t))
+                        {
+                            return Err(unbound(&l.id, "tool (of its agent)", t));
+                        }
+                    }
+                    _ => {}
+                },
+                Node::Fanout(f) => {
+                    for b in &f.branches {
+                        if !self.shared.tools.contains(&b.handler)
+                            && self.shared.agents.get(&b.handler).is_none()
+                        {
+                            return Err(unbound(&f.id, "branch handler", &b.handler));
+                        }
+                    }
+                }
+                Node::Subgraph(s) => {
+                    let Some(child) = self
+                        .shared
+                        .flows
+                        .get(&s.flow_ref.flow_id, Some(&s.flow_ref.version))
+                    else {
+                        return Err(unbound(
+                            &s.id,
+                            "flow",
+                            &format!("{}@{}", s.flow_ref.flow_id, s.flow_ref.version),
+                        ));
+                    };
+                    self.check_bindings_inner(&child, seen)?;
+                }
+                Node::Loop(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a run of `flow_id` (the highest version when `version` is `None`).
+    pub async fn start_run(
+        &self,
+        flow_id: &str,
+        version: Option<&str>,
+        mut input: Value,
+        options: RunOptions,
+    ) -> Result<RunRecord, RuntimeError> {
+        let flow =
+            self.shared
+                .flows
+                .get(flow_id, version)
+                .ok_or_else(|| RuntimeError::FlowNotFound {
+                    flow_id: flow_id.to_owned(),
+                    version: version.map(str::to_owned),
+                })?;
+        self.check_bindings(&flow)?;
+        if let Some(v) = flow.schema("input")
+            && let Err(issues) = v.validate_in_place(&mut input)
+        {
+            return Err(RuntimeError::InvalidInput {
+                flow_id: flow_id.to_owned(),
+                details: issues_text(&issues),
+                issues,
+            });
+        }
+        let now = format_millis(now_millis());
+        let run = RunRecord {
+            id: uuid::Uuid::new_v4().to_string(),
+            tenant_id: options
+                .tenant_id
+                .clone()
+                .unwrap_or_else(|| self.shared.config.default_tenant.clone()),
+            flow_id: flow.flow.id.clone(),
+            flow_version: flow.flow.version.clone(),
+            status: RunStatus::Pending,
+            input,
+            output: None,
+            failure_message: None,
+            dry_run: options.dry_run,
+            created_at: now.clone(),
+            updated_at: now,
+            completed_at: None,
+            parent_run_id: None,
+            parent_node_id: None,
+        };
+        self.shared.store.insert_run(&run).await?;
+        let id = run.id.clone();
+        self.spawn(run.clone(), options.max_parallelism);
+        if options.wait {
+            return self.wait_for_run(&id).await;
+        }
+        Ok(run)
+    }
+
+    fn spawn(&self, run: RunRecord, max_parallelism: Option<u32>) {
+        let cancel = CancellationToken::new();
+        let (tx, rx) = watch::channel(false);
+        let shared = self.shared.clone();
+        let id = run.id.clone();
+        // Registered before the task starts so `wait_for_run` never misses it.
+        let mut active = match self.shared.active.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let token = cancel.clone();
+        let task_id = id.clone();
+        let handle = tokio::spawn(async move {
+            execute_run(shared.clone(), run, 0, token, max_parallelism).await;
+            if let Ok(mut g) = shared.active.lock() {
+                g.remove(&task_id);
+            }
+            let _ = tx.send(true);
+        });
+        active.insert(
+            id,
+            ActiveRun {
+                cancel,
+                done: rx,
+                handle: handle.abort_handle(),
+            },
+        );
+    }
+
+    /// A run's record.
+    pub async fn get_run(&self, run_id: &str) -> Result<RunRecord, RuntimeError> {
+        self.shared
+            .store
+            .get_run(run_id)
+            .await?
+            .ok_or_else(|| RuntimeError::RunNotFound {
+                run_id: run_id.to_owned(),
+            })
+    }
+
+    /// Runs, newest first.
+    pub async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunRecord>, RuntimeError> {
+        Ok(self.shared.store.list_runs(query).await?)
+    }
+
+    /// A run's journal entries after `after` (a sequence number), at most `limit`.
+    pub async fn journal(
+        &self,
+        run_id: &str,
+        after: Option<u64>,
+        limit: Option<u32>,
+    ) -> Result<Vec<JournalEntry>, RuntimeError> {
+        self.get_run(run_id).await?;
+        Ok(self.shared.store.journal(run_id, after, limit).await?)
+    }
+
+    /// Waits until the run is no longer pending or running here, and returns its record.
+    pub async fn wait_for_run(&self, run_id: &str) -> Result<RunRecord, RuntimeError> {
+        let rx = self
+            .shared
+            .active
+            .lock()
+            .ok()
+            .and_then(|g| g.get(run_id).map(|a| a.done.clone()));
+        if let Some(mut rx) = rx {
+            while !*rx.borrow() {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        }
+        self.get_run(run_id).await
+    }
+
+    /// Cancels a run: an executing one stops at its next step boundary (in-flight tools see
+    /// their cancellation signal) and ends `cancelled`, sub-runs included.
+    pub async fn cancel_run(&self, run_id: &str) -> Result<RunRecord, RuntimeError> {
+        let run = self.get_run(run_id).await?;
+        if run.status.is_terminal() {
+            return Err(RuntimeError::RunAlreadyTerminal {
+                run_id: run_id.to_owned(),
+                status: run.status,
+            });
+        }
+        let token = self
+            .shared
+            .active
+            .lock()
+            .ok()
+            .and_then(|g| g.get(run_id).map(|a| a.cancel.clone()));
+        match token {
+            Some(t) => {
+                t.cancel();
+                self.wait_for_run(run_id).await
+            }
+            None => {
+                // Not executing in this process: end it from here.
+                let entries = self.shared.store.journal(run_id, None, None).await?;
+                let last = entries.last().map(|e| e.sequence).unwrap_or(0);
+                let now = format_millis(now_millis());
+                let entry = JournalEntry {
+                    sequence: last + 1,
+                    kind: JournalKind::RunCancelled,
+                    node_id: None,
+                    scope: None,
+                    payload: Some(serde_json::json!({"reason": "cancelled"})),
+                    timestamp: now.clone(),
+                };
+                self.shared.store.append(run_id, &[entry]).await?;
+                let mut run = run;
+                run.status = RunStatus::Cancelled;
+                run.updated_at = now.clone();
+                run.completed_at = Some(now);
+                self.shared.store.update_run(&run).await?;
+                Ok(run)
+            }
+        }
+    }
+
+    /// Resumes every top-level run left pending or running (by a process that stopped),
+    /// from its journal. Returns the ids resumed. Call once at start-up.
+    pub async fn recover(&self) -> Result<Vec<String>, RuntimeError> {
+        let query = RunQuery {
+            statuses: vec![RunStatus::Pending, RunStatus::Running],
+            top_level_only: true,
+            ..RunQuery::default()
+        };
+        let runs = self.shared.store.list_runs(&query).await?;
+        let mut resumed = Vec::new();
+        for run in runs {
+            let executing = self
+                .shared
+                .active
+                .lock()
+                .map(|g| g.contains_key(&run.id))
+                .unwrap_or(false);
+            if !executing {
+                resumed.push(run.id.clone());
+                self.spawn(run, None);
+            }
+        }
+        Ok(resumed)
+    }
+
+    /// Ids of the runs executing in this process.
+    pub fn active_runs(&self) -> Vec<String> {
+        self.shared
+            .active
+            .lock()
+            .map(|g| g.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Stops every executing task at once without journaling anything — what a crash does.
+    /// For tests of recovery and for a hard shutdown; the runs resume on the next
+    /// [`Runtime::recover`].
+    pub fn abort_all(&self) {
+        if let Ok(mut g) = self.shared.active.lock() {
+            for (_, a) in g.drain() {
+                a.handle.abort();
+            }
+        }
+    }
+}

@@ -1,0 +1,1166 @@
+//! Validation: walks a compiled [`Tree`] over an instance, in Ajv's order, reporting Ajv's
+//! issues. The same code runs over `&Value` (plain validation) and `&mut Value` (filling
+//! `default`s as Ajv's `useDefaults` does, interleaved with validation); a macro stamps out both.
+//!
+//! Nothing is allocated on the valid path: the instance path is a linked list on the stack and
+//! is only spelled out when an issue is reported.
+
+use serde_json::{Map, Value};
+
+use crate::Issue;
+use crate::js;
+use crate::tree::*;
+
+/// Deepest evaluation nesting (schema applications stacked on one another).
+pub(crate) const MAX_EVAL_DEPTH: usize = 2048;
+
+/// Stack head-room kept before recursing, and the size of each extra stack segment.
+pub(crate) const STACK_RED_ZONE: usize = 128 * 1024;
+pub(crate) const STACK_GROW: usize = 2 * 1024 * 1024;
+
+/// A step of the instance path, linked to its parent.
+pub(crate) struct PathNode<'p> {
+    pub parent: Option<&'p PathNode<'p>>,
+    pub seg: Seg<'p>,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum Seg<'p> {
+    Root,
+    Key(&'p str),
+    Index(usize),
+}
+
+impl PathNode<'_> {
+    pub(crate) const ROOT: PathNode<'static> = PathNode { parent: None, seg: Seg::Root };
+
+    fn render(&self) -> String {
+        let mut segs = Vec::new();
+        let mut cur = Some(self);
+        while let Some(n) = cur {
+            segs.push(n.seg);
+            cur = n.parent;
+        }
+        let mut out = String::new();
+        for s in segs.iter().rev() {
+            match s {
+                Seg::Root => {}
+                Seg::Key(k) => {
+                    out.push('/');
+                    out.push_str(&crate::path::escape_pointer(k));
+                }
+                Seg::Index(i) => {
+                    out.push('/');
+                    out.push_str(&i.to_string());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Evaluated properties as Ajv's generated code holds them (`undefined`, `true`, or a set).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) enum Props {
+    #[default]
+    Undef,
+    All,
+    Keys(Vec<String>),
+}
+
+/// Evaluated items (`undefined`, `true`, or a count).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) enum Items {
+    #[default]
+    Undef,
+    All,
+    Num(usize),
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ev {
+    pub props: Props,
+    pub items: Items,
+}
+
+fn merge_p(to: &mut Props, from: &Props) {
+    match (&mut *to, from) {
+        (Props::All, _) | (_, Props::Undef) => {}
+        (_, Props::All) => *to = Props::All,
+        (Props::Undef, Props::Keys(k)) => *to = Props::Keys(k.clone()),
+        (Props::Keys(a), Props::Keys(b)) => {
+            for k in b {
+                if !a.contains(k) {
+                    a.push(k.clone());
+                }
+            }
+        }
+    }
+}
+
+fn merge_i(to: &mut Items, from: Items) {
+    match (*to, from) {
+        (Items::All, _) | (_, Items::Undef) => {}
+        (_, Items::All) => *to = Items::All,
+        (Items::Undef, f) => *to = f,
+        (Items::Num(a), Items::Num(b)) => *to = Items::Num(a.max(b)),
+    }
+}
+
+/// Applies a merge of a child's evaluated state into the parent's.
+fn apply_merge(parent: &mut Ev, child: &Ev, mp: Merge, mi: Merge, valid: bool) {
+    match mp {
+        Merge::No => {}
+        Merge::Always => merge_p(&mut parent.props, &child.props),
+        Merge::CondFirst => {
+            if valid {
+                merge_p(&mut parent.props, &child.props);
+            } else {
+                parent.props = Props::Undef;
+            }
+        }
+        Merge::CondAlias => {
+            if valid {
+                merge_p(&mut parent.props, &child.props);
+            } else {
+                parent.props = child.props.clone();
+            }
+        }
+        Merge::Cond => {
+            if valid {
+                merge_p(&mut parent.props, &child.props);
+            }
+        }
+    }
+    match mi {
+        Merge::No => {}
+        Merge::Always => merge_i(&mut parent.items, child.items),
+        Merge::CondFirst => {
+            if valid {
+                merge_i(&mut parent.items, child.items);
+            } else {
+                parent.items = Items::Undef;
+            }
+        }
+        Merge::CondAlias => {
+            if valid {
+                merge_i(&mut parent.items, child.items);
+            } else {
+                parent.items = child.items;
+            }
+        }
+        Merge::Cond => {
+            if valid {
+                merge_i(&mut parent.items, child.items);
+            }
+        }
+    }
+}
+
+/// A merge that did not run (its branch was not taken): a variable declared inside it stays
+/// `undefined`.
+fn skip_merge(parent: &mut Ev, mp: Merge, mi: Merge) {
+    if matches!(mp, Merge::CondFirst | Merge::CondAlias) {
+        parent.props = Props::Undef;
+    }
+    if matches!(mi, Merge::CondFirst | Merge::CondAlias) {
+        parent.items = Items::Undef;
+    }
+}
+
+#[inline]
+fn type_ok(types: u8, v: &Value) -> bool {
+    match v {
+        Value::Null => types & ty::NULL != 0,
+        Value::Bool(_) => types & ty::BOOLEAN != 0,
+        Value::Number(n) => types & ty::NUMBER != 0 || (types & ty::INTEGER != 0 && js::is_integer(n)),
+        Value::String(_) => types & ty::STRING != 0,
+        Value::Array(_) => types & ty::ARRAY != 0,
+        Value::Object(_) => types & ty::OBJECT != 0,
+    }
+}
+
+fn params1(k: &str, v: Value) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert(k.to_owned(), v);
+    m
+}
+
+fn limit_violated(cmp: Cmp, x: f64, limit: f64) -> bool {
+    match cmp {
+        Cmp::Max => !(x <= limit),
+        Cmp::Min => !(x >= limit),
+        Cmp::ExMax => !(x < limit),
+        Cmp::ExMin => !(x > limit),
+    }
+}
+
+/// `multipleOf`: `q = data / m; invalid if q !== parseInt(q)` (or `m === 0`).
+fn not_multiple(x: f64, by: f64) -> bool {
+    if by == 0.0 {
+        return true;
+    }
+    let q = x / by;
+    !(q.is_finite() && q.fract() == 0.0 && q.abs() < 1e21)
+}
+
+/// Where a `uniqueItems` duplicate is (`i` < `j` as Ajv reports them).
+fn find_duplicate(items: &[Value], scalar_types: Option<u8>) -> Option<(usize, usize)> {
+    let n = items.len();
+    if n < 2 {
+        return None;
+    }
+    match scalar_types {
+        Some(types) => {
+            // Backwards with a map keyed by the item as a JS property name.
+            let multi = types.count_ones() > 1 || (types & ty::INTEGER != 0 && types & ty::NUMBER != 0);
+            let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+            for i in (0..n).rev() {
+                let it = &items[i];
+                if !type_ok(types, it) {
+                    continue;
+                }
+                let mut key = match it {
+                    Value::String(s) => s.clone(),
+                    Value::Number(x) => js::fmt_number(js::num(x)),
+                    other => js::fmt_value(other),
+                };
+                if multi && it.is_string() {
+                    key.push('_');
+                }
+                if let Some(&j) = seen.get(&key) {
+                    return Some((i, j));
+                }
+                seen.insert(key, i);
+            }
+            None
+        }
+        None => {
+            for i in (0..n).rev() {
+                for j in (0..i).rev() {
+                    if js::equal(&items[i], &items[j]) {
+                        return Some((i, j));
+                    }
+                }
+            }
+            None
+        }
+    }
+}
+
+/// One validation run.
+pub(crate) struct Run<'t> {
+    pub tree: &'t Tree,
+    pub errors: Vec<Issue>,
+    /// Whether issues are recorded (Ajv's `createErrors`); off inside `not`/`if` and for
+    /// `is_valid`, which lets evaluation stop at the first failure.
+    pub collect: bool,
+    pub dyn_anchors: Vec<(&'t str, NodeId)>,
+    pub depth: usize,
+    pub prop_name: Option<String>,
+    pub too_deep: bool,
+}
+
+impl<'t> Run<'t> {
+    pub(crate) fn new(tree: &'t Tree, collect: bool) -> Self {
+        Run { tree, errors: Vec::new(), collect, dyn_anchors: Vec::new(), depth: 0, prop_name: None, too_deep: false }
+    }
+
+    fn issue(&mut self, path: &PathNode<'_>, schema_path: &str, keyword: &str, params: Map<String, Value>, message: String) {
+        if !self.collect {
+            return;
+        }
+        self.errors.push(Issue {
+            instance_path: path.render(),
+            schema_path: schema_path.to_owned(),
+            keyword: keyword.to_owned(),
+            params,
+            message,
+            property_name: self.prop_name.clone(),
+        });
+    }
+
+    fn deep(&mut self, path: &PathNode<'_>) {
+        if !self.too_deep {
+            self.too_deep = true;
+            let was = self.collect;
+            self.collect = true;
+            self.issue(
+                path,
+                "#",
+                "maxDepth",
+                params1("limit", Value::from(MAX_EVAL_DEPTH)),
+                format!("is nested too deeply: validation stops after {MAX_EVAL_DEPTH} levels"),
+            );
+            self.collect = was;
+        }
+    }
+
+    /// Evaluates a property name against a `propertyNames` schema.
+    fn property_name(&mut self, node: NodeId, key: &str, path: &PathNode<'_>) -> bool {
+        let saved = self.prop_name.replace(key.to_owned());
+        let v = Value::String(key.to_owned());
+        let mut ev = Ev::default();
+        let ok = self.node_r(node, &v, path, &mut ev);
+        self.prop_name = saved;
+        ok
+    }
+
+    fn dyn_target(&self, anchor: &str) -> Option<NodeId> {
+        self.dyn_anchors.iter().find(|(a, _)| *a == anchor).map(|(_, n)| *n)
+    }
+
+}
+
+macro_rules! evaluator {
+    ($node:ident, $obj:ident, $kw:ident, $($m:tt)?) => {
+impl<'t> Run<'t> {
+    pub(crate) fn $node(&mut self, id: NodeId, data: &$($m)? Value, path: &PathNode<'_>, ev: &mut Ev) -> bool {
+        let tree = self.tree;
+        match &tree.nodes[id] {
+            Node::True | Node::Pending => true,
+            Node::False { path: sp } => {
+                self.issue(path, sp, "false schema", Map::new(), "boolean schema is false".into());
+                false
+            }
+            Node::Obj(o) => {
+                self.depth += 1;
+                if self.depth > MAX_EVAL_DEPTH {
+                    self.depth -= 1;
+                    self.deep(path);
+                    return false;
+                }
+                // Deep schemas recurse deeply: grow the stack instead of overflowing it.
+                let ok = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROW, || self.$obj(o, data, path, ev));
+                self.depth -= 1;
+                ok
+            }
+        }
+    }
+
+    fn $obj(&mut self, o: &'t ObjNode, data: &$($m)? Value, path: &PathNode<'_>, ev: &mut Ev) -> bool {
+        let mut valid = true;
+        if let Some(tc) = &o.type_check {
+            if tc.at == TypeAt::Upfront && !type_ok(tc.types, data) {
+                self.issue(path, &tc.path, "type", params1("type", tc.param.clone()), tc.message.to_string());
+                valid = false;
+                if !self.collect {
+                    return false;
+                }
+            }
+        }
+        for kw in &o.any {
+            if !self.$kw(kw, &$($m)? *data, path, ev) {
+                valid = false;
+                if !self.collect {
+                    return false;
+                }
+            }
+        }
+        let groups: [(&Option<Vec<Kw>>, u8); 4] =
+            [(&o.number, ty::NUMBER), (&o.string, ty::STRING), (&o.array, ty::ARRAY), (&o.object, ty::OBJECT)];
+        for (kws, bit) in groups {
+            let Some(kws) = kws else { continue };
+            let matches = match &*data {
+                Value::Number(_) => bit == ty::NUMBER,
+                Value::String(_) => bit == ty::STRING,
+                Value::Array(_) => bit == ty::ARRAY,
+                Value::Object(_) => bit == ty::OBJECT,
+                _ => false,
+            };
+            if matches {
+                if let Some(d) = &o.defaults {
+                    evaluator!(@defaults self, d, data, $($m)?);
+                }
+                for kw in kws {
+                    if !self.$kw(kw, &$($m)? *data, path, ev) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                    }
+                }
+            } else if let Some(tc) = &o.type_check {
+                if tc.at == TypeAt::Group(bit) {
+                    self.issue(path, &tc.path, "type", params1("type", tc.param.clone()), tc.message.to_string());
+                    valid = false;
+                    if !self.collect {
+                        return false;
+                    }
+                }
+            }
+        }
+        valid
+    }
+
+    fn $kw(&mut self, kw: &'t Kw, data: &$($m)? Value, path: &PathNode<'_>, ev: &mut Ev) -> bool {
+        let track = self.tree.track;
+        match kw {
+            Kw::DynamicAnchor { anchor, target } => {
+                if self.dyn_target(anchor).is_none() {
+                    self.dyn_anchors.push((&**anchor, *target));
+                }
+                true
+            }
+            Kw::DynamicRef { anchor, use_anchor, fallback, merge_props, merge_items } => {
+                let target = if *use_anchor { self.dyn_target(anchor).unwrap_or(*fallback) } else { *fallback };
+                let mut child = Ev::default();
+                let ok = self.$node(target, data, path, &mut child);
+                if track {
+                    apply_merge(ev, &child, *merge_props, *merge_items, ok);
+                }
+                ok
+            }
+            Kw::Ref(sub) => {
+                let mut child = Ev::default();
+                let ok = self.$node(sub.node, data, path, &mut child);
+                if track {
+                    apply_merge(ev, &child, sub.props, sub.items, ok);
+                }
+                ok
+            }
+            Kw::Fail { path: sp, keyword, message } => {
+                self.issue(path, sp, keyword, Map::new(), (*message).to_owned());
+                false
+            }
+            Kw::Const { value, path: sp } => {
+                if js::equal(&*data, value) {
+                    return true;
+                }
+                self.issue(path, sp, "const", params1("allowedValue", value.clone()), "must be equal to constant".into());
+                false
+            }
+            Kw::Enum { values, param, path: sp } => {
+                if values.iter().any(|v| js::equal(&*data, v)) {
+                    return true;
+                }
+                self.issue(path, sp, "enum", params1("allowedValues", param.clone()), "must be equal to one of the allowed values".into());
+                false
+            }
+            Kw::Not { node, path: sp } => {
+                let before = self.errors.len();
+                let was = self.collect;
+                self.collect = false;
+                let mut child = Ev::default();
+                let ok = self.$node(*node, &$($m)? *data, path, &mut child);
+                self.collect = was;
+                self.errors.truncate(before);
+                if ok {
+                    self.issue(path, sp, "not", Map::new(), "must NOT be valid".into());
+                    return false;
+                }
+                true
+            }
+            Kw::AnyOf { branches, path: sp } => {
+                let before = self.errors.len();
+                let mut any = false;
+                for b in branches {
+                    let mut child = Ev::default();
+                    let ok = self.$node(b.node, &$($m)? *data, path, &mut child);
+                    if track {
+                        apply_merge(ev, &child, b.props, b.items, ok);
+                    }
+                    any |= ok;
+                    if any && (!track || !self.collect) {
+                        break;
+                    }
+                }
+                if any {
+                    self.errors.truncate(before);
+                    return true;
+                }
+                self.issue(path, sp, "anyOf", Map::new(), "must match a schema in anyOf".into());
+                false
+            }
+            Kw::OneOf { branches, path: sp } => {
+                let before = self.errors.len();
+                let mut valid = false;
+                let mut passing: Value = Value::Null;
+                let mut stopped_at = branches.len();
+                for (i, b) in branches.iter().enumerate() {
+                    let (ok, child) = match b {
+                        None => (true, None),
+                        Some(sub) => {
+                            let mut child = Ev::default();
+                            let ok = self.$node(sub.node, &$($m)? *data, path, &mut child);
+                            (ok, Some((child, sub)))
+                        }
+                    };
+                    if i > 0 && ok && valid {
+                        valid = false;
+                        passing = Value::Array(vec![passing, Value::from(i)]);
+                        stopped_at = i + 1;
+                        break;
+                    }
+                    if ok {
+                        valid = true;
+                        passing = Value::from(i);
+                        if track {
+                            if let Some((child, sub)) = &child {
+                                apply_merge(ev, child, sub.props, sub.items, true);
+                            }
+                        }
+                    } else if track {
+                        if let Some((_, sub)) = &child {
+                            skip_merge(ev, sub.props, sub.items);
+                        }
+                    }
+                }
+                if track {
+                    for b in branches.iter().skip(stopped_at).flatten() {
+                        skip_merge(ev, b.props, b.items);
+                    }
+                }
+                if valid {
+                    self.errors.truncate(before);
+                    return true;
+                }
+                self.issue(path, sp, "oneOf", params1("passingSchemas", passing), "must match exactly one schema in oneOf".into());
+                false
+            }
+            Kw::AllOf { branches } => {
+                let mut valid = true;
+                for b in branches {
+                    let mut child = Ev::default();
+                    let ok = self.$node(b.node, &$($m)? *data, path, &mut child);
+                    if track {
+                        apply_merge(ev, &child, b.props, b.items, ok);
+                    }
+                    if !ok {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                    }
+                }
+                valid
+            }
+            Kw::If { cond, then, els, path: sp, merge_cond } => {
+                let before = self.errors.len();
+                let was = self.collect;
+                self.collect = false;
+                let mut child = Ev::default();
+                let c = self.$node(*cond, &$($m)? *data, path, &mut child);
+                self.collect = was;
+                self.errors.truncate(before);
+                if track {
+                    apply_merge(ev, &child, merge_cond.0, merge_cond.1, c);
+                }
+                let (branch, other, name) = if c { (then, els, "then") } else { (els, then, "else") };
+                if track {
+                    if let Some(o) = other {
+                        skip_merge(ev, o.props, o.items);
+                    }
+                }
+                let Some(b) = branch else { return true };
+                let mut child = Ev::default();
+                let ok = self.$node(b.node, &$($m)? *data, path, &mut child);
+                if track {
+                    apply_merge(ev, &child, b.props, b.items, ok);
+                }
+                if ok {
+                    return true;
+                }
+                self.issue(
+                    path,
+                    sp,
+                    "if",
+                    params1("failingKeyword", Value::String(name.into())),
+                    format!("must match \"{name}\" schema"),
+                );
+                false
+            }
+            Kw::Limit { cmp, limit, param, message, path: sp } => {
+                let Value::Number(n) = &*data else { return true };
+                if !limit_violated(*cmp, js::num(n), *limit) {
+                    return true;
+                }
+                let mut p = Map::new();
+                p.insert("comparison".into(), Value::String(cmp.ok_str().into()));
+                p.insert("limit".into(), param.clone());
+                let keyword = match cmp {
+                    Cmp::Max => "maximum",
+                    Cmp::Min => "minimum",
+                    Cmp::ExMax => "exclusiveMaximum",
+                    Cmp::ExMin => "exclusiveMinimum",
+                };
+                self.issue(path, sp, keyword, p, message.to_string());
+                false
+            }
+            Kw::MultipleOf { by, param, message, path: sp } => {
+                let Value::Number(n) = &*data else { return true };
+                if !not_multiple(js::num(n), *by) {
+                    return true;
+                }
+                self.issue(path, sp, "multipleOf", params1("multipleOf", param.clone()), message.to_string());
+                false
+            }
+            Kw::Format { format, name, path: sp } => {
+                let ok = match &*data {
+                    Value::String(s) => format.data_type() != Some(crate::formats::FormatType::String) || format.check_str(s),
+                    Value::Number(n) => format.data_type() != Some(crate::formats::FormatType::Number) || format.check_num(n),
+                    _ => true,
+                };
+                if ok {
+                    return true;
+                }
+                self.issue(path, sp, "format", params1("format", Value::String(name.to_string())), format!("must match format \"{name}\""));
+                false
+            }
+            Kw::FormatLimit { keyword, format, cmp, limit, path: sp } => {
+                let Value::String(s) = &*data else { return true };
+                let Some(c) = format.compare(s, limit) else { return true };
+                let fail = match cmp {
+                    Cmp::Max => c > 0.0,
+                    Cmp::Min => c < 0.0,
+                    Cmp::ExMax => c >= 0.0,
+                    Cmp::ExMin => c <= 0.0,
+                };
+                if !fail {
+                    return true;
+                }
+                let mut p = Map::new();
+                p.insert("comparison".into(), Value::String(cmp.ok_str().into()));
+                p.insert("limit".into(), Value::String(limit.to_string()));
+                self.issue(path, sp, keyword, p, format!("should be {} {}", cmp.ok_str(), limit));
+                false
+            }
+            Kw::MaxLength { limit, param, path: sp } | Kw::MinLength { limit, param, path: sp } => {
+                let Value::String(s) = &*data else { return true };
+                let max = matches!(kw, Kw::MaxLength { .. });
+                let len = js::str_len(s) as f64;
+                if (max && !(len > *limit)) || (!max && !(len < *limit)) {
+                    return true;
+                }
+                let (keyword, word) = if max { ("maxLength", "more") } else { ("minLength", "fewer") };
+                self.issue(path, sp, keyword, params1("limit", param.clone()), format!("must NOT have {word} than {} characters", js::fmt_value(param)));
+                false
+            }
+            Kw::Pattern { pattern, path: sp } => {
+                let Value::String(s) = &*data else { return true };
+                if pattern.regex.find(s).is_some() {
+                    return true;
+                }
+                self.issue(
+                    path,
+                    sp,
+                    "pattern",
+                    params1("pattern", Value::String(pattern.source.to_string())),
+                    format!("must match pattern \"{}\"", pattern.source),
+                );
+                false
+            }
+            Kw::MaxItems { limit, param, path: sp } | Kw::MinItems { limit, param, path: sp } => {
+                let Value::Array(a) = &*data else { return true };
+                let max = matches!(kw, Kw::MaxItems { .. });
+                let len = a.len() as f64;
+                if (max && !(len > *limit)) || (!max && !(len < *limit)) {
+                    return true;
+                }
+                let (keyword, word) = if max { ("maxItems", "more") } else { ("minItems", "fewer") };
+                self.issue(path, sp, keyword, params1("limit", param.clone()), format!("must NOT have {word} than {} items", js::fmt_value(param)));
+                false
+            }
+            Kw::MaxProperties { limit, param, path: sp } | Kw::MinProperties { limit, param, path: sp } => {
+                let Value::Object(m) = &*data else { return true };
+                let max = matches!(kw, Kw::MaxProperties { .. });
+                let len = m.len() as f64;
+                if (max && !(len > *limit)) || (!max && !(len < *limit)) {
+                    return true;
+                }
+                let (keyword, word) = if max { ("maxProperties", "more") } else { ("minProperties", "fewer") };
+                self.issue(path, sp, keyword, params1("limit", param.clone()), format!("must NOT have {word} than {} properties", js::fmt_value(param)));
+                false
+            }
+            Kw::Tuple { items } => {
+                if track {
+                    merge_i(&mut ev.items, Items::Num(items.len()));
+                }
+                let Value::Array(arr) = data else { return true };
+                let mut valid = true;
+                for (i, (item, sch)) in arr.iter_mut_or_ref().zip(items.iter()).enumerate() {
+                    let Some(node) = sch else { continue };
+                    let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
+                    let mut child = Ev::default();
+                    if !self.$node(*node, item, &p, &mut child) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                    }
+                }
+                valid
+            }
+            Kw::ItemsFrom { start, child, keyword, path: sp } => {
+                if track {
+                    ev.items = Items::All;
+                }
+                let Value::Array(arr) = data else { return true };
+                match child {
+                    Child::False => {
+                        if arr.len() <= *start {
+                            return true;
+                        }
+                        self.issue(path, sp, keyword, params1("limit", Value::from(*start)), format!("must NOT have more than {start} items"));
+                        false
+                    }
+                    Child::Node(node) => {
+                        let mut valid = true;
+                        for (i, item) in arr.iter_mut_or_ref().enumerate().skip(*start) {
+                            let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
+                            let mut c = Ev::default();
+                            if !self.$node(*node, item, &p, &mut c) {
+                                valid = false;
+                                if !self.collect {
+                                    return false;
+                                }
+                            }
+                        }
+                        valid
+                    }
+                }
+            }
+            Kw::Contains { node, min, max, path: sp } => {
+                let Value::Array(arr) = data else { return true };
+                let len = arr.len();
+                let valid = match node {
+                    None => (len as f64) >= *min && max.is_none_or(|m| (len as f64) <= m),
+                    Some(node) => {
+                        if track {
+                            ev.items = Items::All;
+                        }
+                        let before = self.errors.len();
+                        let mut count = 0f64;
+                        let mut valid = *min == 0.0;
+                        for (i, item) in arr.iter_mut_or_ref().enumerate() {
+                            let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
+                            let mut c = Ev::default();
+                            let ok = self.$node(*node, item, &p, &mut c);
+                            if !ok {
+                                continue;
+                            }
+                            count += 1.0;
+                            match max {
+                                None => {
+                                    if count >= *min {
+                                        valid = true;
+                                        break;
+                                    }
+                                }
+                                Some(mx) => {
+                                    if count > *mx {
+                                        valid = false;
+                                        break;
+                                    }
+                                    if count >= *min {
+                                        valid = true;
+                                    }
+                                }
+                            }
+                        }
+                        if valid {
+                            self.errors.truncate(before);
+                        }
+                        valid
+                    }
+                };
+                if valid {
+                    return true;
+                }
+                let mut p = Map::new();
+                p.insert("minContains".into(), js::number_value(*min));
+                let message = match max {
+                    None => format!("must contain at least {} valid item(s)", js::fmt_number(*min)),
+                    Some(mx) => {
+                        p.insert("maxContains".into(), js::number_value(*mx));
+                        format!("must contain at least {} and no more than {} valid item(s)", js::fmt_number(*min), js::fmt_number(*mx))
+                    }
+                };
+                self.issue(path, sp, "contains", p, message);
+                false
+            }
+            Kw::UniqueItems { scalar_types, path: sp } => {
+                let Value::Array(arr) = &*data else { return true };
+                let Some((i, j)) = find_duplicate(arr, *scalar_types) else { return true };
+                let mut p = Map::new();
+                p.insert("i".into(), Value::from(i));
+                p.insert("j".into(), Value::from(j));
+                self.issue(path, sp, "uniqueItems", p, format!("must NOT have duplicate items (items ## {j} and {i} are identical)"));
+                false
+            }
+            Kw::UnevaluatedItems { child, at, path: sp } => {
+                let Value::Array(arr) = data else { return true };
+                let len = arr.len();
+                // `len > items` with JavaScript's coercions.
+                let (exceeds, from, limit) = match at {
+                    ItemsAt::Static(n) => (len > *n, *n, Value::from(*n)),
+                    ItemsAt::Dynamic => match ev.items {
+                        Items::Undef => (false, 0, Value::Null),
+                        Items::All => (len > 1, 1, Value::Bool(true)),
+                        Items::Num(n) => (len > n, n, Value::from(n)),
+                    },
+                };
+                if track {
+                    ev.items = Items::All;
+                }
+                if !exceeds {
+                    return true;
+                }
+                match child {
+                    Child::False => {
+                        let shown = if limit.is_boolean() { "true".to_owned() } else { js::fmt_value(&limit) };
+                        self.issue(path, sp, "unevaluatedItems", params1("limit", limit), format!("must NOT have more than {shown} items"));
+                        false
+                    }
+                    Child::Node(node) => {
+                        let mut valid = true;
+                        for (i, item) in arr.iter_mut_or_ref().enumerate().skip(from) {
+                            let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
+                            let mut c = Ev::default();
+                            if !self.$node(*node, item, &p, &mut c) {
+                                valid = false;
+                                if !self.collect {
+                                    return false;
+                                }
+                            }
+                        }
+                        valid
+                    }
+                }
+            }
+            Kw::Required { names, path: sp } => {
+                let Value::Object(m) = &*data else { return true };
+                let mut valid = true;
+                for n in names {
+                    if m.contains_key(n.as_ref()) || js::inherited(n) {
+                        continue;
+                    }
+                    valid = false;
+                    if !self.collect {
+                        return false;
+                    }
+                    self.issue(path, sp, "required", params1("missingProperty", Value::String(n.to_string())), format!("must have required property '{n}'"));
+                }
+                valid
+            }
+            Kw::PropertyNames { node, path: sp } => {
+                let Value::Object(m) = &*data else { return true };
+                let mut valid = true;
+                let keys: Vec<&String> = if js::in_js_order(m) { m.keys().collect() } else { js::ordered_keys(m.keys()) };
+                for k in keys {
+                    if !self.property_name(*node, k, path) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                        self.issue(path, sp, "propertyNames", params1("propertyName", Value::String(k.clone())), "property name must be valid".into());
+                    }
+                }
+                valid
+            }
+            Kw::AdditionalProperties { child, props, patterns, path: sp } => {
+                if track {
+                    ev.props = Props::All;
+                }
+                let Value::Object(m) = data else { return true };
+                evaluator!(@order m, $($m)?);
+                let mut valid = true;
+                for (k, v) in m.iter_mut_or_ref() {
+                    if props.iter().any(|p| p.as_ref() == k.as_str()) || patterns.iter().any(|p| p.regex.find(k).is_some()) {
+                        continue;
+                    }
+                    match child {
+                        Child::False => {
+                            valid = false;
+                            if !self.collect {
+                                return false;
+                            }
+                            self.issue(
+                                path,
+                                sp,
+                                "additionalProperties",
+                                params1("additionalProperty", Value::String(k.clone())),
+                                "must NOT have additional properties".into(),
+                            );
+                        }
+                        Child::Node(node) => {
+                            let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
+                            let mut c = Ev::default();
+                            if !self.$node(*node, v, &p, &mut c) {
+                                valid = false;
+                                if !self.collect {
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                }
+                valid
+            }
+            Kw::PropertyDeps { keyword, deps, path: sp } => {
+                let Value::Object(m) = &*data else { return true };
+                let mut valid = true;
+                for (prop, list, joined) in deps {
+                    if !(m.contains_key(prop.as_ref()) || js::inherited(prop)) {
+                        continue;
+                    }
+                    for d in list {
+                        if m.contains_key(d.as_ref()) || js::inherited(d) {
+                            continue;
+                        }
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                        let mut p = Map::new();
+                        p.insert("property".into(), Value::String(prop.to_string()));
+                        p.insert("missingProperty".into(), Value::String(d.to_string()));
+                        p.insert("depsCount".into(), Value::from(list.len()));
+                        p.insert("deps".into(), Value::String(joined.to_string()));
+                        let word = if list.len() == 1 { "property" } else { "properties" };
+                        self.issue(path, sp, keyword, p, format!("must have {word} {joined} when property {prop} is present"));
+                    }
+                }
+                valid
+            }
+            Kw::Properties { props, names } => {
+                if track {
+                    merge_p(&mut ev.props, &Props::Keys(names.iter().map(|n| n.to_string()).collect()));
+                }
+                let Value::Object(m) = data else { return true };
+                let mut valid = true;
+                for (name, node) in props {
+                    let Some(node) = node else { continue };
+                    let Some(v) = evaluator!(@get m, name, $($m)?) else { continue };
+                    let p = PathNode { parent: Some(path), seg: Seg::Key(name) };
+                    let mut c = Ev::default();
+                    if !self.$node(*node, v, &p, &mut c) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                    }
+                }
+                valid
+            }
+            Kw::PatternProperties { patterns, track: mark } => {
+                let Value::Object(m) = data else { return true };
+                evaluator!(@order m, $($m)?);
+                let mut valid = true;
+                for (pat, node) in patterns {
+                    for (k, v) in m.iter_mut_or_ref() {
+                        if pat.regex.find(k).is_none() {
+                            continue;
+                        }
+                        if let Some(node) = node {
+                            let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
+                            let mut c = Ev::default();
+                            if !self.$node(*node, v, &p, &mut c) {
+                                valid = false;
+                                if !self.collect {
+                                    return false;
+                                }
+                            }
+                        }
+                        if *mark && track {
+                            merge_p(&mut ev.props, &Props::Keys(vec![k.clone()]));
+                        }
+                    }
+                }
+                valid
+            }
+            Kw::SchemaDeps { deps } => {
+                let mut valid = true;
+                for (prop, sub) in deps {
+                    let present = match &*data {
+                        Value::Object(m) => m.contains_key(prop.as_ref()) || js::inherited(prop),
+                        _ => false,
+                    };
+                    if !present {
+                        if track {
+                            skip_merge(ev, sub.props, sub.items);
+                        }
+                        continue;
+                    }
+                    let mut child = Ev::default();
+                    let ok = self.$node(sub.node, &$($m)? *data, path, &mut child);
+                    if track {
+                        apply_merge(ev, &child, sub.props, sub.items, ok);
+                    }
+                    if !ok {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                    }
+                }
+                valid
+            }
+            Kw::UnevaluatedProperties { child, path: sp } => {
+                let evaluated = std::mem::replace(&mut ev.props, Props::All);
+                if evaluated == Props::All {
+                    return true;
+                }
+                let Value::Object(m) = data else { return true };
+                evaluator!(@order m, $($m)?);
+                let mut valid = true;
+                for (k, v) in m.iter_mut_or_ref() {
+                    if let Props::Keys(keys) = &evaluated {
+                        if keys.iter().any(|x| x == k) {
+                            continue;
+                        }
+                    }
+                    match child {
+                        Child::False => {
+                            valid = false;
+                            if !self.collect {
+                                return false;
+                            }
+                            self.issue(
+                                path,
+                                sp,
+                                "unevaluatedProperties",
+                                params1("unevaluatedProperty", Value::String(k.clone())),
+                                "must NOT have unevaluated properties".into(),
+                            );
+                        }
+                        Child::Node(node) => {
+                            let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
+                            let mut c = Ev::default();
+                            if !self.$node(*node, v, &p, &mut c) {
+                                valid = false;
+                                if !self.collect {
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                }
+                valid
+            }
+        }
+    }
+}
+    };
+    (@defaults $self:ident, $d:ident, $data:ident, mut) => {
+        match &mut *$data {
+            Value::Object(m) => {
+                let mut added = false;
+                for (k, v) in &$d.props {
+                    if !m.contains_key(k.as_ref()) {
+                        m.insert(k.to_string(), v.clone());
+                        added = true;
+                    }
+                }
+                if added {
+                    js::reorder(m);
+                }
+            }
+            Value::Array(a) => {
+                for (i, v) in &$d.items {
+                    // Ajv assigns `data[i]` when undefined; JSON arrays have no holes past the end
+                    // except by extension, which fills the gap with `null`-like holes.
+                    if *i >= a.len() {
+                        a.resize(*i, Value::Null);
+                        a.push(v.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    };
+    (@defaults $self:ident, $d:ident, $data:ident, ) => {
+        let _ = $d;
+    };
+    (@order $m:ident, mut) => {
+        js::reorder($m);
+    };
+    (@order $m:ident, ) => {
+        let $m = Entries::of($m);
+        let $m = &$m;
+    };
+    (@get $m:ident, $k:ident, mut) => {
+        $m.get_mut($k.as_ref())
+    };
+    (@get $m:ident, $k:ident, ) => {
+        $m.get($k.as_ref())
+    };
+}
+
+/// `iter()` for shared references and `iter_mut()` for exclusive ones, under one name.
+trait IterEither {
+    type Iter;
+    fn iter_mut_or_ref(self) -> Self::Iter;
+}
+
+impl<'a> IterEither for &'a Vec<Value> {
+    type Iter = std::slice::Iter<'a, Value>;
+    fn iter_mut_or_ref(self) -> Self::Iter {
+        self.iter()
+    }
+}
+
+impl<'a> IterEither for &'a mut Vec<Value> {
+    type Iter = std::slice::IterMut<'a, Value>;
+    fn iter_mut_or_ref(self) -> Self::Iter {
+        self.iter_mut()
+    }
+}
+
+impl<'a> IterEither for &'a Map<String, Value> {
+    type Iter = serde_json::map::Iter<'a>;
+    fn iter_mut_or_ref(self) -> Self::Iter {
+        self.iter()
+    }
+}
+
+impl<'a> IterEither for &'a mut Map<String, Value> {
+    type Iter = serde_json::map::IterMut<'a>;
+    fn iter_mut_or_ref(self) -> Self::Iter {
+        self.iter_mut()
+    }
+}
+
+/// An object's entries in JavaScript order; borrows the map when it is already in that order.
+enum Entries<'a> {
+    Map(&'a Map<String, Value>),
+    Sorted(Vec<(&'a String, &'a Value)>),
+}
+
+impl<'a> Entries<'a> {
+    fn of(m: &'a Map<String, Value>) -> Self {
+        if js::in_js_order(m) {
+            Entries::Map(m)
+        } else {
+            Entries::Sorted(js::ordered_keys(m.keys()).into_iter().filter_map(|k| m.get_key_value(k.as_str())).collect())
+        }
+    }
+}
+
+enum EntriesIter<'a, 'b> {
+    Map(serde_json::map::Iter<'a>),
+    Sorted(std::slice::Iter<'b, (&'a String, &'a Value)>),
+}
+
+impl<'a> Iterator for EntriesIter<'a, '_> {
+    type Item = (&'a String, &'a Value);
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            EntriesIter::Map(i) => i.next(),
+            EntriesIter::Sorted(i) => i.next().copied(),
+        }
+    }
+}
+
+impl<'a, 'b> IterEither for &'b Entries<'a> {
+    type Iter = EntriesIter<'a, 'b>;
+    fn iter_mut_or_ref(self) -> Self::Iter {
+        match self {
+            Entries::Map(m) => EntriesIter::Map(m.iter()),
+            Entries::Sorted(v) => EntriesIter::Sorted(v.iter()),
+        }
+    }
+}
+
+evaluator!(node_r, obj_r, kw_r,);
+evaluator!(node_m, obj_m, kw_m, mut);

@@ -1,0 +1,201 @@
+//! The compiled form of a schema: an arena of nodes, each holding its keywords already grouped
+//! in Ajv's evaluation order, with every `schemaPath` spelled out at compile time so validation
+//! only copies a string when it reports an issue.
+
+use regress::Regex;
+use serde_json::Value;
+use std::sync::Arc;
+
+use crate::formats::Format;
+
+pub(crate) type NodeId = usize;
+
+/// JSON types as bits, with `integer` distinct from `number`.
+pub(crate) mod ty {
+    pub const NULL: u8 = 1;
+    pub const BOOLEAN: u8 = 2;
+    pub const INTEGER: u8 = 4;
+    pub const NUMBER: u8 = 8;
+    pub const STRING: u8 = 16;
+    pub const ARRAY: u8 = 32;
+    pub const OBJECT: u8 = 64;
+
+    pub fn by_name(s: &str) -> Option<u8> {
+        Some(match s {
+            "null" => NULL,
+            "boolean" => BOOLEAN,
+            "integer" => INTEGER,
+            "number" => NUMBER,
+            "string" => STRING,
+            "array" => ARRAY,
+            "object" => OBJECT,
+            _ => return None,
+        })
+    }
+}
+
+/// How an applicator folds a child's evaluated properties/items into its parent's (Ajv's
+/// `mergeEvaluated`, static or through a generated variable, possibly only when the child passed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Merge {
+    /// No merge.
+    No,
+    /// Always merged.
+    Always,
+    /// Merged when the child is valid; otherwise the parent's state becomes `undefined`
+    /// (Ajv declares the variable inside the `if`).
+    CondFirst,
+    /// The parent takes the child's variable; merged with the parent's static state when valid.
+    CondAlias,
+    /// Merged into the parent's variable when the child is valid.
+    Cond,
+}
+
+/// A subschema reference with its merge modes (props, items).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sub {
+    pub node: NodeId,
+    pub props: Merge,
+    pub items: Merge,
+}
+
+/// The compile-time view of `unevaluatedItems`' counter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum ItemsAt {
+    /// Known at compile time: this many items evaluated (0 when none).
+    Static(usize),
+    /// Only known at run time (JavaScript comparison semantics apply).
+    Dynamic,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cmp {
+    Max,
+    Min,
+    ExMax,
+    ExMin,
+}
+
+impl Cmp {
+    pub(crate) fn ok_str(self) -> &'static str {
+        match self {
+            Cmp::Max => "<=",
+            Cmp::Min => ">=",
+            Cmp::ExMax => "<",
+            Cmp::ExMin => ">",
+        }
+    }
+}
+
+/// Schema for child data: a node, or `false` (reports at the keyword), or always valid.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Child {
+    Node(NodeId),
+    False,
+}
+
+#[derive(Debug)]
+pub(crate) struct Pattern {
+    pub source: Box<str>,
+    pub regex: Regex,
+}
+
+#[derive(Debug)]
+pub(crate) enum Kw {
+    DynamicAnchor { anchor: Box<str>, target: NodeId },
+    DynamicRef { anchor: Box<str>, use_anchor: bool, fallback: NodeId, merge_props: Merge, merge_items: Merge },
+    Ref(Sub),
+    Fail { path: Box<str>, keyword: &'static str, message: &'static str },
+    Const { value: Value, path: Box<str> },
+    Enum { values: Vec<Value>, param: Value, path: Box<str> },
+    Not { node: NodeId, path: Box<str> },
+    AnyOf { branches: Vec<Sub>, path: Box<str> },
+    OneOf { branches: Vec<Option<Sub>>, path: Box<str> },
+    AllOf { branches: Vec<Sub> },
+    If { cond: NodeId, then: Option<Sub>, els: Option<Sub>, path: Box<str>, merge_cond: (Merge, Merge) },
+    Limit { cmp: Cmp, limit: f64, param: Value, message: Box<str>, path: Box<str> },
+    MultipleOf { by: f64, param: Value, message: Box<str>, path: Box<str> },
+    Format { format: Format, name: Box<str>, path: Box<str> },
+    FormatLimit { keyword: &'static str, format: Format, cmp: Cmp, limit: Box<str>, path: Box<str> },
+    MaxLength { limit: f64, param: Value, path: Box<str> },
+    MinLength { limit: f64, param: Value, path: Box<str> },
+    Pattern { pattern: Arc<Pattern>, path: Box<str> },
+    MaxItems { limit: f64, param: Value, path: Box<str> },
+    MinItems { limit: f64, param: Value, path: Box<str> },
+    /// `prefixItems` or array-form `items`.
+    Tuple { items: Vec<Option<NodeId>> },
+    /// Items from `start` on: `items` (object form / 2020), `additionalItems`.
+    ItemsFrom { start: usize, child: Child, keyword: &'static str, path: Box<str> },
+    Contains { node: Option<NodeId>, min: f64, max: Option<f64>, path: Box<str> },
+    UniqueItems { scalar_types: Option<u8>, path: Box<str> },
+    UnevaluatedItems { child: Child, at: ItemsAt, path: Box<str> },
+    MaxProperties { limit: f64, param: Value, path: Box<str> },
+    MinProperties { limit: f64, param: Value, path: Box<str> },
+    Required { names: Vec<Box<str>>, path: Box<str> },
+    PropertyNames { node: NodeId, path: Box<str> },
+    AdditionalProperties { child: Child, props: Vec<Box<str>>, patterns: Vec<Arc<Pattern>>, path: Box<str> },
+    PropertyDeps { keyword: &'static str, deps: Vec<(Box<str>, Vec<Box<str>>, Box<str>)>, path: Box<str> },
+    Properties { props: Vec<(Box<str>, Option<NodeId>)>, names: Vec<Box<str>> },
+    PatternProperties { patterns: Vec<(Arc<Pattern>, Option<NodeId>)>, track: bool },
+    SchemaDeps { deps: Vec<(Box<str>, Sub)> },
+    UnevaluatedProperties { child: Child, path: Box<str> },
+}
+
+/// Where the `type` error is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TypeAt {
+    None,
+    Upfront,
+    /// In the group of this single type (bit).
+    Group(u8),
+}
+
+#[derive(Debug)]
+pub(crate) struct TypeCheck {
+    pub types: u8,
+    pub at: TypeAt,
+    pub param: Value,
+    pub message: Box<str>,
+    pub path: Box<str>,
+}
+
+/// Defaults filled into an object (or an array, draft-07 tuple form) before its keywords run.
+#[derive(Debug, Default)]
+pub(crate) struct Defaults {
+    pub props: Vec<(Box<str>, Value)>,
+    pub items: Vec<(usize, Value)>,
+}
+
+#[derive(Debug)]
+pub(crate) struct ObjNode {
+    pub type_check: Option<TypeCheck>,
+    pub any: Vec<Kw>,
+    /// `None` when the schema has no keyword of that group (the group does not run).
+    pub number: Option<Vec<Kw>>,
+    pub string: Option<Vec<Kw>>,
+    pub array: Option<Vec<Kw>>,
+    pub object: Option<Vec<Kw>>,
+    pub defaults: Option<Box<Defaults>>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Node {
+    /// Valid for everything (`true`, `{}`, a schema with no rules).
+    True,
+    /// `false`: reports "boolean schema is false" at this path.
+    False { path: Box<str> },
+    Obj(Box<ObjNode>),
+    /// Placeholder while a recursive function is being compiled.
+    Pending,
+}
+
+/// A compiled schema document.
+#[derive(Debug)]
+pub(crate) struct Tree {
+    pub nodes: Vec<Node>,
+    pub root: NodeId,
+    /// Whether any `unevaluated*` keyword needs evaluated properties/items tracked.
+    pub track: bool,
+    /// Whether validation can fill defaults.
+    pub has_defaults: bool,
+}

@@ -1,0 +1,51 @@
+//! The storage failure domain: one error type for every store operation.
+
+use thiserror::Error;
+
+/// A storage failure. Domain outcomes (a tool that is not there, a duplicate version) are not
+/// `StoreError`s: each store module returns its own domain error and wraps this one.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// The database URL or path cannot be used.
+    #[error("database URL {url:?} is not usable: {reason}")]
+    InvalidUrl { url: String, reason: String },
+    /// Connecting (or opening the SQLite file) failed.
+    #[error("cannot open database {target}: {source}")]
+    Connect {
+        target: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    /// A migration statement failed.
+    #[error("migration of {module} failed: {source}")]
+    Migrate {
+        module: &'static str,
+        #[source]
+        source: sqlx::Error,
+    },
+    /// A query failed; `op` names the operation, e.g. `tools.get_version`.
+    #[error("database operation {op} failed: {source}")]
+    Query {
+        op: &'static str,
+        #[source]
+        source: sqlx::Error,
+    },
+    /// A stored row cannot be decoded (corrupt JSON, a bad column value).
+    #[error("stored data for {what} is corrupt: {reason}")]
+    Corrupt { what: String, reason: String },
+}
+
+impl StoreError {
+    /// Wrap a query error with the operation's name.
+    pub fn query(op: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
+        move |source| StoreError::Query { op, source }
+    }
+
+    /// True when the underlying error is a unique-constraint violation (on either backend).
+    pub fn is_unique_violation(&self) -> bool {
+        match self {
+            StoreError::Query { source: sqlx::Error::Database(e), .. } => e.is_unique_violation(),
+            _ => false,
+        }
+    }
+}

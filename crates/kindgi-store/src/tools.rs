@@ -1,0 +1,389 @@
+//! The persistent, tenant-scoped tool registry: [`StoreRegistry`] implements
+//! [`kindgi_tools::registry::ToolRegistry`] over SQLite or PostgreSQL.
+//!
+//! Tables: `tools` (one row per tenant and id: the owning project) and `tool_versions` (one
+//! immutable row per version: the manifest as compact JSON text, the parsed version numbers,
+//! and `unregistered_at` for tombstones). Reads go to the SQLite reader pool; writes go
+//! through the single SQLite writer or a PostgreSQL transaction. PostgreSQL text keys use
+//! `COLLATE "C"` so ids order bytewise on both backends (the list cursor depends on it).
+
+use kindgi_spec::ToolManifest;
+use kindgi_tools::registry::{
+    ListPage, ListQuery, RegisterOptions, RegistryError, ToolRecord, ToolRegistry, VersionEntry, DEFAULT_PROJECT,
+    check_version, manifest_json,
+};
+use kindgi_tools::semver::Version;
+use kindgi_tools::tool::BoxFuture;
+use sqlx::Row as _;
+
+use crate::{Backend, Database, StoreError, now_millis};
+
+const SQLITE: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS tools (
+        tenant     TEXT NOT NULL,
+        tool_id    TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant, tool_id)
+    )",
+    "CREATE TABLE IF NOT EXISTS tool_versions (
+        tenant          TEXT NOT NULL,
+        tool_id         TEXT NOT NULL,
+        version         TEXT NOT NULL,
+        major           INTEGER NOT NULL,
+        minor           INTEGER NOT NULL,
+        patch           INTEGER NOT NULL,
+        prerelease      TEXT NOT NULL DEFAULT '',
+        project_id      TEXT NOT NULL,
+        manifest        TEXT NOT NULL,
+        created_at      INTEGER NOT NULL,
+        unregistered_at INTEGER,
+        PRIMARY KEY (tenant, tool_id, version),
+        FOREIGN KEY (tenant, tool_id) REFERENCES tools (tenant, tool_id)
+    )",
+];
+
+const POSTGRES: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS tools (
+        tenant     TEXT COLLATE \"C\" NOT NULL,
+        tool_id    TEXT COLLATE \"C\" NOT NULL,
+        project_id TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant, tool_id)
+    )",
+    "CREATE TABLE IF NOT EXISTS tool_versions (
+        tenant          TEXT COLLATE \"C\" NOT NULL,
+        tool_id         TEXT COLLATE \"C\" NOT NULL,
+        version         TEXT COLLATE \"C\" NOT NULL,
+        major           BIGINT NOT NULL,
+        minor           BIGINT NOT NULL,
+        patch           BIGINT NOT NULL,
+        prerelease      TEXT NOT NULL DEFAULT '',
+        project_id      TEXT NOT NULL,
+        manifest        TEXT NOT NULL,
+        created_at      BIGINT NOT NULL,
+        unregistered_at BIGINT,
+        PRIMARY KEY (tenant, tool_id, version),
+        FOREIGN KEY (tenant, tool_id) REFERENCES tools (tenant, tool_id)
+    )",
+];
+
+/// Create the `tools` and `tool_versions` tables (idempotent).
+pub async fn migrate(db: &Database) -> Result<(), StoreError> {
+    db.apply_schema("tools", SQLITE, POSTGRES).await
+}
+
+fn storage(e: StoreError) -> RegistryError {
+    RegistryError::Storage(Box::new(e))
+}
+
+fn q(op: &'static str) -> impl FnOnce(sqlx::Error) -> RegistryError {
+    move |source| storage(StoreError::Query { op, source })
+}
+
+fn read_record<R>(r: &R) -> Result<ToolRecord, RegistryError>
+where
+    R: sqlx::Row,
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    String: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
+    i64: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
+    Option<i64>: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
+{
+    let corrupt = |e: sqlx::Error| storage(StoreError::Corrupt { what: "tool_versions row".into(), reason: e.to_string() });
+    Ok(ToolRecord {
+        tool_id: r.try_get("tool_id").map_err(corrupt)?,
+        version: r.try_get("version").map_err(corrupt)?,
+        project_id: r.try_get("project_id").map_err(corrupt)?,
+        manifest_json: r.try_get("manifest").map_err(corrupt)?,
+        created_at: r.try_get("created_at").map_err(corrupt)?,
+        unregistered_at: r.try_get("unregistered_at").map_err(corrupt)?,
+    })
+}
+
+/// Run one statement on the right pool: `$method` is `fetch_optional`, `fetch_all` or
+/// `execute`; `$pool` is `reader` or `writer` (SQLite; PostgreSQL has one pool).
+/// `$map` turns each backend's result into a common type (it is expanded once per arm).
+macro_rules! run {
+    ($db:expr, $method:ident, $pool:ident, $op:literal, $sqlite:expr, $pg:expr, [$($bind:expr),* $(,)?], $map:expr) => {
+        match $db.backend() {
+            Backend::Sqlite(p) => sqlx::query($sqlite)$(.bind($bind))*.$method(&p.$pool).await.map($map).map_err(q($op)),
+            Backend::Postgres(p) => sqlx::query($pg)$(.bind($bind))*.$method(p).await.map($map).map_err(q($op)),
+        }
+    };
+}
+
+/// The persistent registry. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct StoreRegistry {
+    db: Database,
+}
+
+/// An id exists for a tenant (any version, unregistered included).
+async fn id_exists(db: &Database, tenant: &str, id: &str) -> Result<bool, RegistryError> {
+    let row = run!(db, fetch_optional, reader, "tools.id_exists",
+        "SELECT 1 AS one FROM tools WHERE tenant = ? AND tool_id = ?",
+        "SELECT 1 AS one FROM tools WHERE tenant = $1 AND tool_id = $2",
+        [tenant, id], |o| o.map(AnyRow::from))?;
+    Ok(row.is_some())
+}
+
+impl StoreRegistry {
+    pub fn new(db: Database) -> StoreRegistry {
+        StoreRegistry { db }
+    }
+
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    async fn register_impl(&self, tenant: &str, manifest: &ToolManifest, options: RegisterOptions) -> Result<ToolRecord, RegistryError> {
+        let id = manifest.id.as_str();
+        let v = check_version(id, &manifest.version)?;
+        let record = ToolRecord {
+            tool_id: id.to_owned(),
+            version: manifest.version.clone(),
+            project_id: options.project_id.unwrap_or_else(|| DEFAULT_PROJECT.to_owned()),
+            manifest_json: manifest_json(manifest)?,
+            created_at: now_millis(),
+            unregistered_at: None,
+        };
+        let record = ToolRecord { unregistered_at: options.retired.then_some(record.created_at), ..record };
+        let major = i64::try_from(v.major).unwrap_or(i64::MAX);
+        let minor = i64::try_from(v.minor).unwrap_or(i64::MAX);
+        let patch = i64::try_from(v.patch).unwrap_or(i64::MAX);
+        let pre = v.prerelease.iter().map(ToString::to_string).collect::<Vec<_>>().join(".");
+        macro_rules! body {
+            ($tx:ident, $ph:ident) => {{
+                sqlx::query($ph[0])
+                    .bind(tenant).bind(id).bind(&record.project_id).bind(record.created_at)
+                    .execute(&mut *$tx).await.map_err(q("tools.register"))?;
+                let exists = sqlx::query($ph[1])
+                    .bind(tenant).bind(id).bind(&record.version)
+                    .fetch_optional(&mut *$tx).await.map_err(q("tools.register"))?;
+                if exists.is_some() {
+                    return Err(RegistryError::DuplicateVersion { id: id.to_owned(), version: record.version.clone() });
+                }
+                let owner: String = sqlx::query($ph[2])
+                    .bind(tenant).bind(id)
+                    .fetch_one(&mut *$tx).await.map_err(q("tools.register"))?
+                    .try_get("project_id").map_err(q("tools.register"))?;
+                if owner != record.project_id {
+                    return Err(RegistryError::ProjectMismatch { id: id.to_owned() });
+                }
+                let inserted = sqlx::query($ph[3])
+                    .bind(tenant).bind(id).bind(&record.version).bind(major).bind(minor).bind(patch).bind(&pre)
+                    .bind(&record.project_id).bind(&record.manifest_json).bind(record.created_at).bind(record.unregistered_at)
+                    .execute(&mut *$tx).await.map_err(q("tools.register"))?;
+                if inserted.rows_affected() == 0 {
+                    return Err(RegistryError::DuplicateVersion { id: id.to_owned(), version: record.version.clone() });
+                }
+                $tx.commit().await.map_err(q("tools.register"))?;
+            }};
+        }
+        const SQLITE_REGISTER: [&str; 4] = [
+            "INSERT INTO tools (tenant, tool_id, project_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "SELECT 1 AS one FROM tool_versions WHERE tenant = ? AND tool_id = ? AND version = ?",
+            "SELECT project_id FROM tools WHERE tenant = ? AND tool_id = ?",
+            "INSERT INTO tool_versions (tenant, tool_id, version, major, minor, patch, prerelease, project_id, manifest, created_at, unregistered_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        ];
+        const PG_REGISTER: [&str; 4] = [
+            "INSERT INTO tools (tenant, tool_id, project_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            "SELECT 1 AS one FROM tool_versions WHERE tenant = $1 AND tool_id = $2 AND version = $3",
+            "SELECT project_id FROM tools WHERE tenant = $1 AND tool_id = $2",
+            "INSERT INTO tool_versions (tenant, tool_id, version, major, minor, patch, prerelease, project_id, manifest, created_at, unregistered_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
+        ];
+        match self.db.backend() {
+            Backend::Sqlite(p) => {
+                let mut tx = p.writer.begin().await.map_err(q("tools.register"))?;
+                body!(tx, SQLITE_REGISTER);
+            }
+            Backend::Postgres(p) => {
+                let mut tx = p.begin().await.map_err(q("tools.register"))?;
+                body!(tx, PG_REGISTER);
+            }
+        }
+        Ok(record)
+    }
+
+    async fn get_version_impl(&self, tenant: &str, id: &str, version: &str) -> Result<ToolRecord, RegistryError> {
+        let row = run!(self.db, fetch_optional, reader, "tools.get_version",
+            "SELECT tool_id, version, project_id, manifest, created_at, unregistered_at FROM tool_versions WHERE tenant = ? AND tool_id = ? AND version = ?",
+            "SELECT tool_id, version, project_id, manifest, created_at, unregistered_at FROM tool_versions WHERE tenant = $1 AND tool_id = $2 AND version = $3",
+            [tenant, id, version], |o| o.map(AnyRow::from))?;
+        match row {
+            Some(r) => r.into_record(),
+            None if id_exists(&self.db, tenant, id).await? => {
+                Err(RegistryError::VersionNotFound { id: id.to_owned(), version: version.to_owned() })
+            }
+            None => Err(RegistryError::ToolNotFound { id: id.to_owned() }),
+        }
+    }
+
+    /// Version entries of an id (unsorted), optionally with tombstones.
+    async fn version_rows(&self, tenant: &str, id: &str, include_unregistered: bool) -> Result<Vec<VersionEntry>, RegistryError> {
+        let rows = run!(self.db, fetch_all, reader, "tools.versions",
+            "SELECT version, created_at, unregistered_at FROM tool_versions WHERE tenant = ? AND tool_id = ? AND (? OR unregistered_at IS NULL)",
+            "SELECT version, created_at, unregistered_at FROM tool_versions WHERE tenant = $1 AND tool_id = $2 AND ($3 OR unregistered_at IS NULL)",
+            [tenant, id, include_unregistered], |v| v.into_iter().map(AnyRow::from).collect::<Vec<_>>())?;
+        rows.into_iter().map(AnyRow::into_entry).collect()
+    }
+
+    async fn sorted_versions(&self, tenant: &str, id: &str, include_unregistered: bool) -> Result<Vec<VersionEntry>, RegistryError> {
+        let rows = self.version_rows(tenant, id, include_unregistered).await?;
+        let mut keyed: Vec<(Option<Version>, VersionEntry)> =
+            rows.into_iter().map(|e| (Version::parse(&e.version).ok(), e)).collect();
+        keyed.sort_by(|a, b| b.0.cmp(&a.0));
+        Ok(keyed.into_iter().map(|(_, e)| e).collect())
+    }
+
+    async fn get_impl(&self, tenant: &str, id: &str) -> Result<ToolRecord, RegistryError> {
+        let versions = self.sorted_versions(tenant, id, false).await?;
+        match versions.first() {
+            Some(latest) => self.get_version_impl(tenant, id, &latest.version).await,
+            None if id_exists(&self.db, tenant, id).await? => Err(RegistryError::ToolGone { id: id.to_owned() }),
+            None => Err(RegistryError::ToolNotFound { id: id.to_owned() }),
+        }
+    }
+
+    async fn list_impl(&self, tenant: &str, query: ListQuery) -> Result<ListPage, RegistryError> {
+        let limit = query.limit.max(1);
+        let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+        let after = query.after.unwrap_or_default();
+        let name = query.name.unwrap_or_default();
+        let rows = run!(self.db, fetch_all, reader, "tools.list",
+            "SELECT t.tool_id AS tool_id FROM tools t WHERE t.tenant = ? AND t.tool_id > ? AND instr(t.tool_id, ?) > 0
+               AND EXISTS (SELECT 1 FROM tool_versions v WHERE v.tenant = t.tenant AND v.tool_id = t.tool_id AND v.unregistered_at IS NULL)
+             ORDER BY t.tool_id LIMIT ?",
+            "SELECT t.tool_id AS tool_id FROM tools t WHERE t.tenant = $1 AND t.tool_id > $2 AND strpos(t.tool_id, $3) > 0
+               AND EXISTS (SELECT 1 FROM tool_versions v WHERE v.tenant = t.tenant AND v.tool_id = t.tool_id AND v.unregistered_at IS NULL)
+             ORDER BY t.tool_id LIMIT $4",
+            [tenant, &after, &name, fetch], |v| v.into_iter().map(AnyRow::from).collect::<Vec<_>>())?;
+        let mut ids = rows.into_iter().map(AnyRow::into_id).collect::<Result<Vec<_>, _>>()?;
+        let has_more = ids.len() > limit;
+        ids.truncate(limit);
+        let mut items = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.get_impl(tenant, &id).await {
+                Ok(r) => items.push(r),
+                // Unregistered between the two reads: skip it.
+                Err(RegistryError::ToolGone { .. } | RegistryError::ToolNotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(ListPage { items, has_more })
+    }
+
+    async fn set_unregistered(&self, tenant: &str, id: &str, version: &str, unregister: bool) -> Result<bool, RegistryError> {
+        let now = now_millis();
+        let changed = if unregister {
+            run!(self.db, execute, writer, "tools.unregister",
+                "UPDATE tool_versions SET unregistered_at = ? WHERE tenant = ? AND tool_id = ? AND version = ? AND unregistered_at IS NULL",
+                "UPDATE tool_versions SET unregistered_at = $1 WHERE tenant = $2 AND tool_id = $3 AND version = $4 AND unregistered_at IS NULL",
+                [now, tenant, id, version], |r| r.rows_affected())?
+        } else {
+            run!(self.db, execute, writer, "tools.reinstate",
+                "UPDATE tool_versions SET unregistered_at = NULL WHERE tenant = ? AND tool_id = ? AND version = ? AND unregistered_at IS NOT NULL",
+                "UPDATE tool_versions SET unregistered_at = NULL WHERE tenant = $1 AND tool_id = $2 AND version = $3 AND unregistered_at IS NOT NULL",
+                [tenant, id, version], |r| r.rows_affected())?
+        };
+        if changed > 0 {
+            return Ok(true);
+        }
+        // Nothing changed: either already in that state, or no such version.
+        self.get_version_impl(tenant, id, version).await?;
+        Ok(false)
+    }
+}
+
+/// A row from either backend, decoded the same way.
+enum AnyRow {
+    Sqlite(sqlx::sqlite::SqliteRow),
+    Postgres(sqlx::postgres::PgRow),
+}
+
+impl From<sqlx::sqlite::SqliteRow> for AnyRow {
+    fn from(r: sqlx::sqlite::SqliteRow) -> Self {
+        AnyRow::Sqlite(r)
+    }
+}
+impl From<sqlx::postgres::PgRow> for AnyRow {
+    fn from(r: sqlx::postgres::PgRow) -> Self {
+        AnyRow::Postgres(r)
+    }
+}
+
+fn read_entry<R>(r: &R) -> Result<VersionEntry, RegistryError>
+where
+    R: sqlx::Row,
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    String: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
+    i64: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
+    Option<i64>: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
+{
+    let corrupt = |e: sqlx::Error| storage(StoreError::Corrupt { what: "tool_versions row".into(), reason: e.to_string() });
+    Ok(VersionEntry {
+        version: r.try_get("version").map_err(corrupt)?,
+        created_at: r.try_get("created_at").map_err(corrupt)?,
+        unregistered_at: r.try_get("unregistered_at").map_err(corrupt)?,
+    })
+}
+
+impl AnyRow {
+    fn into_record(self) -> Result<ToolRecord, RegistryError> {
+        match self {
+            AnyRow::Sqlite(r) => read_record(&r),
+            AnyRow::Postgres(r) => read_record(&r),
+        }
+    }
+    fn into_entry(self) -> Result<VersionEntry, RegistryError> {
+        match self {
+            AnyRow::Sqlite(r) => read_entry(&r),
+            AnyRow::Postgres(r) => read_entry(&r),
+        }
+    }
+    fn into_id(self) -> Result<String, RegistryError> {
+        let corrupt = |e: sqlx::Error| storage(StoreError::Corrupt { what: "tools row".into(), reason: e.to_string() });
+        match self {
+            AnyRow::Sqlite(r) => r.try_get("tool_id").map_err(corrupt),
+            AnyRow::Postgres(r) => r.try_get("tool_id").map_err(corrupt),
+        }
+    }
+}
+
+impl ToolRegistry for StoreRegistry {
+    fn register<'a>(&'a self, tenant: &'a str, manifest: &'a ToolManifest, options: RegisterOptions) -> BoxFuture<'a, Result<ToolRecord, RegistryError>> {
+        Box::pin(self.register_impl(tenant, manifest, options))
+    }
+
+    fn get<'a>(&'a self, tenant: &'a str, id: &'a str) -> BoxFuture<'a, Result<ToolRecord, RegistryError>> {
+        Box::pin(self.get_impl(tenant, id))
+    }
+
+    fn get_version<'a>(&'a self, tenant: &'a str, id: &'a str, version: &'a str) -> BoxFuture<'a, Result<ToolRecord, RegistryError>> {
+        Box::pin(self.get_version_impl(tenant, id, version))
+    }
+
+    fn versions<'a>(&'a self, tenant: &'a str, id: &'a str, include_unregistered: bool) -> BoxFuture<'a, Result<Vec<VersionEntry>, RegistryError>> {
+        Box::pin(async move {
+            let versions = self.sorted_versions(tenant, id, include_unregistered).await?;
+            if versions.is_empty() && !id_exists(&self.db, tenant, id).await? {
+                return Err(RegistryError::ToolNotFound { id: id.to_owned() });
+            }
+            Ok(versions)
+        })
+    }
+
+    fn list<'a>(&'a self, tenant: &'a str, query: ListQuery) -> BoxFuture<'a, Result<ListPage, RegistryError>> {
+        Box::pin(self.list_impl(tenant, query))
+    }
+
+    fn unregister<'a>(&'a self, tenant: &'a str, id: &'a str, version: &'a str) -> BoxFuture<'a, Result<(), RegistryError>> {
+        Box::pin(async move { self.set_unregistered(tenant, id, version, true).await.map(drop) })
+    }
+
+    fn reinstate<'a>(&'a self, tenant: &'a str, id: &'a str, version: &'a str) -> BoxFuture<'a, Result<bool, RegistryError>> {
+        Box::pin(self.set_unregistered(tenant, id, version, false))
+    }
+}

@@ -1,0 +1,4 @@
+//! The two fixture checks.
+
+pub mod min_length;
+pub mod throws;
