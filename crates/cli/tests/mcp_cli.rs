@@ -1,4 +1,5 @@
 //! `kindgi mcp list|call`: the real binary against real MCP servers.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../kindgi-mcp/tests/support/mod.rs"]
 mod support;
@@ -39,7 +40,7 @@ fn list_prints_manifests_of_the_everything_server() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|m| m["id"] == "echo")
+        .find(|m| m["id"] == "mcp-servers-everything.echo")
         .unwrap();
     assert_eq!(echo["transport"], "mcp");
     assert_eq!(echo["mcpEndpoint"], endpoint.as_str());

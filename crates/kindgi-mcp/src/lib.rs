@@ -22,6 +22,8 @@ pub mod tools;
 pub use client::{ConnectOptions, DEFAULT_TIMEOUT, McpClient};
 pub use endpoint::Endpoint;
 pub use error::McpError;
-pub use manifest::{ManifestOptions, ServerIdentity, manifest_from_mcp_tool, mcp_tool_name};
+pub use manifest::{
+    ManifestOptions, ServerIdentity, kebab_case, manifest_from_mcp_tool, mcp_tool_name,
+};
 pub use source::{CallOutcome, McpSource};
 pub use tools::{DEFAULT_CALL_TIMEOUT, mcp_handler, mcp_tools};

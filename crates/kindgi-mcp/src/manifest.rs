@@ -1,7 +1,10 @@
 //! An MCP server's tool (`tools/list` entry) as a Kindgi [`ToolManifest`].
 //!
-//! - `id`: the MCP tool name, or `<prefix>.<name>` with [`ManifestOptions::id_prefix`];
-//!   the name the server knows is kept in `metadata.mcp.toolName`.
+//! - `id`: `<prefix>.<tool>` so it is a valid pack tool id: `<tool>` is the MCP tool name in
+//!   kebab-case (`get_weather`, `getWeather` → `get-weather`), `<prefix>` is
+//!   [`ManifestOptions::id_prefix`] or else the server's name in kebab-case
+//!   (`mcp-servers/everything` → `mcp-servers-everything`), or `mcp` when it has none.
+//!   The name the server knows is kept in `metadata.mcp.toolName`.
 //! - `version`: the server's `serverInfo.version` when it is a plain `X.Y.Z`, else `0.0.0`.
 //! - `input`/`output`: the tool's `inputSchema`/`outputSchema` untouched, in whatever dialect
 //!   their `$schema` declares (`output` is `{}` when the tool declares none); the engine
@@ -16,7 +19,8 @@ use serde_json::{Map, Value, json};
 /// How listed tools are named.
 #[derive(Debug, Clone, Default)]
 pub struct ManifestOptions {
-    /// When set, tool ids are `<prefix>.<mcp tool name>`.
+    /// The pack-like prefix of every tool id (used as given); by default the server's name
+    /// in kebab-case.
     pub id_prefix: Option<String>,
 }
 
@@ -96,10 +100,15 @@ pub fn manifest_from_mcp_tool(
         .filter(|v| is_plain_semver(v))
         .unwrap_or("0.0.0")
         .to_owned();
-    let id = match &options.id_prefix {
-        Some(prefix) => format!("{prefix}.{name}"),
-        None => name,
+    let prefix = match (&options.id_prefix, &server.name) {
+        (Some(prefix), _) => prefix.clone(),
+        (None, Some(server_name)) => kebab_case(server_name).unwrap_or_else(|| "mcp".to_owned()),
+        (None, None) => "mcp".to_owned(),
     };
+    let id = format!(
+        "{prefix}.{}",
+        kebab_case(&name).unwrap_or_else(|| "tool".to_owned())
+    );
     ToolManifest {
         id,
         description,
@@ -129,6 +138,31 @@ pub fn manifest_from_mcp_tool(
         code_artifact_ref: None,
         spec: None,
     }
+}
+
+/// `text` as one kebab-case id segment: lower-case ASCII words joined by single hyphens
+/// (a lower-to-upper case change starts a new word); `None` when nothing usable is left.
+pub fn kebab_case(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut previous_lower = false;
+    for ch in text.chars() {
+        if ch.is_ascii_alphanumeric() {
+            if ch.is_ascii_uppercase() && previous_lower && !out.ends_with('-') {
+                out.push('-');
+            }
+            out.push(ch.to_ascii_lowercase());
+            previous_lower = ch.is_ascii_lowercase() || ch.is_ascii_digit();
+        } else {
+            if !out.is_empty() && !out.ends_with('-') {
+                out.push('-');
+            }
+            previous_lower = false;
+        }
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// The MCP tool name a manifest built here calls (falls back to the id).
@@ -179,6 +213,40 @@ mod tests {
         let meta = &m.metadata.as_ref().unwrap()["mcp"];
         assert_eq!(meta["annotations"]["readOnlyHint"], true);
         assert_eq!(meta["server"], json!({"name": "srv", "version": "2.1.0"}));
+    }
+
+    #[test]
+    fn ids_are_kebab_case_and_prefixed() {
+        assert_eq!(kebab_case("get_weather").as_deref(), Some("get-weather"));
+        assert_eq!(
+            kebab_case("getWeatherNow").as_deref(),
+            Some("get-weather-now")
+        );
+        assert_eq!(
+            kebab_case("mcp-servers/everything").as_deref(),
+            Some("mcp-servers-everything")
+        );
+        assert_eq!(kebab_case("  Ünï__x--Y2 ").as_deref(), Some("n-x-y2"));
+        assert_eq!(kebab_case("__"), None);
+        let server = ServerIdentity {
+            name: Some("My Server".into()),
+            version: None,
+        };
+        let m = manifest_from_mcp_tool(
+            &json!({"name": "do_it"}),
+            "e",
+            &server,
+            &ManifestOptions::default(),
+        );
+        assert_eq!(m.id, "my-server.do-it");
+        assert_eq!(mcp_tool_name(&m), "do_it");
+        let m = manifest_from_mcp_tool(
+            &json!({"name": "x"}),
+            "e",
+            &ServerIdentity::default(),
+            &ManifestOptions::default(),
+        );
+        assert_eq!(m.id, "mcp.x");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The reference "everything" MCP server (npm) over stdio, streamable HTTP and SSE.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
-use kindgi_mcp::{ConnectOptions, McpClient, McpSource, mcp_tools};
+use kindgi_mcp::{ConnectOptions, McpClient, McpSource, mcp_tool_name, mcp_tools};
 use kindgi_spec::Transport;
 use kindgi_tools::ToolContext;
 use serde_json::json;
@@ -23,14 +24,17 @@ async fn check_server(endpoint: &str) {
     );
 
     let manifests = client.list_tools().await.unwrap();
-    let names: Vec<&str> = manifests.iter().map(|m| m.id.as_str()).collect();
+    let names: Vec<&str> = manifests.iter().map(mcp_tool_name).collect();
     for expected in ["echo", "get-sum", "get-structured-content"] {
         assert!(
             names.contains(&expected),
             "{expected} missing from {names:?}"
         );
     }
-    let echo = manifests.iter().find(|m| m.id == "echo").unwrap();
+    let echo = manifests
+        .iter()
+        .find(|m| m.id == "mcp-servers-everything.echo")
+        .unwrap();
     assert_eq!(echo.transport, Some(Transport::Mcp));
     assert_eq!(echo.mcp_endpoint.as_deref(), Some(endpoint));
     assert_eq!(echo.version, "2.0.0", "the server's plain X.Y.Z version");
@@ -68,7 +72,7 @@ async fn check_server(endpoint: &str) {
     );
     let sc = manifests
         .iter()
-        .find(|m| m.id == "get-structured-content")
+        .find(|m| m.id == "mcp-servers-everything.get-structured-content")
         .unwrap();
     assert_eq!(sc.output["properties"]["humidity"]["type"], "number");
     client.close().await;
@@ -136,16 +140,25 @@ async fn listed_tools_dispatch_through_invoke() {
         .unwrap();
     let source: Arc<dyn McpSource> = Arc::new(client);
     let tools = mcp_tools(source, CALL).await.unwrap();
-    let sum = tools.iter().find(|t| t.id() == "get-sum").unwrap();
+    let sum = tools
+        .iter()
+        .find(|t| t.id() == "mcp-servers-everything.get-sum")
+        .unwrap();
     let out = kindgi_tools::invoke(sum, &json!({"a": 2, "b": 40}), ToolContext::for_test())
         .await
         .unwrap();
     let text = out[0]["text"].as_str().unwrap();
     assert!(text.contains("42"), "{text}");
 
+    // The engine validates against the server's schemas (MCP mode) before calling it.
+    let err = kindgi_tools::invoke(sum, &json!({"a": 2}), ToolContext::for_test())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code.as_str(), "input-validation-failed", "{err:?}");
+
     let structured = tools
         .iter()
-        .find(|t| t.id() == "get-structured-content")
+        .find(|t| t.id() == "mcp-servers-everything.get-structured-content")
         .unwrap();
     let out = kindgi_tools::invoke(
         structured,
@@ -155,4 +168,32 @@ async fn listed_tools_dispatch_through_invoke() {
     .await
     .unwrap();
     assert_eq!(out["temperature"], 33);
+    let err = kindgi_tools::invoke(
+        structured,
+        &json!({"location": "Atlantis"}),
+        ToolContext::for_test(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code.as_str(), "input-validation-failed", "{err:?}");
+}
+
+#[tokio::test]
+async fn listed_manifests_pass_manifest_validation() {
+    let Some(endpoint) = everything_stdio() else {
+        return;
+    };
+    let client = McpClient::connect(&endpoint, ConnectOptions::default())
+        .await
+        .unwrap();
+    let engine = kindgi_tools::engine::ToolSchemaEngine::new();
+    let check = kindgi_spec::validate::ManifestCheck {
+        production: true,
+        has_handler: None,
+    };
+    for manifest in client.list_tools().await.unwrap() {
+        let raw = serde_json::to_value(&manifest).unwrap();
+        let checked = kindgi_spec::validate::validate_manifest(&raw, &check, &engine);
+        assert!(checked.is_ok(), "{}: {:?}", manifest.id, checked.err());
+    }
 }

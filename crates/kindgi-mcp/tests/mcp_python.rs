@@ -1,4 +1,5 @@
 //! A server built with the official Python MCP SDK (FastMCP) over stdio, SSE and streamable HTTP.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
@@ -25,7 +26,14 @@ async fn check_server(endpoint: &str) {
     ids.sort();
     assert_eq!(
         ids,
-        ["py.add", "py.fail", "py.peek", "py.slow", "py.weather"]
+        [
+            "py.add",
+            "py.fail",
+            "py.order-status",
+            "py.peek",
+            "py.slow",
+            "py.weather"
+        ]
     );
     let add = manifests.iter().find(|m| m.id == "py.add").unwrap();
     assert_eq!(add.metadata.as_ref().unwrap()["mcp"]["toolName"], "add");
@@ -131,7 +139,10 @@ async fn tool_errors_and_cancellation_through_handlers() {
         .unwrap();
     let source: Arc<dyn McpSource> = Arc::new(client);
     let tools = mcp_tools(source, CALL).await.unwrap();
-    let fail = tools.iter().find(|t| t.id() == "fail").unwrap();
+    let fail = tools
+        .iter()
+        .find(|t| t.id() == "kindgi-fastmcp-test.fail")
+        .unwrap();
     let err = (fail.handler())(json!({"message": "boom"}), ToolContext::for_test())
         .await
         .unwrap_err();
@@ -147,7 +158,19 @@ async fn tool_errors_and_cancellation_through_handlers() {
         "{message}"
     );
 
-    let slow = tools.iter().find(|t| t.id() == "slow").unwrap();
+    let status = tools
+        .iter()
+        .find(|t| t.id() == "kindgi-fastmcp-test.order-status")
+        .unwrap();
+    let out = (status.handler())(json!({"order_id": "A-7"}), ToolContext::for_test())
+        .await
+        .unwrap();
+    assert_eq!(out, json!({"result": "order A-7 shipped"}));
+
+    let slow = tools
+        .iter()
+        .find(|t| t.id() == "kindgi-fastmcp-test.slow")
+        .unwrap();
     let ctx = ToolContext::for_test();
     let signal = ctx.signal.clone();
     tokio::spawn(async move {
@@ -160,4 +183,42 @@ async fn tool_errors_and_cancellation_through_handlers() {
         .unwrap_err();
     assert_eq!(err, HandlerError::Failed("aborted".into()));
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// An HTTP server that dies in the middle of a call: the call fails, it does not wait out its timeout.
+async fn server_dies_mid_call(mode: &str, path: &str, scheme: &str) {
+    let Some(server) = fastmcp_http(mode) else {
+        return;
+    };
+    let endpoint = format!("{scheme}://127.0.0.1:{}/{path}", server.port);
+    let client = McpClient::connect(&endpoint, ConnectOptions::default())
+        .await
+        .unwrap();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        drop(server);
+    });
+    let started = Instant::now();
+    let result = client
+        .call_tool("slow", json!({"seconds": 60}), Duration::from_secs(40))
+        .await;
+    killer.join().unwrap();
+    let err = result.unwrap_err();
+    eprintln!("{mode}: {:?}: {err}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{mode}: took {:?} ({err})",
+        started.elapsed()
+    );
+    assert!(err.to_string().contains(&endpoint), "{err}");
+}
+
+#[tokio::test]
+async fn a_streamable_http_server_that_dies_mid_call() {
+    server_dies_mid_call("streamable-http", "mcp", "mcp+http").await;
+}
+
+#[tokio::test]
+async fn an_sse_server_that_dies_mid_call() {
+    server_dies_mid_call("sse", "sse", "mcp+sse").await;
 }

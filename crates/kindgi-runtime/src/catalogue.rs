@@ -138,10 +138,13 @@ pub fn semver_key(v: &str) -> (u64, u64, u64, bool, String) {
     )
 }
 
+/// Flow id → version → flow.
+type FlowsById = HashMap<String, BTreeMap<String, Arc<LoadedFlow>>>;
+
 /// Flows by id and version. Cheap to clone; shared.
 #[derive(Debug, Clone, Default)]
 pub struct FlowCatalogue {
-    inner: Arc<RwLock<HashMap<String, BTreeMap<String, Arc<LoadedFlow>>>>>,
+    inner: Arc<RwLock<FlowsById>>,
 }
 
 impl FlowCatalogue {

@@ -154,6 +154,9 @@ impl<'a> GraphRef<'a> {
     }
 }
 
+/// A node that finished: its id and output (or why not).
+type NodeDone = (String, Result<Arc<Value>, Failure>);
+
 /// What a finished graph gives back.
 struct GraphResult {
     output: Arc<Value>,
@@ -421,9 +424,7 @@ impl RunCtx {
                     st.decisions.insert(e.id.to_owned(), *d);
                 }
             }
-            let mut running: FuturesUnordered<
-                BoxFuture<'a, (String, Result<Arc<Value>, Failure>)>,
-            > = FuturesUnordered::new();
+            let mut running: FuturesUnordered<BoxFuture<'a, NodeDone>> = FuturesUnordered::new();
             loop {
                 if self.cancel.is_cancelled() {
                     return Err(Failure::cancelled());

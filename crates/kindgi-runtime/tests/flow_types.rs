@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kindgi_runtime::{FlowCatalogue, FlowError};
-use kindgi_spec::flow::{Flow, Node, LoopNode, Expr, Operand};
+use kindgi_spec::flow::{Expr, Flow, LoopNode, Node, Operand};
 use serde_json::{Value, json};
 
 const EXAMPLE: &str = include_str!("data/flow.example.with-loop.json");
@@ -15,13 +15,22 @@ fn the_loop_example_round_trips_losslessly() {
     assert_eq!(back, original);
     // And the typed view is what the JSON says.
     assert_eq!(flow.nodes.len(), 2);
-    let Node::Loop(LoopNode::Foreach(f)) = &flow.nodes[1] else { panic!("foreach expected") };
-    assert_eq!(f.iterate_over, Operand::Path("nodeOutputs.setup.items".into()));
+    let Node::Loop(LoopNode::Foreach(f)) = &flow.nodes[1] else {
+        panic!("foreach expected")
+    };
+    assert_eq!(
+        f.iterate_over,
+        Operand::Path("nodeOutputs.setup.items".into())
+    );
     assert_eq!(f.collect_all_iterations, Some(true));
-    let Node::Loop(LoopNode::While(w)) = &f.body.nodes[0] else { panic!("while expected") };
+    let Node::Loop(LoopNode::While(w)) = &f.body.nodes[0] else {
+        panic!("while expected")
+    };
     assert!(matches!(&w.exit_condition, Expr::Or { children } if children.len() == 2));
     assert_eq!(w.max_iterations, 8);
-    FlowCatalogue::new().insert(flow).expect("the example is a valid flow");
+    FlowCatalogue::new()
+        .insert(flow)
+        .expect("the example is a valid flow");
 }
 
 #[test]
@@ -69,52 +78,104 @@ fn base(nodes: Value, edges: Value) -> Value {
 #[test]
 fn load_time_errors_name_what_and_where() {
     let a = json!([{"id": "a", "kind": "tool", "ref": "t.a"}]);
-    let e = load_err(base(a.clone(), json!([{"id": "e1", "from": "$start", "to": "a"}, {"id": "e2", "from": "a", "to": "ghost"}])));
-    assert!(e.contains("edges[1].to: unknown node \"ghost\" in edge \"e2\""), "{e}");
+    let e = load_err(base(
+        a.clone(),
+        json!([{"id": "e1", "from": "$start", "to": "a"}, {"id": "e2", "from": "a", "to": "ghost"}]),
+    ));
+    assert!(
+        e.contains("edges[1].to: unknown node \"ghost\" in edge \"e2\""),
+        "{e}"
+    );
 
-    let e = load_err(base(a.clone(), json!([{"id": "e1", "from": "$start", "to": "a", "when": {"op": "eq", "left": {"path": "nodeOutputs.nope.x"}, "right": {"literal": 1}}}, {"id": "e2", "from": "a", "to": "$end"}])));
-    assert!(e.contains("edges[0].when: path \"nodeOutputs.nope.x\" names no node of this flow"), "{e}");
+    let e = load_err(base(
+        a.clone(),
+        json!([{"id": "e1", "from": "$start", "to": "a", "when": {"op": "eq", "left": {"path": "nodeOutputs.nope.x"}, "right": {"literal": 1}}}, {"id": "e2", "from": "a", "to": "$end"}]),
+    ));
+    assert!(
+        e.contains("edges[0].when: path \"nodeOutputs.nope.x\" names no node of this flow"),
+        "{e}"
+    );
 
-    let e = load_err(base(a.clone(), json!([{"id": "e1", "from": "$start", "to": "a", "when": {"op": "eq", "left": {"path": "input.x"}, "right": {"literal": 1}}}])));
+    let e = load_err(base(
+        a.clone(),
+        json!([{"id": "e1", "from": "$start", "to": "a", "when": {"op": "eq", "left": {"path": "input.x"}, "right": {"literal": 1}}}]),
+    ));
     assert!(e.contains("must start with runInput"), "{e}");
 
-    let e = load_err(base(a.clone(), json!([{"id": "e1", "from": "$start", "to": "a", "when": {"op": "between", "left": {"literal": 1}, "right": {"literal": 2}}}])));
+    let e = load_err(base(
+        a.clone(),
+        json!([{"id": "e1", "from": "$start", "to": "a", "when": {"op": "between", "left": {"literal": 1}, "right": {"literal": 2}}}]),
+    ));
     assert!(e.contains("between"), "unknown operator named: {e}");
     assert!(e.starts_with("flow definition is not valid"), "{e}");
 
-    let e = load_err(base(json!([{"id": "a", "kind": "tool", "ref": "t.a"}, {"id": "b", "kind": "tool", "ref": "t.b"}]),
-        json!([{"id": "e1", "from": "$start", "to": "a"}, {"id": "e2", "from": "a", "to": "b"}, {"id": "e3", "from": "b", "to": "a"}])));
+    let e = load_err(base(
+        json!([{"id": "a", "kind": "tool", "ref": "t.a"}, {"id": "b", "kind": "tool", "ref": "t.b"}]),
+        json!([{"id": "e1", "from": "$start", "to": "a"}, {"id": "e2", "from": "a", "to": "b"}, {"id": "e3", "from": "b", "to": "a"}]),
+    ));
     assert!(e.contains("cycle"), "{e}");
 
-    let e = load_err(base(json!([{"id": "a", "kind": "tool", "ref": "t.a"}, {"id": "a", "kind": "tool", "ref": "t.b"}]), json!([{"id": "e1", "from": "$start", "to": "a"}])));
+    let e = load_err(base(
+        json!([{"id": "a", "kind": "tool", "ref": "t.a"}, {"id": "a", "kind": "tool", "ref": "t.b"}]),
+        json!([{"id": "e1", "from": "$start", "to": "a"}]),
+    ));
     assert!(e.contains("nodes[1].id: duplicate node id \"a\""), "{e}");
 
-    let e = load_err(base(a.clone(), json!([{"id": "e1", "from": "$start", "to": "a", "policy": {"retry": {"maxAttempts": 11}}}])));
-    assert!(e.contains("edges[0].policy.retry.maxAttempts: 11 is out of range 1..10"), "{e}");
+    let e = load_err(base(
+        a.clone(),
+        json!([{"id": "e1", "from": "$start", "to": "a", "policy": {"retry": {"maxAttempts": 11}}}]),
+    ));
+    assert!(
+        e.contains("edges[0].policy.retry.maxAttempts: 11 is out of range 1..10"),
+        "{e}"
+    );
 
-    let e = load_err(base(a.clone(), json!([{"id": "e1", "from": "$start", "to": "a", "policy": {"retry": {"maxAttempts": 2, "backoff": "exponential"}}}])));
+    let e = load_err(base(
+        a.clone(),
+        json!([{"id": "e1", "from": "$start", "to": "a", "policy": {"retry": {"maxAttempts": 2, "backoff": "exponential"}}}]),
+    ));
     assert!(e.contains("exponential backoff requires maxDelayMs"), "{e}");
 
-    let e = load_err(base(a.clone(), json!([{"id": "e1", "from": "$start", "to": "a", "policy": {"timeoutMs": 3600001}}])));
+    let e = load_err(base(
+        a.clone(),
+        json!([{"id": "e1", "from": "$start", "to": "a", "policy": {"timeoutMs": 3600001}}]),
+    ));
     assert!(e.contains("timeoutMs: 3600001 is out of range"), "{e}");
 
-    let e = load_err(base(a.clone(), json!([{"id": "e1", "from": "$start", "to": "a", "policy": {"suspend": true}}])));
+    let e = load_err(base(
+        a.clone(),
+        json!([{"id": "e1", "from": "$start", "to": "a", "policy": {"suspend": true}}]),
+    ));
     assert!(e.contains("suspend"), "{e}");
 
-    let e = load_err(base(json!([{"id": "a", "kind": "widget", "ref": "t.a"}]), json!([])));
+    let e = load_err(base(
+        json!([{"id": "a", "kind": "widget", "ref": "t.a"}]),
+        json!([]),
+    ));
     assert!(e.contains("unknown kind \"widget\""), "{e}");
 
-    let e = load_err(base(json!([{"id": "$end", "kind": "tool", "ref": "t.a"}]), json!([])));
+    let e = load_err(base(
+        json!([{"id": "$end", "kind": "tool", "ref": "t.a"}]),
+        json!([]),
+    ));
     assert!(e.contains("sentinel"), "{e}");
 
-    let e = load_err(json!({"id": "t.f", "version": "one", "nodes": a, "edges": [{"id": "e1", "from": "$start", "to": "a"}]}));
+    let e = load_err(
+        json!({"id": "t.f", "version": "one", "nodes": a, "edges": [{"id": "e1", "from": "$start", "to": "a"}]}),
+    );
     assert!(e.contains("version: \"one\" is not a semver"), "{e}");
 
-    let e = load_err(base(json!([{"id": "l", "kind": "loop", "loopKind": "foreach", "iterateOver": {"path": "runInput.items"},
+    let e = load_err(base(
+        json!([{"id": "l", "kind": "loop", "loopKind": "foreach", "iterateOver": {"path": "runInput.items"},
         "maxIterations": 4, "concurrency": 5, "outputSchema": {}, "body": {"nodes": [{"id": "x", "kind": "tool", "ref": "t.a"}],
-        "edges": [{"id": "b1", "from": "$start", "to": "x"}]}}]), json!([{"id": "e1", "from": "$start", "to": "l"}])));
+        "edges": [{"id": "b1", "from": "$start", "to": "x"}]}}]),
+        json!([{"id": "e1", "from": "$start", "to": "l"}]),
+    ));
     assert!(e.contains("concurrency: 5 is out of range 1..4"), "{e}");
-    assert!(e.contains("sentinel \"$start\" is not allowed here (use \"$loop-start\")"), "{e}");
+    assert!(
+        e.contains("sentinel \"$start\" is not allowed here (use \"$loop-start\")"),
+        "{e}"
+    );
 }
 
 #[test]

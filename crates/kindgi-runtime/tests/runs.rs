@@ -16,11 +16,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 fn wait() -> RunOptions {
-    RunOptions { wait: true, ..Default::default() }
+    RunOptions {
+        wait: true,
+        ..Default::default()
+    }
 }
 
 fn dry() -> RunOptions {
-    RunOptions { wait: true, dry_run: true, ..Default::default() }
+    RunOptions {
+        wait: true,
+        dry_run: true,
+        ..Default::default()
+    }
 }
 
 fn kinds(j: &[JournalEntry]) -> Vec<String> {
@@ -50,16 +57,34 @@ async fn three_steps(backend: Backend) {
     let (b, db) = builder(backend).await;
     let rt = b.build();
     let calls = Arc::new(AtomicUsize::new(0));
-    rt.tools().insert_tool(counting_tool("t.add", read_only(), calls.clone(), |v| {
-        json!({"n": v["n"].as_i64().unwrap_or(0) + 1})
-    }));
-    rt.flows().insert_json(&chain("t.three", &["t.add", "t.add", "t.add"]).to_string()).unwrap();
-    let run = rt.start_run("t.three", None, json!({"n": 1}), wait()).await.unwrap();
+    rt.tools().insert_tool(counting_tool(
+        "t.add",
+        read_only(),
+        calls.clone(),
+        |v| json!({"n": v["n"].as_i64().unwrap_or(0) + 1}),
+    ));
+    rt.flows()
+        .insert_json(&chain("t.three", &["t.add", "t.add", "t.add"]).to_string())
+        .unwrap();
+    let run = rt
+        .start_run("t.three", None, json!({"n": 1}), wait())
+        .await
+        .unwrap();
     assert_eq!(run.status, RunStatus::Completed, "{run:?}");
     assert_eq!(run.output, Some(json!({"n": 4})));
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     let wire = serde_json::to_value(&run).unwrap();
-    for field in ["id", "status", "dryRun", "output", "flowId", "flowVersion", "createdAt", "updatedAt", "completedAt"] {
+    for field in [
+        "id",
+        "status",
+        "dryRun",
+        "output",
+        "flowId",
+        "flowVersion",
+        "createdAt",
+        "updatedAt",
+        "completedAt",
+    ] {
         assert!(wire.get(field).is_some(), "{field} missing in {wire}");
     }
     assert_eq!(wire["status"], "completed");
@@ -69,14 +94,29 @@ async fn three_steps(backend: Backend) {
     assert_eq!(
         kinds(&j),
         [
-            "run.started", "edge.evaluated", "step.started n1", "step.completed n1", "edge.evaluated",
-            "step.started n2", "step.completed n2", "edge.evaluated", "step.started n3", "step.completed n3",
-            "edge.evaluated", "run.completed",
+            "run.started",
+            "edge.evaluated",
+            "step.started n1",
+            "step.completed n1",
+            "edge.evaluated",
+            "step.started n2",
+            "step.completed n2",
+            "edge.evaluated",
+            "step.started n3",
+            "step.completed n3",
+            "edge.evaluated",
+            "run.completed",
         ]
     );
-    assert_eq!(j.iter().map(|e| e.sequence).collect::<Vec<_>>(), (1..=12).collect::<Vec<u64>>());
+    assert_eq!(
+        j.iter().map(|e| e.sequence).collect::<Vec<_>>(),
+        (1..=12).collect::<Vec<u64>>()
+    );
     assert_eq!(j[0].payload, Some(json!({"input": {"n": 1}})));
-    assert_eq!(j[1].payload, Some(json!({"edgeId": "e1", "decision": "taken"})));
+    assert_eq!(
+        j[1].payload,
+        Some(json!({"edgeId": "e1", "decision": "taken"}))
+    );
     assert_eq!(j[5].payload, Some(json!({"input": {"n": 2}})));
     assert_eq!(j[11].payload, Some(json!({"output": {"n": 4}})));
     // Paging.
@@ -102,10 +142,18 @@ async fn dry_run_refusal(backend: Backend) {
     let rt = b.build();
     let gets = Arc::new(AtomicUsize::new(0));
     let emails = Arc::new(AtomicUsize::new(0));
-    rt.tools().insert_tool(counting_tool("acme.get-order", json!({"mutating": false, "effects": []}), gets.clone(), |v| {
-        json!({"orderId": v["orderId"], "email": "a@b.c"})
-    }));
-    rt.tools().insert_tool(counting_tool("acme.email-customer", json!({}), emails.clone(), |_| json!({"sent": true})));
+    rt.tools().insert_tool(counting_tool(
+        "acme.get-order",
+        json!({"mutating": false, "effects": []}),
+        gets.clone(),
+        |v| json!({"orderId": v["orderId"], "email": "a@b.c"}),
+    ));
+    rt.tools().insert_tool(counting_tool(
+        "acme.email-customer",
+        json!({}),
+        emails.clone(),
+        |_| json!({"sent": true}),
+    ));
     let flow = json!({
         "id": "acme.notify", "version": "1.0.0",
         "nodes": [
@@ -119,18 +167,35 @@ async fn dry_run_refusal(backend: Backend) {
         ]
     });
     rt.flows().insert_json(&flow.to_string()).unwrap();
-    let run = rt.start_run("acme.notify", None, json!({"orderId": "o1"}), dry()).await.unwrap();
+    let run = rt
+        .start_run("acme.notify", None, json!({"orderId": "o1"}), dry())
+        .await
+        .unwrap();
     assert_eq!(run.status, RunStatus::Failed);
     assert!(run.dry_run);
     assert_eq!(run.failure_message.as_deref(), Some(REFUSAL));
-    assert_eq!(gets.load(Ordering::SeqCst), 1, "everything before the refusal really ran");
-    assert_eq!(emails.load(Ordering::SeqCst), 0, "the effectful tool is never called");
+    assert_eq!(
+        gets.load(Ordering::SeqCst),
+        1,
+        "everything before the refusal really ran"
+    );
+    assert_eq!(
+        emails.load(Ordering::SeqCst),
+        0,
+        "the effectful tool is never called"
+    );
     let j = rt.journal(&run.id, None, None).await.unwrap();
     assert_eq!(
         kinds(&j),
         [
-            "run.started", "edge.evaluated", "step.started get", "step.completed get", "edge.evaluated",
-            "step.started email", "step.failed email", "run.failed",
+            "run.started",
+            "edge.evaluated",
+            "step.started get",
+            "step.completed get",
+            "edge.evaluated",
+            "step.started email",
+            "step.failed email",
+            "run.failed",
         ]
     );
     assert_eq!(j[5].payload, Some(json!({"input": {"to": "a@b.c"}})));
@@ -141,7 +206,10 @@ async fn dry_run_refusal(backend: Backend) {
     assert_eq!(wire["failureMessage"], REFUSAL);
 
     // A live run of the same flow runs both.
-    let live = rt.start_run("acme.notify", None, json!({"orderId": "o1"}), wait()).await.unwrap();
+    let live = rt
+        .start_run("acme.notify", None, json!({"orderId": "o1"}), wait())
+        .await
+        .unwrap();
     assert_eq!(live.status, RunStatus::Completed);
     assert!(!live.dry_run);
     assert_eq!(emails.load(Ordering::SeqCst), 1);
@@ -159,21 +227,46 @@ async fn a_dry_run_stops_at_the_first_effectful_tool_on_every_store() {
 async fn the_dry_run_rule_follows_mutating_and_effects() {
     let cases = [
         (json!({"mutating": false, "effects": []}), true),
-        (json!({"mutating": false, "effects": [{"kind": "reads"}, {"kind": "network"}, {"kind": "sensitive-data-egress"}]}), true),
+        (
+            json!({"mutating": false, "effects": [{"kind": "reads"}, {"kind": "network"}, {"kind": "sensitive-data-egress"}]}),
+            true,
+        ),
         (json!({}), false),
         (json!({"mutating": true}), false),
-        (json!({"mutating": false, "effects": [{"kind": "writes"}]}), false),
-        (json!({"mutating": false, "effects": [{"kind": "deletes"}]}), false),
-        (json!({"mutating": false, "effects": [{"kind": "spawns-run"}]}), false),
-        (json!({"mutating": false, "effects": [{"kind": "emits-event"}]}), false),
-        (json!({"mutating": false, "effects": [{"kind": "external-side-effect", "resource": "x"}]}), false),
+        (
+            json!({"mutating": false, "effects": [{"kind": "writes"}]}),
+            false,
+        ),
+        (
+            json!({"mutating": false, "effects": [{"kind": "deletes"}]}),
+            false,
+        ),
+        (
+            json!({"mutating": false, "effects": [{"kind": "spawns-run"}]}),
+            false,
+        ),
+        (
+            json!({"mutating": false, "effects": [{"kind": "emits-event"}]}),
+            false,
+        ),
+        (
+            json!({"mutating": false, "effects": [{"kind": "external-side-effect", "resource": "x"}]}),
+            false,
+        ),
         (json!({"mutating": false, "transport": "mcp"}), false),
     ];
     for (extra, runs) in cases {
         let rt = Runtime::in_memory().build();
         let calls = Arc::new(AtomicUsize::new(0));
-        rt.tools().insert_tool(counting_tool("t.x", extra.clone(), calls.clone(), |_| json!({"ok": true})));
-        rt.flows().insert_json(&chain("t.one", &["t.x"]).to_string()).unwrap();
+        rt.tools().insert_tool(counting_tool(
+            "t.x",
+            extra.clone(),
+            calls.clone(),
+            |_| json!({"ok": true}),
+        ));
+        rt.flows()
+            .insert_json(&chain("t.one", &["t.x"]).to_string())
+            .unwrap();
         let run = rt.start_run("t.one", None, json!({}), dry()).await.unwrap();
         if runs {
             assert_eq!(run.status, RunStatus::Completed, "{extra}");
@@ -182,14 +275,23 @@ async fn the_dry_run_rule_follows_mutating_and_effects() {
         } else {
             assert_eq!(run.status, RunStatus::Failed, "{extra}");
             assert_eq!(calls.load(Ordering::SeqCst), 0, "{extra}");
-            assert!(run.failure_message.unwrap().starts_with("dry-run-effectful-tool: tool \"t.x\""));
+            assert!(
+                run.failure_message
+                    .unwrap()
+                    .starts_with("dry-run-effectful-tool: tool \"t.x\"")
+            );
         }
     }
     // A tool registered as coming from an MCP server never runs in a dry run.
     let rt = Runtime::in_memory().build();
     let calls = Arc::new(AtomicUsize::new(0));
-    rt.tools().insert_mcp_tool(counting_tool("t.x", read_only(), calls.clone(), |_| json!({})));
-    rt.flows().insert_json(&chain("t.one", &["t.x"]).to_string()).unwrap();
+    rt.tools()
+        .insert_mcp_tool(counting_tool("t.x", read_only(), calls.clone(), |_| {
+            json!({})
+        }));
+    rt.flows()
+        .insert_json(&chain("t.one", &["t.x"]).to_string())
+        .unwrap();
     let run = rt.start_run("t.one", None, json!({}), dry()).await.unwrap();
     assert_eq!(run.status, RunStatus::Failed);
     assert_eq!(calls.load(Ordering::SeqCst), 0);
@@ -199,8 +301,16 @@ async fn the_dry_run_rule_follows_mutating_and_effects() {
 async fn a_dry_run_refuses_only_tools_it_reaches() {
     let rt = Runtime::in_memory().build();
     let emails = Arc::new(AtomicUsize::new(0));
-    rt.tools().insert_tool(counting_tool("t.get", read_only(), Arc::new(AtomicUsize::new(0)), |_| json!({"vip": false})));
-    rt.tools().insert_tool(counting_tool("t.email", json!({}), emails.clone(), |_| json!({})));
+    rt.tools().insert_tool(counting_tool(
+        "t.get",
+        read_only(),
+        Arc::new(AtomicUsize::new(0)),
+        |_| json!({"vip": false}),
+    ));
+    rt.tools()
+        .insert_tool(counting_tool("t.email", json!({}), emails.clone(), |_| {
+            json!({})
+        }));
     let flow = json!({
         "id": "t.branch", "version": "1.0.0",
         "nodes": [{"id": "get", "kind": "tool", "ref": "t.get"}, {"id": "email", "kind": "tool", "ref": "t.email"}],
@@ -212,12 +322,24 @@ async fn a_dry_run_refuses_only_tools_it_reaches() {
         ]
     });
     rt.flows().insert_json(&flow.to_string()).unwrap();
-    let run = rt.start_run("t.branch", None, json!({}), dry()).await.unwrap();
-    assert_eq!(run.status, RunStatus::Completed, "{:?}", run.failure_message);
+    let run = rt
+        .start_run("t.branch", None, json!({}), dry())
+        .await
+        .unwrap();
+    assert_eq!(
+        run.status,
+        RunStatus::Completed,
+        "{:?}",
+        run.failure_message
+    );
     assert_eq!(run.output, Some(json!({"vip": false})));
     assert_eq!(emails.load(Ordering::SeqCst), 0);
     let j = rt.journal(&run.id, None, None).await.unwrap();
-    let decisions: Vec<Value> = j.iter().filter(|e| e.kind == JournalKind::EdgeEvaluated).map(|e| e.payload.clone().unwrap()).collect();
+    let decisions: Vec<Value> = j
+        .iter()
+        .filter(|e| e.kind == JournalKind::EdgeEvaluated)
+        .map(|e| e.payload.clone().unwrap())
+        .collect();
     assert!(decisions.contains(&json!({"edgeId": "e2", "decision": "not-taken"})));
 }
 
@@ -266,20 +388,47 @@ async fn an_agent_step_in_a_dry_run_skips_its_model_call() {
     let model = Arc::new(CountingModel::default());
     let rt = Runtime::in_memory().model(model.clone()).build();
     let tool_calls = Arc::new(AtomicUsize::new(0));
-    rt.tools().insert_tool(counting_tool("my-pack.greet", read_only(), Arc::new(AtomicUsize::new(0)), |v| {
-        json!({"greeting": format!("Hello, {}!", v["name"].as_str().unwrap_or("?"))})
-    }));
-    rt.tools().insert_tool(counting_tool("my-pack.lookup", read_only(), tool_calls.clone(), |_| json!({})));
-    rt.agents().insert(AgentSpec::new("my-pack.echo-agent").with_tools(["my-pack.lookup"]));
+    rt.tools().insert_tool(counting_tool(
+        "my-pack.greet",
+        read_only(),
+        Arc::new(AtomicUsize::new(0)),
+        |v| json!({"greeting": format!("Hello, {}!", v["name"].as_str().unwrap_or("?"))}),
+    ));
+    rt.tools().insert_tool(counting_tool(
+        "my-pack.lookup",
+        read_only(),
+        tool_calls.clone(),
+        |_| json!({}),
+    ));
+    rt.agents()
+        .insert(AgentSpec::new("my-pack.echo-agent").with_tools(["my-pack.lookup"]));
     rt.flows().insert_json(&echo_flow().to_string()).unwrap();
-    let run = rt.start_run("my-pack.echo-flow", None, json!({"name": "Ada"}), dry()).await.unwrap();
-    assert_eq!(run.status, RunStatus::Completed, "{:?}", run.failure_message);
+    let run = rt
+        .start_run("my-pack.echo-flow", None, json!({"name": "Ada"}), dry())
+        .await
+        .unwrap();
+    assert_eq!(
+        run.status,
+        RunStatus::Completed,
+        "{:?}",
+        run.failure_message
+    );
     assert!(run.dry_run);
-    assert_eq!(run.output, Some(json!({"reply": "[dry-run: model call skipped]", "greeting": "Hello, Ada!"})));
-    assert_eq!(model.0.load(Ordering::SeqCst), 0, "no model call in a dry run");
+    assert_eq!(
+        run.output,
+        Some(json!({"reply": "[dry-run: model call skipped]", "greeting": "Hello, Ada!"}))
+    );
+    assert_eq!(
+        model.0.load(Ordering::SeqCst),
+        0,
+        "no model call in a dry run"
+    );
     assert_eq!(tool_calls.load(Ordering::SeqCst), 0);
     let j = rt.journal(&run.id, None, None).await.unwrap();
-    let agent_out = j.iter().find(|e| e.kind == JournalKind::StepCompleted && e.node_id.as_deref() == Some("agent")).unwrap();
+    let agent_out = j
+        .iter()
+        .find(|e| e.kind == JournalKind::StepCompleted && e.node_id.as_deref() == Some("agent"))
+        .unwrap();
     let out = &agent_out.payload.as_ref().unwrap()["output"];
     assert_eq!(out["finishReason"], "stop");
     assert_eq!(out["usage"], json!({"inputTokens": 0, "outputTokens": 0}));
@@ -287,8 +436,14 @@ async fn an_agent_step_in_a_dry_run_skips_its_model_call() {
     assert_eq!(out["providerId"], "counting");
 
     // Live, the model is called.
-    let run = rt.start_run("my-pack.echo-flow", None, json!({"name": "Ada"}), wait()).await.unwrap();
-    assert_eq!(run.output, Some(json!({"reply": "live", "greeting": "Hello, Ada!"})));
+    let run = rt
+        .start_run("my-pack.echo-flow", None, json!({"name": "Ada"}), wait())
+        .await
+        .unwrap();
+    assert_eq!(
+        run.output,
+        Some(json!({"reply": "live", "greeting": "Hello, Ada!"}))
+    );
     assert_eq!(model.0.load(Ordering::SeqCst), 1);
 }
 
@@ -296,18 +451,41 @@ async fn an_agent_step_in_a_dry_run_skips_its_model_call() {
 async fn the_dev_echo_stand_in_calls_the_first_tool_and_reports_its_answer() {
     let rt = Runtime::in_memory().build();
     let looked = Arc::new(AtomicUsize::new(0));
-    rt.tools().insert_tool(counting_tool("my-pack.greet", read_only(), Arc::new(AtomicUsize::new(0)), |v| {
-        json!({"greeting": format!("Hello, {}!", v["name"].as_str().unwrap_or("?"))})
-    }));
-    rt.tools().insert_tool(counting_tool("my-pack.lookup", read_only(), looked.clone(), |v| json!({"echo": v["message"]})));
-    rt.agents().insert(AgentSpec::new("my-pack.echo-agent").with_tools(["my-pack.lookup"]));
+    rt.tools().insert_tool(counting_tool(
+        "my-pack.greet",
+        read_only(),
+        Arc::new(AtomicUsize::new(0)),
+        |v| json!({"greeting": format!("Hello, {}!", v["name"].as_str().unwrap_or("?"))}),
+    ));
+    rt.tools().insert_tool(counting_tool(
+        "my-pack.lookup",
+        read_only(),
+        looked.clone(),
+        |v| json!({"echo": v["message"]}),
+    ));
+    rt.agents()
+        .insert(AgentSpec::new("my-pack.echo-agent").with_tools(["my-pack.lookup"]));
     rt.flows().insert_json(&echo_flow().to_string()).unwrap();
-    let run = rt.start_run("my-pack.echo-flow", None, json!({"name": "Ada"}), wait()).await.unwrap();
-    assert_eq!(run.status, RunStatus::Completed, "{:?}", run.failure_message);
-    let reply = run.output.as_ref().unwrap()["reply"].as_str().unwrap().to_owned();
+    let run = rt
+        .start_run("my-pack.echo-flow", None, json!({"name": "Ada"}), wait())
+        .await
+        .unwrap();
+    assert_eq!(
+        run.status,
+        RunStatus::Completed,
+        "{:?}",
+        run.failure_message
+    );
+    let reply = run.output.as_ref().unwrap()["reply"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert_eq!(
         reply,
-        format!("{}\n\nTool responded: {{\"echo\":\"Hello, Ada!\"}}", kindgi_runtime::model::dev_echo::WARNING)
+        format!(
+            "{}\n\nTool responded: {{\"echo\":\"Hello, Ada!\"}}",
+            kindgi_runtime::model::dev_echo::WARNING
+        )
     );
     assert_eq!(looked.load(Ordering::SeqCst), 1);
 }
@@ -317,45 +495,75 @@ async fn retries_follow_the_edge_policy() {
     let rt = Runtime::in_memory().build();
     let calls = Arc::new(AtomicUsize::new(0));
     let c = calls.clone();
-    rt.tools().insert_tool(tool("t.flaky", read_only(), move |_| {
-        let n = c.fetch_add(1, Ordering::SeqCst);
-        async move { if n < 2 { Err(HandlerError::msg("boom")) } else { Ok(json!({"attempt": n + 1})) } }
-    }));
-    let flow = |attempts: u32| json!({
-        "id": format!("t.retry{attempts}"), "version": "1.0.0",
-        "nodes": [{"id": "f", "kind": "tool", "ref": "t.flaky"}],
-        "edges": [
-            {"id": "e1", "from": "$start", "to": "f", "policy": {"retry": {"maxAttempts": attempts, "delayMs": 20, "backoff": "linear"}}},
-            {"id": "e2", "from": "f", "to": "$end"}
-        ]
-    });
+    rt.tools()
+        .insert_tool(tool("t.flaky", read_only(), move |_| {
+            let n = c.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n < 2 {
+                    Err(HandlerError::msg("boom"))
+                } else {
+                    Ok(json!({"attempt": n + 1}))
+                }
+            }
+        }));
+    let flow = |attempts: u32| {
+        json!({
+            "id": format!("t.retry{attempts}"), "version": "1.0.0",
+            "nodes": [{"id": "f", "kind": "tool", "ref": "t.flaky"}],
+            "edges": [
+                {"id": "e1", "from": "$start", "to": "f", "policy": {"retry": {"maxAttempts": attempts, "delayMs": 20, "backoff": "linear"}}},
+                {"id": "e2", "from": "f", "to": "$end"}
+            ]
+        })
+    };
     rt.flows().insert_json(&flow(3).to_string()).unwrap();
     rt.flows().insert_json(&flow(2).to_string()).unwrap();
     let began = Instant::now();
-    let run = rt.start_run("t.retry3", None, json!({}), wait()).await.unwrap();
-    assert_eq!(run.status, RunStatus::Completed, "{:?}", run.failure_message);
+    let run = rt
+        .start_run("t.retry3", None, json!({}), wait())
+        .await
+        .unwrap();
+    assert_eq!(
+        run.status,
+        RunStatus::Completed,
+        "{:?}",
+        run.failure_message
+    );
     assert_eq!(run.output, Some(json!({"attempt": 3})));
-    assert!(began.elapsed() >= Duration::from_millis(60), "linear backoff: 20 + 40 ms");
+    assert!(
+        began.elapsed() >= Duration::from_millis(60),
+        "linear backoff: 20 + 40 ms"
+    );
     let j = rt.journal(&run.id, None, None).await.unwrap();
-    let retries: Vec<&JournalEntry> = j.iter().filter(|e| e.kind == JournalKind::StepRetryScheduled).collect();
+    let retries: Vec<&JournalEntry> = j
+        .iter()
+        .filter(|e| e.kind == JournalKind::StepRetryScheduled)
+        .collect();
     assert_eq!(retries.len(), 2);
     assert_eq!(retries[0].payload.as_ref().unwrap()["delayMs"], 20);
     assert_eq!(retries[1].payload.as_ref().unwrap()["delayMs"], 40);
 
     calls.store(0, Ordering::SeqCst);
-    let run = rt.start_run("t.retry2", None, json!({}), wait()).await.unwrap();
+    let run = rt
+        .start_run("t.retry2", None, json!({}), wait())
+        .await
+        .unwrap();
     assert_eq!(run.status, RunStatus::Failed);
-    assert_eq!(run.failure_message.as_deref(), Some("handler-error: Tool \"t.flaky\" handler threw: boom"));
+    assert_eq!(
+        run.failure_message.as_deref(),
+        Some("handler-error: Tool \"t.flaky\" handler threw: boom")
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]
 async fn a_step_that_overruns_its_timeout_fails_without_hanging() {
     let rt = Runtime::in_memory().build();
-    rt.tools().insert_tool(tool("t.slow", read_only(), |_| async {
-        tokio::time::sleep(Duration::from_secs(30)).await;
-        Ok(json!({}))
-    }));
+    rt.tools()
+        .insert_tool(tool("t.slow", read_only(), |_| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            Ok(json!({}))
+        }));
     let flow = json!({
         "id": "t.slow", "version": "1.0.0",
         "nodes": [{"id": "s", "kind": "tool", "ref": "t.slow"}],
@@ -363,7 +571,10 @@ async fn a_step_that_overruns_its_timeout_fails_without_hanging() {
     });
     rt.flows().insert_json(&flow.to_string()).unwrap();
     let began = Instant::now();
-    let run = rt.start_run("t.slow", None, json!({}), wait()).await.unwrap();
+    let run = rt
+        .start_run("t.slow", None, json!({}), wait())
+        .await
+        .unwrap();
     assert!(began.elapsed() < Duration::from_secs(5));
     assert_eq!(run.status, RunStatus::Failed);
     assert_eq!(
@@ -371,7 +582,13 @@ async fn a_step_that_overruns_its_timeout_fails_without_hanging() {
         Some("step-timeout: node \"s\" did not finish within 100 ms (edge policy timeoutMs)")
     );
     let j = rt.journal(&run.id, None, None).await.unwrap();
-    let failed = j.iter().find(|e| e.kind == JournalKind::StepFailed).unwrap().payload.clone().unwrap();
+    let failed = j
+        .iter()
+        .find(|e| e.kind == JournalKind::StepFailed)
+        .unwrap()
+        .payload
+        .clone()
+        .unwrap();
     assert_eq!(failed["reason"], "timeout");
     assert_eq!(failed["limitMs"], 100);
     assert!(failed["elapsedMs"].as_u64().unwrap() >= 100);
@@ -383,7 +600,12 @@ async fn loops_iterate_and_report_their_stop_reason() {
     rt.tools().insert_tool(counting_tool("t.double", json!({"mutating": false, "input": {}}), Arc::new(AtomicUsize::new(0)), |v| {
         json!({"v": v.as_i64().or_else(|| v["v"].as_i64()).or_else(|| v["finalOutput"]["v"].as_i64()).unwrap_or(0) * 2})
     }));
-    rt.tools().insert_tool(counting_tool("t.items", read_only(), Arc::new(AtomicUsize::new(0)), |_| json!({"items": [1, 2, 3]})));
+    rt.tools().insert_tool(counting_tool(
+        "t.items",
+        read_only(),
+        Arc::new(AtomicUsize::new(0)),
+        |_| json!({"items": [1, 2, 3]}),
+    ));
     let flow = json!({
         "id": "t.loops", "version": "1.0.0",
         "nodes": [
@@ -411,10 +633,21 @@ async fn loops_iterate_and_report_their_stop_reason() {
     // `inputMapping` is not a loop field: the flow is refused.
     assert!(rt.flows().insert_json(&flow.to_string()).is_err());
     let mut flow = flow;
-    flow["nodes"][2].as_object_mut().unwrap().remove("inputMapping");
+    flow["nodes"][2]
+        .as_object_mut()
+        .unwrap()
+        .remove("inputMapping");
     rt.flows().insert_json(&flow.to_string()).unwrap();
-    let run = rt.start_run("t.loops", None, json!({}), wait()).await.unwrap();
-    assert_eq!(run.status, RunStatus::Completed, "{:?}", run.failure_message);
+    let run = rt
+        .start_run("t.loops", None, json!({}), wait())
+        .await
+        .unwrap();
+    assert_eq!(
+        run.status,
+        RunStatus::Completed,
+        "{:?}",
+        run.failure_message
+    );
     let out = run.output.unwrap();
     assert_eq!(
         out["each"],
@@ -425,9 +658,15 @@ async fn loops_iterate_and_report_their_stop_reason() {
     assert_eq!(out["grow"]["iterations"], 4);
     assert_eq!(out["grow"]["finalOutput"], json!({"v": 96}));
     let j = rt.journal(&run.id, None, None).await.unwrap();
-    let iters = j.iter().filter(|e| e.kind == JournalKind::IterationCompleted).count();
+    let iters = j
+        .iter()
+        .filter(|e| e.kind == JournalKind::IterationCompleted)
+        .count();
     assert_eq!(iters, 7);
-    assert!(j.iter().any(|e| e.scope.as_deref() == Some("each#2") && e.kind == JournalKind::StepCompleted));
+    assert!(
+        j.iter()
+            .any(|e| e.scope.as_deref() == Some("each#2") && e.kind == JournalKind::StepCompleted)
+    );
 
     // iterateOver that is not an array fails the node with its stop reason.
     let bad = json!({
@@ -439,28 +678,52 @@ async fn loops_iterate_and_report_their_stop_reason() {
         "edges": [{"id": "e1", "from": "$start", "to": "each"}, {"id": "e2", "from": "each", "to": "$end"}]
     });
     rt.flows().insert_json(&bad.to_string()).unwrap();
-    let run = rt.start_run("t.bad-loop", None, json!({"items": "nope"}), wait()).await.unwrap();
+    let run = rt
+        .start_run("t.bad-loop", None, json!({"items": "nope"}), wait())
+        .await
+        .unwrap();
     assert_eq!(run.status, RunStatus::Failed);
     assert_eq!(
         run.failure_message.as_deref(),
-        Some("loop-failed: loop \"each\": iterateOver resolved to a string, not an array (stopReason: iterate-over-not-array)")
+        Some(
+            "loop-failed: loop \"each\": iterateOver resolved to a string, not an array (stopReason: iterate-over-not-array)"
+        )
     );
     // maxIterations caps a longer array.
-    let run = rt.start_run("t.bad-loop", None, json!({"items": [1, 2, 3]}), wait()).await.unwrap();
+    let run = rt
+        .start_run("t.bad-loop", None, json!({"items": [1, 2, 3]}), wait())
+        .await
+        .unwrap();
     assert_eq!(run.output.unwrap()["stopReason"], "max-iterations");
 }
 
 #[tokio::test]
 async fn fanout_converges_by_its_mode() {
     let rt = Runtime::in_memory().build();
-    rt.tools().insert_tool(counting_tool("t.ok", read_only(), Arc::new(AtomicUsize::new(0)), |_| json!({"ok": 1})));
-    rt.tools().insert_tool(tool("t.bad", read_only(), |_| async { Err(HandlerError::msg("nope")) }));
+    rt.tools().insert_tool(counting_tool(
+        "t.ok",
+        read_only(),
+        Arc::new(AtomicUsize::new(0)),
+        |_| json!({"ok": 1}),
+    ));
+    rt.tools()
+        .insert_tool(tool("t.bad", read_only(), |_| async {
+            Err(HandlerError::msg("nope"))
+        }));
     for (mode, expect_status, expect) in [
-        ("settle-all", RunStatus::Completed, Some(json!({
-            "a": {"status": "succeeded", "output": {"ok": 1}},
-            "b": {"status": "failed", "error": {"message": "handler-error: Tool \"t.bad\" handler threw: nope"}}
-        }))),
-        ("any-succeed", RunStatus::Completed, Some(json!({"winnerBranchId": "a", "output": {"ok": 1}}))),
+        (
+            "settle-all",
+            RunStatus::Completed,
+            Some(json!({
+                "a": {"status": "succeeded", "output": {"ok": 1}},
+                "b": {"status": "failed", "error": {"message": "handler-error: Tool \"t.bad\" handler threw: nope"}}
+            })),
+        ),
+        (
+            "any-succeed",
+            RunStatus::Completed,
+            Some(json!({"winnerBranchId": "a", "output": {"ok": 1}})),
+        ),
         ("all-succeed", RunStatus::Failed, None),
     ] {
         let flow = json!({
@@ -471,29 +734,57 @@ async fn fanout_converges_by_its_mode() {
             "edges": [{"id": "e1", "from": "$start", "to": "fan"}, {"id": "e2", "from": "fan", "to": "$end"}]
         });
         rt.flows().insert_json(&flow.to_string()).unwrap();
-        let run = rt.start_run(&format!("t.fan-{mode}"), None, json!({}), wait()).await.unwrap();
-        assert_eq!(run.status, expect_status, "{mode}: {:?}", run.failure_message);
+        let run = rt
+            .start_run(&format!("t.fan-{mode}"), None, json!({}), wait())
+            .await
+            .unwrap();
+        assert_eq!(
+            run.status, expect_status,
+            "{mode}: {:?}",
+            run.failure_message
+        );
         if let Some(e) = expect {
             assert_eq!(run.output, Some(e), "{mode}");
         } else {
             assert_eq!(
                 run.failure_message.as_deref(),
-                Some("fanout-failed: fanout \"fan\": branch \"b\" failed: handler-error: Tool \"t.bad\" handler threw: nope")
+                Some(
+                    "fanout-failed: fanout \"fan\": branch \"b\" failed: handler-error: Tool \"t.bad\" handler threw: nope"
+                )
             );
         }
         let j = rt.journal(&run.id, None, None).await.unwrap();
-        assert!(j.iter().any(|e| e.kind == JournalKind::FanoutConverged), "{mode}");
+        assert!(
+            j.iter().any(|e| e.kind == JournalKind::FanoutConverged),
+            "{mode}"
+        );
     }
 }
 
 #[tokio::test]
 async fn a_subgraph_runs_a_child_run() {
     let rt = Runtime::in_memory().build();
-    rt.tools().insert_tool(counting_tool("t.inc", read_only(), Arc::new(AtomicUsize::new(0)), |v| json!({"v": v["v"].as_i64().unwrap_or(0) + 1})));
-    rt.tools().insert_tool(tool("t.bad", read_only(), |_| async { Err(HandlerError::msg("child broke")) }));
-    rt.flows().insert_json(&chain("t.child", &["t.inc"]).to_string()).unwrap();
-    rt.flows().insert_json(&chain("t.bad-child", &["t.bad"]).to_string()).unwrap();
-    for (child, convergence) in [("t.child", "success-only"), ("t.bad-child", "settle-all"), ("t.bad-child", "success-only")] {
+    rt.tools().insert_tool(counting_tool(
+        "t.inc",
+        read_only(),
+        Arc::new(AtomicUsize::new(0)),
+        |v| json!({"v": v["v"].as_i64().unwrap_or(0) + 1}),
+    ));
+    rt.tools()
+        .insert_tool(tool("t.bad", read_only(), |_| async {
+            Err(HandlerError::msg("child broke"))
+        }));
+    rt.flows()
+        .insert_json(&chain("t.child", &["t.inc"]).to_string())
+        .unwrap();
+    rt.flows()
+        .insert_json(&chain("t.bad-child", &["t.bad"]).to_string())
+        .unwrap();
+    for (child, convergence) in [
+        ("t.child", "success-only"),
+        ("t.bad-child", "settle-all"),
+        ("t.bad-child", "success-only"),
+    ] {
         let parent = json!({
             "id": "t.parent", "version": "1.0.0",
             "nodes": [{"id": "sub", "kind": "subgraph", "flowRef": {"flowId": child, "version": "1.0.0"},
@@ -501,10 +792,21 @@ async fn a_subgraph_runs_a_child_run() {
             "edges": [{"id": "e1", "from": "$start", "to": "sub"}, {"id": "e2", "from": "sub", "to": "$end"}]
         });
         rt.flows().insert_json(&parent.to_string()).unwrap();
-        let run = rt.start_run("t.parent", None, json!({"start": 41}), wait()).await.unwrap();
+        let run = rt
+            .start_run("t.parent", None, json!({"start": 41}), wait())
+            .await
+            .unwrap();
         let j = rt.journal(&run.id, None, None).await.unwrap();
-        let child_id = j.iter().find(|e| e.kind == JournalKind::SubgraphDispatched).unwrap().payload.as_ref().unwrap()["childRunId"]
-            .as_str().unwrap().to_owned();
+        let child_id = j
+            .iter()
+            .find(|e| e.kind == JournalKind::SubgraphDispatched)
+            .unwrap()
+            .payload
+            .as_ref()
+            .unwrap()["childRunId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         let child_run = rt.get_run(&child_id).await.unwrap();
         assert_eq!(child_run.parent_run_id.as_deref(), Some(run.id.as_str()));
         assert_eq!(child_run.parent_node_id.as_deref(), Some("sub"));
@@ -529,34 +831,76 @@ async fn a_subgraph_runs_a_child_run() {
 #[tokio::test]
 async fn bad_input_gets_clear_errors_before_a_run_exists() {
     let rt = Runtime::in_memory().build();
-    let err = rt.start_run("t.nope", None, json!({}), wait()).await.unwrap_err();
+    let err = rt
+        .start_run("t.nope", None, json!({}), wait())
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), "flow-not-found");
     assert_eq!(err.to_string(), "flow-not-found: no flow \"t.nope\"");
-    let err = rt.start_run("t.nope", Some("2.0.0"), json!({}), wait()).await.unwrap_err();
-    assert_eq!(err.to_string(), "flow-not-found: no flow \"t.nope\" version 2.0.0");
+    let err = rt
+        .start_run("t.nope", Some("2.0.0"), json!({}), wait())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "flow-not-found: no flow \"t.nope\" version 2.0.0"
+    );
 
-    rt.flows().insert_json(&chain("t.unbound", &["t.missing"]).to_string()).unwrap();
-    let err = rt.start_run("t.unbound", None, json!({}), wait()).await.unwrap_err();
+    rt.flows()
+        .insert_json(&chain("t.unbound", &["t.missing"]).to_string())
+        .unwrap();
+    let err = rt
+        .start_run("t.unbound", None, json!({}), wait())
+        .await
+        .unwrap_err();
     assert!(matches!(err, RuntimeError::FlowUnbound { .. }));
-    assert_eq!(err.to_string(), "flow-unbound: flow \"t.unbound\" node \"n1\" names tool \"t.missing\", which is not registered");
+    assert_eq!(
+        err.to_string(),
+        "flow-unbound: flow \"t.unbound\" node \"n1\" names tool \"t.missing\", which is not registered"
+    );
 
-    rt.tools().insert_tool(counting_tool("t.x", read_only(), Arc::new(AtomicUsize::new(0)), |v| v));
+    rt.tools().insert_tool(counting_tool(
+        "t.x",
+        read_only(),
+        Arc::new(AtomicUsize::new(0)),
+        |v| v,
+    ));
     let mut flow = chain("t.typed", &["t.x"]);
     flow["metadata"] = json!({"inputSchema": {"type": "object", "required": ["orderId"], "properties": {"orderId": {"type": "string"}}}});
     rt.flows().insert_json(&flow.to_string()).unwrap();
-    let err = rt.start_run("t.typed", None, json!({"orderId": 7}), wait()).await.unwrap_err();
+    let err = rt
+        .start_run("t.typed", None, json!({"orderId": 7}), wait())
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), "input-validation-failed");
-    assert!(err.to_string().contains("/orderId: must be string"), "{err}");
-    assert!(rt.list_runs(&Default::default()).await.unwrap().is_empty(), "no run was created");
-    let ok = rt.start_run("t.typed", None, json!({"orderId": "o1"}), wait()).await.unwrap();
+    assert!(
+        err.to_string().contains("/orderId: must be string"),
+        "{err}"
+    );
+    assert!(
+        rt.list_runs(&Default::default()).await.unwrap().is_empty(),
+        "no run was created"
+    );
+    let ok = rt
+        .start_run("t.typed", None, json!({"orderId": "o1"}), wait())
+        .await
+        .unwrap();
     assert_eq!(ok.status, RunStatus::Completed);
 
     // A tool whose input schema refuses the input fails the run, naming the tool.
     rt.tools().insert_tool(counting_tool("t.strict", json!({"mutating": false, "input": {"type": "object", "required": ["a"], "properties": {"a": {}}}}), Arc::new(AtomicUsize::new(0)), |v| v));
-    rt.flows().insert_json(&chain("t.strict", &["t.strict"]).to_string()).unwrap();
-    let run = rt.start_run("t.strict", None, json!({}), wait()).await.unwrap();
+    rt.flows()
+        .insert_json(&chain("t.strict", &["t.strict"]).to_string())
+        .unwrap();
+    let run = rt
+        .start_run("t.strict", None, json!({}), wait())
+        .await
+        .unwrap();
     assert_eq!(run.status, RunStatus::Failed);
-    assert_eq!(run.failure_message.as_deref(), Some("input-validation-failed: Input for tool \"t.strict\" failed validation"));
+    assert_eq!(
+        run.failure_message.as_deref(),
+        Some("input-validation-failed: Input for tool \"t.strict\" failed validation")
+    );
 
     let err = rt.get_run("nope").await.unwrap_err();
     assert_eq!(err.to_string(), "run-not-found: no run \"nope\"");
@@ -569,19 +913,28 @@ async fn a_run_can_be_cancelled_mid_step() {
     let rt = Runtime::in_memory().build();
     let started = Arc::new(tokio::sync::Notify::new());
     let s = started.clone();
-    rt.tools().insert_tool(tool("t.hang", read_only(), move |_| {
-        let s = s.clone();
-        async move {
-            s.notify_one();
-            tokio::time::sleep(Duration::from_secs(60)).await;
-            Ok(json!({}))
-        }
-    }));
-    rt.flows().insert_json(&chain("t.hang", &["t.hang", "t.hang"]).to_string()).unwrap();
-    let run = rt.start_run("t.hang", None, json!({}), RunOptions::default()).await.unwrap();
+    rt.tools()
+        .insert_tool(tool("t.hang", read_only(), move |_| {
+            let s = s.clone();
+            async move {
+                s.notify_one();
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok(json!({}))
+            }
+        }));
+    rt.flows()
+        .insert_json(&chain("t.hang", &["t.hang", "t.hang"]).to_string())
+        .unwrap();
+    let run = rt
+        .start_run("t.hang", None, json!({}), RunOptions::default())
+        .await
+        .unwrap();
     assert_eq!(run.status, RunStatus::Pending);
     started.notified().await;
-    let cancelled = tokio::time::timeout(Duration::from_secs(5), rt.cancel_run(&run.id)).await.unwrap().unwrap();
+    let cancelled = tokio::time::timeout(Duration::from_secs(5), rt.cancel_run(&run.id))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(cancelled.status, RunStatus::Cancelled);
     let j = rt.journal(&run.id, None, None).await.unwrap();
     assert_eq!(j.last().unwrap().kind, JournalKind::RunCancelled);
@@ -594,16 +947,17 @@ async fn max_parallelism_priority_and_concurrency_keys_shape_dispatch() {
     let peak = Arc::new(AtomicUsize::new(0));
     let rt = Runtime::in_memory().build();
     let (f, p) = (in_flight.clone(), peak.clone());
-    rt.tools().insert_tool(tool("t.work", read_only(), move |_| {
-        let (f, p) = (f.clone(), p.clone());
-        async move {
-            let now = f.fetch_add(1, Ordering::SeqCst) + 1;
-            p.fetch_max(now, Ordering::SeqCst);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            f.fetch_sub(1, Ordering::SeqCst);
-            Ok(json!({}))
-        }
-    }));
+    rt.tools()
+        .insert_tool(tool("t.work", read_only(), move |_| {
+            let (f, p) = (f.clone(), p.clone());
+            async move {
+                let now = f.fetch_add(1, Ordering::SeqCst) + 1;
+                p.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                f.fetch_sub(1, Ordering::SeqCst);
+                Ok(json!({}))
+            }
+        }));
     let fan = |id: &str, max: Option<u32>, key: Option<&str>| {
         let mut edges = Vec::new();
         let mut nodes = Vec::new();
@@ -622,41 +976,84 @@ async fn max_parallelism_priority_and_concurrency_keys_shape_dispatch() {
         }
         f
     };
-    rt.flows().insert_json(&fan("t.wide", None, None).to_string()).unwrap();
-    rt.flows().insert_json(&fan("t.narrow", Some(1), None).to_string()).unwrap();
-    rt.flows().insert_json(&fan("t.keyed", None, Some("one-at-a-time")).to_string()).unwrap();
+    rt.flows()
+        .insert_json(&fan("t.wide", None, None).to_string())
+        .unwrap();
+    rt.flows()
+        .insert_json(&fan("t.narrow", Some(1), None).to_string())
+        .unwrap();
+    rt.flows()
+        .insert_json(&fan("t.keyed", None, Some("one-at-a-time")).to_string())
+        .unwrap();
 
-    rt.start_run("t.wide", None, json!({}), wait()).await.unwrap();
+    rt.start_run("t.wide", None, json!({}), wait())
+        .await
+        .unwrap();
     assert_eq!(peak.swap(0, Ordering::SeqCst), 4);
 
-    let run = rt.start_run("t.narrow", None, json!({}), wait()).await.unwrap();
+    let run = rt
+        .start_run("t.narrow", None, json!({}), wait())
+        .await
+        .unwrap();
     assert_eq!(peak.swap(0, Ordering::SeqCst), 1);
     let j = rt.journal(&run.id, None, None).await.unwrap();
-    let order: Vec<String> = j.iter().filter(|e| e.kind == JournalKind::StepStarted).map(|e| e.node_id.clone().unwrap()).collect();
-    assert_eq!(order, ["b", "d", "a", "c"], "priority descending, then node id");
+    let order: Vec<String> = j
+        .iter()
+        .filter(|e| e.kind == JournalKind::StepStarted)
+        .map(|e| e.node_id.clone().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        ["b", "d", "a", "c"],
+        "priority descending, then node id"
+    );
 
     // Per-run override wins.
-    let opts = RunOptions { wait: true, max_parallelism: Some(2), ..Default::default() };
+    let opts = RunOptions {
+        wait: true,
+        max_parallelism: Some(2),
+        ..Default::default()
+    };
     rt.start_run("t.wide", None, json!({}), opts).await.unwrap();
     assert_eq!(peak.swap(0, Ordering::SeqCst), 2);
 
     // A concurrency key serialises across runs.
-    let r1 = rt.start_run("t.keyed", None, json!({}), RunOptions::default()).await.unwrap();
-    let r2 = rt.start_run("t.keyed", None, json!({}), RunOptions::default()).await.unwrap();
+    let r1 = rt
+        .start_run("t.keyed", None, json!({}), RunOptions::default())
+        .await
+        .unwrap();
+    let r2 = rt
+        .start_run("t.keyed", None, json!({}), RunOptions::default())
+        .await
+        .unwrap();
     rt.wait_for_run(&r1.id).await.unwrap();
     rt.wait_for_run(&r2.id).await.unwrap();
     assert_eq!(peak.load(Ordering::SeqCst), 1);
     let mut deferred = 0;
     for id in [&r1.id, &r2.id] {
-        deferred += rt.journal(id, None, None).await.unwrap().iter().filter(|e| e.kind == JournalKind::StepConcurrencyDeferred).count();
+        deferred += rt
+            .journal(id, None, None)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|e| e.kind == JournalKind::StepConcurrencyDeferred)
+            .count();
     }
-    assert!(deferred >= 3, "waiting holders journal step.concurrency-deferred ({deferred})");
+    assert!(
+        deferred >= 3,
+        "waiting holders journal step.concurrency-deferred ({deferred})"
+    );
 }
 
 #[tokio::test]
 async fn missing_paths_follow_the_evaluator_rules_in_a_run() {
     let rt = Runtime::in_memory().build();
-    rt.tools().insert_tool(counting_tool("t.x", read_only(), Arc::new(AtomicUsize::new(0)), |_| json!({"k": "v"})));
+    rt.tools().insert_tool(counting_tool(
+        "t.x",
+        read_only(),
+        Arc::new(AtomicUsize::new(0)),
+        |_| json!({"k": "v"}),
+    ));
     let flow = json!({
         "id": "t.missing", "version": "1.0.0",
         "nodes": [{"id": "a", "kind": "tool", "ref": "t.x"}, {"id": "ne", "kind": "tool", "ref": "t.x"}, {"id": "eq", "kind": "tool", "ref": "t.x"}],
@@ -670,6 +1067,13 @@ async fn missing_paths_follow_the_evaluator_rules_in_a_run() {
         "output": {"mapping": {"ne": {"path": "nodeOutputs.ne.k"}, "eq": {"path": "nodeOutputs.eq.k"}}}
     });
     rt.flows().insert_json(&flow.to_string()).unwrap();
-    let run = rt.start_run("t.missing", None, json!({}), wait()).await.unwrap();
-    assert_eq!(run.output, Some(json!({"ne": "v"})), "ne on MISSING is true, eq is false; a MISSING mapped path omits its key");
+    let run = rt
+        .start_run("t.missing", None, json!({}), wait())
+        .await
+        .unwrap();
+    assert_eq!(
+        run.output,
+        Some(json!({"ne": "v"})),
+        "ne on MISSING is true, eq is false; a MISSING mapped path omits its key"
+    );
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::CompileError;
 use crate::dialect::{self, Dialect};
-use crate::formats::{Format, FormatType};
+use crate::formats::Format;
 use crate::index::{Index, Loc, pointer};
 use crate::js::{self, js_number_value};
 use crate::jsregex::compile_u;
@@ -58,7 +58,6 @@ struct FnInfo {
     items: ISt,
     data_counter: usize,
     base: String,
-    meta: bool,
 }
 
 #[derive(Clone)]
@@ -133,7 +132,11 @@ fn obj_keys(o: &Map<String, Value>) -> Vec<&String> {
 /// `allSchemaProperties`: keys except `__proto__`, JavaScript order.
 fn schema_props(v: Option<&Value>) -> Vec<String> {
     match v.and_then(Value::as_object) {
-        Some(o) => obj_keys(o).into_iter().filter(|k| *k != "__proto__").cloned().collect(),
+        Some(o) => obj_keys(o)
+            .into_iter()
+            .filter(|k| *k != "__proto__")
+            .cloned()
+            .collect(),
         None => Vec::new(),
     }
 }
@@ -141,11 +144,51 @@ fn schema_props(v: Option<&Value>) -> Vec<String> {
 fn has_ref(v: &Value) -> bool {
     match v {
         Value::Object(o) => o.iter().any(|(k, x)| {
-            matches!(k.as_str(), "$ref" | "$recursiveRef" | "$recursiveAnchor" | "$dynamicRef" | "$dynamicAnchor") || has_ref(x)
+            matches!(
+                k.as_str(),
+                "$ref" | "$recursiveRef" | "$recursiveAnchor" | "$dynamicRef" | "$dynamicAnchor"
+            ) || has_ref(x)
         }),
         Value::Array(a) => a.iter().any(has_ref),
         _ => false,
     }
+}
+
+/// The JSON types a keyword's value may have (`KeywordCxt`'s `schemaType` check).
+fn schema_types(d: Dialect, k: &str) -> Option<&'static [&'static str]> {
+    Some(match k {
+        "$ref"
+        | "$dynamicRef"
+        | "$recursiveRef"
+        | "$dynamicAnchor"
+        | "pattern"
+        | "format"
+        | "formatMaximum"
+        | "formatMinimum"
+        | "formatExclusiveMaximum"
+        | "formatExclusiveMinimum" => &["string"],
+        "$recursiveAnchor" | "uniqueItems" | "nullable" => &["boolean"],
+        "maximum" | "minimum" | "exclusiveMaximum" | "exclusiveMinimum" | "multipleOf"
+        | "maxLength" | "minLength" | "maxProperties" | "minProperties" | "maxItems"
+        | "minItems" | "maxContains" | "minContains" => &["number"],
+        "required" | "enum" | "anyOf" | "oneOf" | "allOf" | "prefixItems" => &["array"],
+        "type" => &["string", "array"],
+        "not" | "if" | "then" | "else" | "propertyNames" | "contains" => &["object", "boolean"],
+        "additionalItems"
+        | "additionalProperties"
+        | "unevaluatedProperties"
+        | "unevaluatedItems" => &["boolean", "object"],
+        "items" => {
+            if d == Dialect::Draft2020 {
+                &["object", "boolean"]
+            } else {
+                &["object", "array", "boolean"]
+            }
+        }
+        "dependencies" | "properties" | "patternProperties" | "dependentRequired"
+        | "dependentSchemas" => &["object"],
+        _ => return None,
+    })
 }
 
 fn types_of(v: &Value) -> Vec<&'static str> {
@@ -235,7 +278,11 @@ fn merge_props(to: &mut PSt, from: &PSt, to_name: bool, in_if: bool) -> Merge {
         (t, PSt::Name) => {
             let _ = t;
             *to = PSt::Name;
-            if in_if { Merge::CondAlias } else { Merge::Always }
+            if in_if {
+                Merge::CondAlias
+            } else {
+                Merge::Always
+            }
         }
         (t, f) => {
             let merged = merge_props_static(&t, f);
@@ -277,7 +324,11 @@ fn merge_items(to: &mut ISt, from: ISt, to_name: bool, in_if: bool) -> Merge {
         }
         (_, ISt::Name) => {
             *to = ISt::Name;
-            if in_if { Merge::CondAlias } else { Merge::Always }
+            if in_if {
+                Merge::CondAlias
+            } else {
+                Merge::Always
+            }
         }
         (t, f) => {
             let merged = merge_items_static(t, f);
@@ -316,8 +367,16 @@ impl<'a> Compiler<'a> {
 
     /// Compiles document 0.
     pub(crate) fn compile(mut self) -> Result<Tree, CompileError> {
-        let root = self.function(Loc { doc: 0, ptr: String::new() })?;
-        Ok(Tree { nodes: self.nodes, root, track: self.track && self.uses_uneval, has_defaults: self.has_defaults })
+        let root = self.function(Loc {
+            doc: 0,
+            ptr: String::new(),
+        })?;
+        Ok(Tree {
+            nodes: self.nodes,
+            root,
+            track: self.track && self.uses_uneval,
+            has_defaults: self.has_defaults,
+        })
     }
 
     fn value_at(&self, loc: &Loc) -> Option<&'a Value> {
@@ -338,7 +397,10 @@ impl<'a> Compiler<'a> {
         let base = self.index.base_of(&loc);
         let fn_base = {
             // Ajv's `schemaEnv.baseId`: the base the function starts from.
-            let own = value.get("$id").and_then(Value::as_str).map(|id| normalize_id(id).to_owned());
+            let own = value
+                .get("$id")
+                .and_then(Value::as_str)
+                .map(|id| normalize_id(id).to_owned());
             match own {
                 Some(id) if loc.ptr.is_empty() => id,
                 _ => base.clone(),
@@ -346,9 +408,20 @@ impl<'a> Compiler<'a> {
         };
         let f = self.funcs.len();
         let meta = loc.doc > 0;
-        self.funcs.push(FnInfo { node, done: false, props: PSt::Undef, items: ISt::Undef, data_counter: 0, base: fn_base, meta });
+        self.funcs.push(FnInfo {
+            node,
+            done: false,
+            props: PSt::Undef,
+            items: ISt::Undef,
+            data_counter: 0,
+            base: fn_base,
+        });
         self.func_by_loc.insert(loc.clone(), f);
-        let parent_base = if loc.ptr.is_empty() { String::new() } else { base.clone() };
+        let parent_base = if loc.ptr.is_empty() {
+            String::new()
+        } else {
+            base.clone()
+        };
         let mut cx = Cx {
             loc,
             base: parent_base,
@@ -419,7 +492,14 @@ impl<'a> Compiler<'a> {
     }
 
     /// A subschema of `parent` at `keyword[/prop]`.
-    fn sub(&mut self, parent: &mut Cx, value: &Value, keyword: &str, prop: Option<&str>, m: Sub2) -> Result<(NodeId, PSt, ISt), CompileError> {
+    fn sub(
+        &mut self,
+        parent: &mut Cx,
+        value: &Value,
+        keyword: &str,
+        prop: Option<&str>,
+        m: Sub2,
+    ) -> Result<(NodeId, PSt, ISt), CompileError> {
         let mut ptr = format!("{}/{}", parent.loc.ptr, escape_pointer(keyword));
         let mut path = format!("{}/{}", parent.path, keyword);
         if let Some(p) = prop {
@@ -428,10 +508,26 @@ impl<'a> Compiler<'a> {
             path.push('/');
             path.push_str(&fragment_segment(p));
         }
-        self.sub_at(parent, value, Loc { doc: parent.loc.doc, ptr }, path, m)
+        self.sub_at(
+            parent,
+            value,
+            Loc {
+                doc: parent.loc.doc,
+                ptr,
+            },
+            path,
+            m,
+        )
     }
 
-    fn sub_at(&mut self, parent: &mut Cx, value: &Value, loc: Loc, path: String, m: Sub2) -> Result<(NodeId, PSt, ISt), CompileError> {
+    fn sub_at(
+        &mut self,
+        parent: &mut Cx,
+        value: &Value,
+        loc: Loc,
+        path: String,
+        m: Sub2,
+    ) -> Result<(NodeId, PSt, ISt), CompileError> {
         let mut data_var = parent.data_var.clone();
         let mut types = parent.types.clone();
         if m.new_data {
@@ -467,9 +563,13 @@ impl<'a> Compiler<'a> {
     fn schema(&mut self, cx: &mut Cx, v: &Value) -> Result<Node, CompileError> {
         self.depth += 1;
         if self.depth > MAX_SCHEMA_DEPTH {
-            return Err(err(format!("schema is nested too deeply: more than {MAX_SCHEMA_DEPTH} levels")));
+            return Err(err(format!(
+                "schema is nested too deeply: more than {MAX_SCHEMA_DEPTH} levels"
+            )));
         }
-        let r = stacker::maybe_grow(crate::eval::STACK_RED_ZONE, crate::eval::STACK_GROW, || self.schema_inner(cx, v));
+        let r = stacker::maybe_grow(crate::eval::STACK_RED_ZONE, crate::eval::STACK_GROW, || {
+            self.schema_inner(cx, v)
+        });
         self.depth -= 1;
         r
     }
@@ -477,7 +577,11 @@ impl<'a> Compiler<'a> {
     fn schema_inner(&mut self, cx: &mut Cx, v: &Value) -> Result<Node, CompileError> {
         let o = match v {
             Value::Bool(true) => return Ok(Node::True),
-            Value::Bool(false) => return Ok(Node::False { path: format!("{}/false schema", cx.path).into() }),
+            Value::Bool(false) => {
+                return Ok(Node::False {
+                    path: format!("{}/false schema", cx.path).into(),
+                });
+            }
             Value::Object(o) => o,
             _ => return Err(err("schema must be object or boolean")),
         };
@@ -500,13 +604,24 @@ impl<'a> Compiler<'a> {
                 None => return Err(err(format!("type must be JSONType or JSONType[]: {s}"))),
             },
             Some(Value::Array(a)) => {
-                let all: Vec<Option<&'static str>> = a.iter().map(|x| x.as_str().and_then(static_type_name)).collect();
+                let all: Vec<Option<&'static str>> = a
+                    .iter()
+                    .map(|x| x.as_str().and_then(static_type_name))
+                    .collect();
                 if all.iter().any(Option::is_none) {
-                    return Err(err(format!("type must be JSONType or JSONType[]: {}", js::fmt_value(&Value::Array(a.clone())))));
+                    return Err(err(format!(
+                        "type must be JSONType or JSONType[]: {}",
+                        js::fmt_value(&Value::Array(a.clone()))
+                    )));
                 }
                 names.extend(all.into_iter().flatten());
             }
-            Some(other) => return Err(err(format!("type must be JSONType or JSONType[]: {}", js::fmt_value(other)))),
+            Some(other) => {
+                return Err(err(format!(
+                    "type must be JSONType or JSONType[]: {}",
+                    js::fmt_value(other)
+                )));
+            }
         }
         if names.contains(&"null") {
             if o.get("nullable") == Some(&Value::Bool(false)) {
@@ -526,18 +641,35 @@ impl<'a> Compiler<'a> {
         let used = |g: &str| dialect::group(d, g).iter().any(|k| o.contains_key(*k));
         let mut type_check = None;
         if !names.is_empty() {
-            let single_group = names.len() == 1 && matches!(names[0], "number" | "string" | "array" | "object") && used(names[0]);
-            let bits = names.iter().filter_map(|n| ty::by_name(n)).fold(0u8, |a, b| a | b);
+            let single_group = names.len() == 1
+                && matches!(names[0], "number" | "string" | "array" | "object")
+                && used(names[0]);
+            let bits = names
+                .iter()
+                .filter_map(|n| ty::by_name(n))
+                .fold(0u8, |a, b| a | b);
             let raw = o.get("type").cloned().unwrap_or(Value::Null);
             type_check = Some(TypeCheck {
                 types: bits,
-                at: if single_group { TypeAt::Group(ty::by_name(names[0]).unwrap_or(0)) } else { TypeAt::Upfront },
+                at: if single_group {
+                    TypeAt::Group(ty::by_name(names[0]).unwrap_or(0))
+                } else {
+                    TypeAt::Upfront
+                },
                 message: format!("must be {}", js::fmt_value(&raw)).into(),
                 param: raw,
                 path: format!("{}/type", cx.path).into(),
             });
         }
-        let mut node = ObjNode { type_check, any: Vec::new(), number: None, string: None, array: None, object: None, defaults: None };
+        let mut node = ObjNode {
+            type_check,
+            any: Vec::new(),
+            number: None,
+            string: None,
+            array: None,
+            object: None,
+            defaults: None,
+        };
         if only_ref {
             let mut kws = Vec::new();
             self.keyword(cx, o, "$ref", &mut kws)?;
@@ -581,7 +713,12 @@ impl<'a> Compiler<'a> {
         Ok(Node::Obj(Box::new(node)))
     }
 
-    fn strict_types(&mut self, cx: &mut Cx, o: &Map<String, Value>, types: &[&'static str]) -> Result<(), CompileError> {
+    fn strict_types(
+        &mut self,
+        cx: &mut Cx,
+        o: &Map<String, Value>,
+        types: &[&'static str],
+    ) -> Result<(), CompileError> {
         let at = |cx: &Cx, s: &Compiler<'_>| format!("{}{}", s.funcs[cx.func].base, cx.path);
         if !types.is_empty() {
             if cx.types.is_empty() {
@@ -613,22 +750,37 @@ impl<'a> Compiler<'a> {
             }
             if let Some(kt) = dialect::keyword_types(k) {
                 if !kt.split(',').any(|t| has_applicable_type(&cx.types, t)) {
-                    return Err(strict_err(format!("missing type \"{kt}\" for keyword \"{k}\" at \"{}\" (strictTypes)", at(cx, self))));
+                    return Err(strict_err(format!(
+                        "missing type \"{kt}\" for keyword \"{k}\" at \"{}\" (strictTypes)",
+                        at(cx, self)
+                    )));
                 }
             }
         }
         Ok(())
     }
 
-    fn defaults(&mut self, cx: &Cx, o: &Map<String, Value>, group: &str, node: &mut ObjNode) -> Result<(), CompileError> {
+    fn defaults(
+        &mut self,
+        cx: &Cx,
+        o: &Map<String, Value>,
+        group: &str,
+        node: &mut ObjNode,
+    ) -> Result<(), CompileError> {
         let mut found = Defaults::default();
         if group == "object" {
             if let Some(props) = o.get("properties").and_then(Value::as_object) {
                 for k in obj_keys(props) {
-                    let Some(def) = props.get(k).and_then(|s| s.get("default")) else { continue };
+                    let Some(def) = props.get(k).and_then(|s| s.get("default")) else {
+                        continue;
+                    };
                     if cx.composite {
                         if self.strict(cx) {
-                            return Err(strict_err(format!("default is ignored for: {}{}", cx.data_var, js::js_property(k))));
+                            return Err(strict_err(format!(
+                                "default is ignored for: {}{}",
+                                cx.data_var,
+                                js::js_property(k)
+                            )));
                         }
                         continue;
                     }
@@ -641,10 +793,15 @@ impl<'a> Compiler<'a> {
         } else if group == "array" {
             if let Some(items) = o.get("items").and_then(Value::as_array) {
                 for (i, s) in items.iter().enumerate() {
-                    let Some(def) = s.get("default") else { continue };
+                    let Some(def) = s.get("default") else {
+                        continue;
+                    };
                     if cx.composite {
                         if self.strict(cx) {
-                            return Err(strict_err(format!("default is ignored for: {}[{i}]", cx.data_var)));
+                            return Err(strict_err(format!(
+                                "default is ignored for: {}[{i}]",
+                                cx.data_var
+                            )));
                         }
                         continue;
                     }
@@ -667,17 +824,52 @@ impl<'a> Compiler<'a> {
     /// meta-schema).
     fn schema_type(k: &str, v: &Value, ok: bool, want: &str) -> Result<(), CompileError> {
         let _ = v;
-        if ok { Ok(()) } else { Err(err(format!("{k} value must be {want}"))) }
+        if ok {
+            Ok(())
+        } else {
+            Err(err(format!("{k} value must be {want}")))
+        }
     }
 
-    fn keyword(&mut self, cx: &mut Cx, o: &Map<String, Value>, k: &str, out: &mut Vec<Kw>) -> Result<(), CompileError> {
+    fn keyword(
+        &mut self,
+        cx: &mut Cx,
+        o: &Map<String, Value>,
+        k: &str,
+        out: &mut Vec<Kw>,
+    ) -> Result<(), CompileError> {
         let Some(v) = o.get(k) else { return Ok(()) };
         let strict = self.strict(cx);
+        if k.starts_with("format") && k != "format" && !o.contains_key("format") {
+            return Err(err(format!(
+                "parent schema must have dependencies of {k}: format"
+            )));
+        }
+        if let Some(want) = schema_types(self.set.dialect, k) {
+            let ok = want.iter().any(|t| match *t {
+                "array" => v.is_array(),
+                "object" => v.is_object(),
+                "string" => v.is_string(),
+                "number" => v.is_number(),
+                "boolean" => v.is_boolean(),
+                _ => false,
+            });
+            if !ok {
+                return Err(err(format!(
+                    "{k} value must be {}",
+                    serde_json::to_string(want).unwrap_or_default()
+                )));
+            }
+        }
         let path = Self::kpath(cx, k);
         match k {
             "$comment" | "type" => {}
             "nullable" => Self::schema_type(k, v, v.is_boolean(), "[\"boolean\"]")?,
-            "id" => return Err(err("NOT SUPPORTED: keyword \"id\", use \"$id\" for schema ID")),
+            "id" => {
+                return Err(err(
+                    "NOT SUPPORTED: keyword \"id\", use \"$id\" for schema ID",
+                ));
+            }
             "$dynamicAnchor" | "$recursiveAnchor" => {
                 let anchor = if k == "$dynamicAnchor" {
                     match v.as_str() {
@@ -696,16 +888,33 @@ impl<'a> Compiler<'a> {
                         _ => return Err(err("$recursiveAnchor value must be [\"boolean\"]")),
                     }
                 };
-                self.dyn_seen.entry(cx.loc.doc).or_default().insert(anchor.clone());
-                let target = if cx.path == "#" { self.funcs[cx.func].node } else { self.function(cx.loc.clone())? };
-                out.push(Kw::DynamicAnchor { anchor: anchor.into(), target });
+                self.dyn_seen
+                    .entry(cx.loc.doc)
+                    .or_default()
+                    .insert(anchor.clone());
+                let target = if cx.path == "#" {
+                    self.funcs[cx.func].node
+                } else {
+                    self.function(cx.loc.clone())?
+                };
+                out.push(Kw::DynamicAnchor {
+                    anchor: anchor.into(),
+                    target,
+                });
             }
             "$dynamicRef" | "$recursiveRef" => {
-                let Some(r) = v.as_str() else { return Err(err(format!("{k} value must be [\"string\"]"))) };
-                let Some(anchor) = r.strip_prefix('#') else {
-                    return Err(err(format!("\"{k}\" only supports hash fragment reference")));
+                let Some(r) = v.as_str() else {
+                    return Err(err(format!("{k} value must be [\"string\"]")));
                 };
-                let use_anchor = self.dyn_seen.get(&cx.loc.doc).is_some_and(|s| s.contains(anchor));
+                let Some(anchor) = r.strip_prefix('#') else {
+                    return Err(err(format!(
+                        "\"{k}\" only supports hash fragment reference"
+                    )));
+                };
+                let use_anchor = self
+                    .dyn_seen
+                    .get(&cx.loc.doc)
+                    .is_some_and(|s| s.contains(anchor));
                 let fallback = self.funcs[cx.func].node;
                 let (mp, mi) = if self.track {
                     let mp = if cx.props == PSt::All {
@@ -728,30 +937,62 @@ impl<'a> Compiler<'a> {
                 } else {
                     (Merge::No, Merge::No)
                 };
-                out.push(Kw::DynamicRef { anchor: anchor.into(), use_anchor, fallback, merge_props: mp, merge_items: mi });
+                out.push(Kw::DynamicRef {
+                    anchor: anchor.into(),
+                    use_anchor,
+                    fallback,
+                    merge_props: mp,
+                    merge_items: mi,
+                });
             }
             "$ref" => {
-                let Some(r) = v.as_str() else { return Err(err("$ref value must be [\"string\"]")) };
+                let Some(r) = v.as_str() else {
+                    return Err(err("$ref value must be [\"string\"]"));
+                };
                 out.push(self.reference(cx, r)?);
             }
-            "const" => out.push(Kw::Const { value: v.clone(), path }),
+            "const" => out.push(Kw::Const {
+                value: v.clone(),
+                path,
+            }),
             "enum" => {
-                let Some(a) = v.as_array() else { return Err(err("enum schema must be array")) };
+                let Some(a) = v.as_array() else {
+                    return Err(err("enum schema must be array"));
+                };
                 if a.is_empty() {
                     return Err(err("enum must have non-empty array"));
                 }
-                out.push(Kw::Enum { values: a.clone(), param: v.clone(), path });
+                out.push(Kw::Enum {
+                    values: a.clone(),
+                    param: v.clone(),
+                    path,
+                });
             }
             "not" => {
                 if self.always_valid(cx, v)? {
-                    out.push(Kw::Fail { path, keyword: "not", message: "must NOT be valid" });
+                    out.push(Kw::Fail {
+                        path,
+                        keyword: "not",
+                        message: "must NOT be valid",
+                    });
                 } else {
-                    let (n, _, _) = self.sub(cx, v, "not", None, Sub2 { composite: true, ..Default::default() })?;
+                    let (n, _, _) = self.sub(
+                        cx,
+                        v,
+                        "not",
+                        None,
+                        Sub2 {
+                            composite: true,
+                            ..Default::default()
+                        },
+                    )?;
                     out.push(Kw::Not { node: n, path });
                 }
             }
             "anyOf" | "oneOf" | "allOf" => {
-                let Some(a) = v.as_array() else { return Err(err(format!("{k} value must be [\"array\"]"))) };
+                let Some(a) = v.as_array() else {
+                    return Err(err(format!("{k} value must be [\"array\"]")));
+                };
                 if k == "anyOf" && !self.track {
                     let mut any_true = false;
                     for s in a {
@@ -774,14 +1015,30 @@ impl<'a> Compiler<'a> {
                         continue;
                     }
                     let composite = k != "allOf";
-                    let (n, p, it) = self.sub(cx, s, k, Some(&idx), Sub2 { composite, ..Default::default() })?;
+                    let (n, p, it) = self.sub(
+                        cx,
+                        s,
+                        k,
+                        Some(&idx),
+                        Sub2 {
+                            composite,
+                            ..Default::default()
+                        },
+                    )?;
                     let cond = k != "allOf";
                     let (mp, mi) = if self.track {
-                        (merge_props(&mut cx.props, &p, cond, cond), merge_items(&mut cx.items, it, cond, cond))
+                        (
+                            merge_props(&mut cx.props, &p, cond, cond),
+                            merge_items(&mut cx.items, it, cond, cond),
+                        )
                     } else {
                         (Merge::No, Merge::No)
                     };
-                    let sub = Sub { node: n, props: mp, items: mi };
+                    let sub = Sub {
+                        node: n,
+                        props: mp,
+                        items: mi,
+                    };
                     if k == "oneOf" {
                         opt.push(Some(sub));
                     } else {
@@ -789,14 +1046,22 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 out.push(match k {
-                    "anyOf" => Kw::AnyOf { branches: subs, path },
-                    "oneOf" => Kw::OneOf { branches: opt, path },
+                    "anyOf" => Kw::AnyOf {
+                        branches: subs,
+                        path,
+                    },
+                    "oneOf" => Kw::OneOf {
+                        branches: opt,
+                        path,
+                    },
                     _ => Kw::AllOf { branches: subs },
                 });
             }
             "if" => {
                 if !o.contains_key("then") && !o.contains_key("else") && strict {
-                    return Err(strict_err("\"if\" without \"then\" and \"else\" is ignored"));
+                    return Err(strict_err(
+                        "\"if\" without \"then\" and \"else\" is ignored",
+                    ));
                 }
                 let has_then = match o.get("then") {
                     Some(t) => !self.always_valid(cx, t)?,
@@ -809,37 +1074,68 @@ impl<'a> Compiler<'a> {
                 if !has_then && !has_else {
                     return Ok(());
                 }
-                let (cond, cp, ci) = self.sub(cx, v, "if", None, Sub2 { composite: true, ..Default::default() })?;
+                let (cond, cp, ci) = self.sub(
+                    cx,
+                    v,
+                    "if",
+                    None,
+                    Sub2 {
+                        composite: true,
+                        ..Default::default()
+                    },
+                )?;
                 let merge_cond = if self.track {
-                    (merge_props(&mut cx.props, &cp, false, false), merge_items(&mut cx.items, ci, false, false))
+                    (
+                        merge_props(&mut cx.props, &cp, false, false),
+                        merge_items(&mut cx.items, ci, false, false),
+                    )
                 } else {
                     (Merge::No, Merge::No)
                 };
-                let mut branch = |me: &mut Self, cx: &mut Cx, name: &str, has: bool| -> Result<Option<Sub>, CompileError> {
+                let branch = |me: &mut Self,
+                              cx: &mut Cx,
+                              name: &str,
+                              has: bool|
+                 -> Result<Option<Sub>, CompileError> {
                     if !has {
                         return Ok(None);
                     }
-                    let Some(s) = o.get(name) else { return Ok(None) };
+                    let Some(s) = o.get(name) else {
+                        return Ok(None);
+                    };
                     let (n, p, it) = me.sub(cx, s, name, None, Sub2::default())?;
                     let (mp, mi) = if me.track {
-                        (merge_props(&mut cx.props, &p, true, true), merge_items(&mut cx.items, it, true, true))
+                        (
+                            merge_props(&mut cx.props, &p, true, true),
+                            merge_items(&mut cx.items, it, true, true),
+                        )
                     } else {
                         (Merge::No, Merge::No)
                     };
-                    Ok(Some(Sub { node: n, props: mp, items: mi }))
+                    Ok(Some(Sub {
+                        node: n,
+                        props: mp,
+                        items: mi,
+                    }))
                 };
                 let then = branch(self, cx, "then", has_then)?;
                 let els = branch(self, cx, "else", has_else)?;
-                out.push(Kw::If { cond, then, els, path, merge_cond });
+                out.push(Kw::If {
+                    cond,
+                    then,
+                    els,
+                    path,
+                    merge_cond,
+                });
             }
-            "then" | "else" => {
-                if !o.contains_key("if") && strict {
-                    return Err(strict_err(format!("\"{k}\" without \"if\" is ignored")));
-                }
+            "then" | "else" if !o.contains_key("if") && strict => {
+                return Err(strict_err(format!("\"{k}\" without \"if\" is ignored")));
             }
             // number
             "maximum" | "minimum" | "exclusiveMaximum" | "exclusiveMinimum" => {
-                let Some(n) = v.as_number() else { return Err(err(format!("{k} value must be [\"number\"]"))) };
+                let Some(n) = v.as_number() else {
+                    return Err(err(format!("{k} value must be [\"number\"]")));
+                };
                 let cmp = match k {
                     "maximum" => Cmp::Max,
                     "minimum" => Cmp::Min,
@@ -856,26 +1152,46 @@ impl<'a> Compiler<'a> {
                 });
             }
             "multipleOf" => {
-                let Some(n) = v.as_number() else { return Err(err("multipleOf value must be [\"number\"]")) };
+                let Some(n) = v.as_number() else {
+                    return Err(err("multipleOf value must be [\"number\"]"));
+                };
                 let by = js::num(n);
-                out.push(Kw::MultipleOf { by, param: js_number_value(n), message: format!("must be multiple of {}", js::fmt_number(by)).into(), path });
+                out.push(Kw::MultipleOf {
+                    by,
+                    param: js_number_value(n),
+                    message: format!("must be multiple of {}", js::fmt_number(by)).into(),
+                    path,
+                });
             }
             "format" => self.format(cx, v, out, path)?,
-            "formatMaximum" | "formatMinimum" | "formatExclusiveMaximum" | "formatExclusiveMinimum" => {
+            "formatMaximum"
+            | "formatMinimum"
+            | "formatExclusiveMaximum"
+            | "formatExclusiveMinimum" => {
                 if !o.contains_key("format") {
-                    return Err(err(format!("parent schema must have dependencies of {k}: format")));
+                    return Err(err(format!(
+                        "parent schema must have dependencies of {k}: format"
+                    )));
                 }
-                let Some(limit) = v.as_str() else { return Err(err(format!("{k} value must be [\"string\"]"))) };
+                let Some(limit) = v.as_str() else {
+                    return Err(err(format!("{k} value must be [\"string\"]")));
+                };
                 if !self.set.validate_formats {
                     return Ok(());
                 }
-                let Some(fname) = o.get("format").and_then(Value::as_str) else { return Ok(()) };
-                let Some(format) = Format::by_name(fname) else { return Ok(()) };
+                let Some(fname) = o.get("format").and_then(Value::as_str) else {
+                    return Ok(());
+                };
+                let Some(format) = Format::by_name(fname) else {
+                    return Ok(());
+                };
                 if format == Format::Any {
                     return Ok(());
                 }
                 if !format.has_compare() {
-                    return Err(err(format!("\"{k}\": format \"{fname}\" does not define \"compare\" function")));
+                    return Err(err(format!(
+                        "\"{k}\": format \"{fname}\" does not define \"compare\" function"
+                    )));
                 }
                 let (keyword, cmp) = match k {
                     "formatMaximum" => ("formatMaximum", Cmp::Max),
@@ -883,11 +1199,20 @@ impl<'a> Compiler<'a> {
                     "formatExclusiveMaximum" => ("formatExclusiveMaximum", Cmp::ExMax),
                     _ => ("formatExclusiveMinimum", Cmp::ExMin),
                 };
-                out.push(Kw::FormatLimit { keyword, format, cmp, limit: limit.into(), path });
+                out.push(Kw::FormatLimit {
+                    keyword,
+                    format,
+                    cmp,
+                    limit: limit.into(),
+                    path,
+                });
             }
             // string
-            "maxLength" | "minLength" | "maxItems" | "minItems" | "maxProperties" | "minProperties" => {
-                let Some(n) = v.as_number() else { return Err(err(format!("{k} value must be [\"number\"]"))) };
+            "maxLength" | "minLength" | "maxItems" | "minItems" | "maxProperties"
+            | "minProperties" => {
+                let Some(n) = v.as_number() else {
+                    return Err(err(format!("{k} value must be [\"number\"]")));
+                };
                 let limit = js::num(n);
                 let param = js_number_value(n);
                 out.push(match k {
@@ -900,13 +1225,23 @@ impl<'a> Compiler<'a> {
                 });
             }
             "pattern" => {
-                let Some(p) = v.as_str() else { return Err(err("pattern value must be [\"string\"]")) };
+                let Some(p) = v.as_str() else {
+                    return Err(err("pattern value must be [\"string\"]"));
+                };
                 let regex = compile_u(p)?;
-                out.push(Kw::Pattern { pattern: Arc::new(Pattern { source: p.into(), regex }), path });
+                out.push(Kw::Pattern {
+                    pattern: Arc::new(Pattern {
+                        source: p.into(),
+                        regex,
+                    }),
+                    path,
+                });
             }
             // array
             "prefixItems" => {
-                let Some(a) = v.as_array() else { return Err(err("prefixItems value must be [\"array\"]")) };
+                let Some(a) = v.as_array() else {
+                    return Err(err("prefixItems value must be [\"array\"]"));
+                };
                 self.tuple(cx, o, a, "prefixItems", "items", out)?;
             }
             "items" => {
@@ -920,13 +1255,27 @@ impl<'a> Compiler<'a> {
                 if self.always_valid(cx, v)? {
                     return Ok(());
                 }
-                let prefix = if self.set.dialect == Dialect::Draft2020 { o.get("prefixItems").and_then(Value::as_array).map(Vec::len) } else { None };
-                self.items_from(cx, v, "items", prefix.unwrap_or(0), prefix.is_some(), out, path)?;
+                let prefix = if self.set.dialect == Dialect::Draft2020 {
+                    o.get("prefixItems").and_then(Value::as_array).map(Vec::len)
+                } else {
+                    None
+                };
+                self.items_from(
+                    cx,
+                    v,
+                    "items",
+                    prefix.unwrap_or(0),
+                    prefix.is_some(),
+                    out,
+                    path,
+                )?;
             }
             "additionalItems" => {
                 let Some(items) = o.get("items").and_then(Value::as_array) else {
                     if strict {
-                        return Err(strict_err("\"additionalItems\" is ignored when \"items\" is not an array of schemas"));
+                        return Err(strict_err(
+                            "\"additionalItems\" is ignored when \"items\" is not an array of schemas",
+                        ));
                     }
                     return Ok(());
                 };
@@ -939,58 +1288,102 @@ impl<'a> Compiler<'a> {
             }
             "contains" => {
                 let (min, max) = if self.set.dialect.modern() {
-                    (o.get("minContains").and_then(Value::as_f64).unwrap_or(1.0), o.get("maxContains").and_then(Value::as_f64))
+                    (
+                        o.get("minContains").and_then(Value::as_f64).unwrap_or(1.0),
+                        o.get("maxContains").and_then(Value::as_f64),
+                    )
                 } else {
                     (1.0, None)
                 };
                 if max.is_none() && min == 0.0 {
                     if strict {
-                        return Err(strict_err("\"minContains\" == 0 without \"maxContains\": \"contains\" keyword ignored"));
+                        return Err(strict_err(
+                            "\"minContains\" == 0 without \"maxContains\": \"contains\" keyword ignored",
+                        ));
                     }
                     return Ok(());
                 }
                 if let Some(mx) = max {
                     if min > mx {
                         if strict {
-                            return Err(strict_err("\"minContains\" > \"maxContains\" is always invalid"));
+                            return Err(strict_err(
+                                "\"minContains\" > \"maxContains\" is always invalid",
+                            ));
                         }
-                        out.push(Kw::Contains { node: None, min, max, path });
+                        out.push(Kw::Contains {
+                            node: None,
+                            min,
+                            max,
+                            path,
+                        });
                         return Ok(());
                     }
                 }
                 if self.always_valid(cx, v)? {
-                    out.push(Kw::Contains { node: None, min, max, path });
+                    out.push(Kw::Contains {
+                        node: None,
+                        min,
+                        max,
+                        path,
+                    });
                     return Ok(());
                 }
                 if self.track {
                     cx.items = ISt::All;
                 }
-                let (n, _, _) = self.sub(cx, v, "contains", None, Sub2 { new_data: true, composite: true, ..Default::default() })?;
-                out.push(Kw::Contains { node: Some(n), min, max, path });
+                let (n, _, _) = self.sub(
+                    cx,
+                    v,
+                    "contains",
+                    None,
+                    Sub2 {
+                        new_data: true,
+                        composite: true,
+                        ..Default::default()
+                    },
+                )?;
+                out.push(Kw::Contains {
+                    node: Some(n),
+                    min,
+                    max,
+                    path,
+                });
             }
             "uniqueItems" => {
-                let Some(b) = v.as_bool() else { return Err(err("uniqueItems value must be [\"boolean\"]")) };
+                let Some(b) = v.as_bool() else {
+                    return Err(err("uniqueItems value must be [\"boolean\"]"));
+                };
                 if !b {
                     return Ok(());
                 }
                 let item_types: Vec<&'static str> = match o.get("items") {
                     Some(it @ Value::Object(io)) => {
                         let mut t = types_of(it);
-                        if !t.contains(&"null") && io.get("nullable") == Some(&Value::Bool(true)) && !t.is_empty() {
+                        if !t.contains(&"null")
+                            && io.get("nullable") == Some(&Value::Bool(true))
+                            && !t.is_empty()
+                        {
                             t.push("null");
                         }
                         t
                     }
                     _ => Vec::new(),
                 };
-                let scalar = !item_types.is_empty() && !item_types.iter().any(|t| *t == "object" || *t == "array");
-                let bits = item_types.iter().filter_map(|n| ty::by_name(n)).fold(0u8, |a, b| a | b);
-                out.push(Kw::UniqueItems { scalar_types: scalar.then_some(bits), path });
+                let scalar = !item_types.is_empty()
+                    && !item_types.iter().any(|t| *t == "object" || *t == "array");
+                let bits = item_types
+                    .iter()
+                    .filter_map(|n| ty::by_name(n))
+                    .fold(0u8, |a, b| a | b);
+                out.push(Kw::UniqueItems {
+                    scalar_types: scalar.then_some(bits),
+                    path,
+                });
             }
-            "maxContains" | "minContains" => {
-                if !o.contains_key("contains") && strict {
-                    return Err(strict_err(format!("\"{k}\" without \"contains\" is ignored")));
-                }
+            "maxContains" | "minContains" if !o.contains_key("contains") && strict => {
+                return Err(strict_err(format!(
+                    "\"{k}\" without \"contains\" is ignored"
+                )));
             }
             "unevaluatedItems" => {
                 self.uses_uneval = true;
@@ -1006,7 +1399,16 @@ impl<'a> Compiler<'a> {
                 let child = if v == &Value::Bool(false) {
                     Some(Child::False)
                 } else if !self.always_valid(cx, v)? {
-                    let (n, _, _) = self.sub(cx, v, "unevaluatedItems", None, Sub2 { new_data: true, ..Default::default() })?;
+                    let (n, _, _) = self.sub(
+                        cx,
+                        v,
+                        "unevaluatedItems",
+                        None,
+                        Sub2 {
+                            new_data: true,
+                            ..Default::default()
+                        },
+                    )?;
                     Some(Child::Node(n))
                 } else {
                     None
@@ -1018,12 +1420,15 @@ impl<'a> Compiler<'a> {
             }
             // object
             "required" => {
-                let Some(a) = v.as_array() else { return Err(err("required value must be [\"array\"]")) };
+                let Some(a) = v.as_array() else {
+                    return Err(err("required value must be [\"array\"]"));
+                };
                 let names: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
                 if strict {
                     let props = o.get("properties").and_then(Value::as_object);
                     for r in &names {
-                        let in_props = props.is_some_and(|p| p.contains_key(*r) || js::inherited(r));
+                        let in_props =
+                            props.is_some_and(|p| p.contains_key(*r) || js::inherited(r));
                         if !in_props && !cx.defined.borrow().contains(*r) {
                             return Err(strict_err(format!(
                                 "required property \"{r}\" is not defined at \"{}{}\" (strictRequired)",
@@ -1033,14 +1438,27 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 if !names.is_empty() {
-                    out.push(Kw::Required { names: names.iter().map(|s| (*s).into()).collect(), path });
+                    out.push(Kw::Required {
+                        names: names.iter().map(|s| (*s).into()).collect(),
+                        path,
+                    });
                 }
             }
             "propertyNames" => {
                 if self.always_valid(cx, v)? {
                     return Ok(());
                 }
-                let (n, _, _) = self.sub(cx, v, "propertyNames", None, Sub2 { composite: true, types: Some(vec!["string"]), ..Default::default() })?;
+                let (n, _, _) = self.sub(
+                    cx,
+                    v,
+                    "propertyNames",
+                    None,
+                    Sub2 {
+                        composite: true,
+                        types: Some(vec!["string"]),
+                        ..Default::default()
+                    },
+                )?;
                 out.push(Kw::PropertyNames { node: n, path });
             }
             "additionalProperties" => {
@@ -1050,22 +1468,44 @@ impl<'a> Compiler<'a> {
                 if self.always_valid(cx, v)? {
                     return Ok(());
                 }
-                let props: Vec<Box<str>> = schema_props(o.get("properties")).into_iter().map(Into::into).collect();
+                let props: Vec<Box<str>> = schema_props(o.get("properties"))
+                    .into_iter()
+                    .map(Into::into)
+                    .collect();
                 let mut patterns = Vec::new();
                 for p in schema_props(o.get("patternProperties")) {
                     let regex = compile_u(&p)?;
-                    patterns.push(Arc::new(Pattern { source: p.as_str().into(), regex }));
+                    patterns.push(Arc::new(Pattern {
+                        source: p.as_str().into(),
+                        regex,
+                    }));
                 }
                 let child = if v == &Value::Bool(false) {
                     Child::False
                 } else {
-                    let (n, _, _) = self.sub(cx, v, "additionalProperties", None, Sub2 { new_data: true, ..Default::default() })?;
+                    let (n, _, _) = self.sub(
+                        cx,
+                        v,
+                        "additionalProperties",
+                        None,
+                        Sub2 {
+                            new_data: true,
+                            ..Default::default()
+                        },
+                    )?;
                     Child::Node(n)
                 };
-                out.push(Kw::AdditionalProperties { child, props, patterns, path });
+                out.push(Kw::AdditionalProperties {
+                    child,
+                    props,
+                    patterns,
+                    path,
+                });
             }
             "dependencies" | "dependentRequired" | "dependentSchemas" => {
-                let Some(m) = v.as_object() else { return Err(err(format!("{k} value must be [\"object\"]"))) };
+                let Some(m) = v.as_object() else {
+                    return Err(err(format!("{k} value must be [\"object\"]")));
+                };
                 let mut prop_deps = Vec::new();
                 let mut schema_deps: Vec<(&String, &Value)> = Vec::new();
                 for key in obj_keys(m) {
@@ -1073,21 +1513,41 @@ impl<'a> Compiler<'a> {
                         continue;
                     }
                     let dv = &m[key.as_str()];
-                    let is_prop = if k == "dependencies" { dv.is_array() } else { k == "dependentRequired" };
+                    let is_prop = if k == "dependencies" {
+                        dv.is_array()
+                    } else {
+                        k == "dependentRequired"
+                    };
                     if is_prop {
-                        let deps: Vec<Box<str>> = dv.as_array().map(|a| a.iter().filter_map(Value::as_str).map(Into::into).collect()).unwrap_or_default();
+                        let deps: Vec<Box<str>> = dv
+                            .as_array()
+                            .map(|a| a.iter().filter_map(Value::as_str).map(Into::into).collect())
+                            .unwrap_or_default();
                         if deps.is_empty() {
                             continue;
                         }
-                        let joined: Box<str> = deps.iter().map(|d| d.as_ref()).collect::<Vec<_>>().join(", ").into();
+                        let joined: Box<str> = deps
+                            .iter()
+                            .map(|d| d.as_ref())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                            .into();
                         prop_deps.push((key.as_str().into(), deps, joined));
                     } else {
                         schema_deps.push((key, dv));
                     }
                 }
                 if !prop_deps.is_empty() {
-                    let keyword = if k == "dependencies" { "dependencies" } else { "dependentRequired" };
-                    out.push(Kw::PropertyDeps { keyword, deps: prop_deps, path: path.clone() });
+                    let keyword = if k == "dependencies" {
+                        "dependencies"
+                    } else {
+                        "dependentRequired"
+                    };
+                    out.push(Kw::PropertyDeps {
+                        keyword,
+                        deps: prop_deps,
+                        path: path.clone(),
+                    });
                 }
                 let mut deps = Vec::new();
                 for (key, dv) in schema_deps {
@@ -1096,18 +1556,30 @@ impl<'a> Compiler<'a> {
                     }
                     let (n, p, it) = self.sub(cx, dv, k, Some(key), Sub2::default())?;
                     let (mp, mi) = if self.track {
-                        (merge_props(&mut cx.props, &p, true, true), merge_items(&mut cx.items, it, true, true))
+                        (
+                            merge_props(&mut cx.props, &p, true, true),
+                            merge_items(&mut cx.items, it, true, true),
+                        )
                     } else {
                         (Merge::No, Merge::No)
                     };
-                    deps.push((key.as_str().into(), Sub { node: n, props: mp, items: mi }));
+                    deps.push((
+                        key.as_str().into(),
+                        Sub {
+                            node: n,
+                            props: mp,
+                            items: mi,
+                        },
+                    ));
                 }
                 if !deps.is_empty() {
                     out.push(Kw::SchemaDeps { deps });
                 }
             }
             "properties" => {
-                let Some(m) = v.as_object() else { return Err(err("properties value must be [\"object\"]")) };
+                let Some(m) = v.as_object() else {
+                    return Err(err("properties value must be [\"object\"]"));
+                };
                 let all = schema_props(Some(v));
                 for p in &all {
                     cx.defined.borrow_mut().insert(p.clone());
@@ -1122,7 +1594,16 @@ impl<'a> Compiler<'a> {
                     if self.always_valid(cx, s)? {
                         continue;
                     }
-                    let (n, _, _) = self.sub(cx, s, "properties", Some(p), Sub2 { new_data: true, ..Default::default() })?;
+                    let (n, _, _) = self.sub(
+                        cx,
+                        s,
+                        "properties",
+                        Some(p),
+                        Sub2 {
+                            new_data: true,
+                            ..Default::default()
+                        },
+                    )?;
                     cx.defined.borrow_mut().insert(p.clone());
                     props.push((p.as_str().into(), Some(n)));
                 }
@@ -1130,13 +1611,17 @@ impl<'a> Compiler<'a> {
                 out.push(Kw::Properties { props, names });
             }
             "patternProperties" => {
-                let Some(m) = v.as_object() else { return Err(err("patternProperties value must be [\"object\"]")) };
+                let Some(m) = v.as_object() else {
+                    return Err(err("patternProperties value must be [\"object\"]"));
+                };
                 let pats = schema_props(Some(v));
                 let mut always = Vec::new();
                 for p in &pats {
                     always.push(self.always_valid(cx, &m[p.as_str()])?);
                 }
-                if pats.is_empty() || (always.iter().all(|a| *a) && (!self.track || cx.props == PSt::All)) {
+                if pats.is_empty()
+                    || (always.iter().all(|a| *a) && (!self.track || cx.props == PSt::All))
+                {
                     return Ok(());
                 }
                 let check = strict && o.get("properties").is_some_and(Value::is_object);
@@ -1151,7 +1636,9 @@ impl<'a> Compiler<'a> {
                             let re = regress::Regex::new(p).ok();
                             for prop in obj_keys(props) {
                                 if re.as_ref().is_some_and(|r| r.find(prop).is_some()) {
-                                    return Err(strict_err(format!("property {prop} matches pattern {p} (use allowMatchingProperties)")));
+                                    return Err(strict_err(format!(
+                                        "property {prop} matches pattern {p} (use allowMatchingProperties)"
+                                    )));
                                 }
                             }
                         }
@@ -1160,9 +1647,27 @@ impl<'a> Compiler<'a> {
                     let node = if always[i] {
                         None
                     } else {
-                        Some(self.sub(cx, &m[p.as_str()], "patternProperties", Some(p), Sub2 { new_data: true, ..Default::default() })?.0)
+                        Some(
+                            self.sub(
+                                cx,
+                                &m[p.as_str()],
+                                "patternProperties",
+                                Some(p),
+                                Sub2 {
+                                    new_data: true,
+                                    ..Default::default()
+                                },
+                            )?
+                            .0,
+                        )
                     };
-                    patterns.push((Arc::new(Pattern { source: p.as_str().into(), regex }), node));
+                    patterns.push((
+                        Arc::new(Pattern {
+                            source: p.as_str().into(),
+                            regex,
+                        }),
+                        node,
+                    ));
                 }
                 out.push(Kw::PatternProperties { patterns, track });
             }
@@ -1174,7 +1679,16 @@ impl<'a> Compiler<'a> {
                 let child = if v == &Value::Bool(false) {
                     Some(Child::False)
                 } else if !self.always_valid(cx, v)? {
-                    let (n, _, _) = self.sub(cx, v, "unevaluatedProperties", None, Sub2 { new_data: true, ..Default::default() })?;
+                    let (n, _, _) = self.sub(
+                        cx,
+                        v,
+                        "unevaluatedProperties",
+                        None,
+                        Sub2 {
+                            new_data: true,
+                            ..Default::default()
+                        },
+                    )?;
                     Some(Child::Node(n))
                 } else {
                     None
@@ -1189,40 +1703,87 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
-    fn format(&mut self, cx: &Cx, v: &Value, out: &mut Vec<Kw>, path: Box<str>) -> Result<(), CompileError> {
+    fn format(
+        &mut self,
+        cx: &Cx,
+        v: &Value,
+        out: &mut Vec<Kw>,
+        path: Box<str>,
+    ) -> Result<(), CompileError> {
         if !self.set.validate_formats {
             return Ok(());
         }
-        let Some(name) = v.as_str() else { return Err(err("format value must be [\"string\"]")) };
+        let Some(name) = v.as_str() else {
+            return Err(err("format value must be [\"string\"]"));
+        };
         let Some(format) = Format::by_name(name) else {
             if self.set.strict {
-                return Err(err(format!("unknown format \"{name}\" ignored in schema at path \"{}\"", cx.path)));
+                return Err(err(format!(
+                    "unknown format \"{name}\" ignored in schema at path \"{}\"",
+                    cx.path
+                )));
             }
             return Ok(());
         };
         if format.data_type().is_some() && !out.iter().any(|k| matches!(k, Kw::Format { .. })) {
-            out.push(Kw::Format { format, name: name.into(), path });
+            out.push(Kw::Format {
+                format,
+                name: name.into(),
+                path,
+            });
         }
         Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn items_from(&mut self, cx: &mut Cx, v: &Value, keyword: &'static str, start: usize, bounded: bool, out: &mut Vec<Kw>, path: Box<str>) -> Result<(), CompileError> {
+    fn items_from(
+        &mut self,
+        cx: &mut Cx,
+        v: &Value,
+        keyword: &'static str,
+        start: usize,
+        bounded: bool,
+        out: &mut Vec<Kw>,
+        path: Box<str>,
+    ) -> Result<(), CompileError> {
         let child = if v == &Value::Bool(false) && bounded {
             Child::False
         } else {
-            let (n, _, _) = self.sub(cx, v, keyword, None, Sub2 { new_data: true, ..Default::default() })?;
+            let (n, _, _) = self.sub(
+                cx,
+                v,
+                keyword,
+                None,
+                Sub2 {
+                    new_data: true,
+                    ..Default::default()
+                },
+            )?;
             Child::Node(n)
         };
-        out.push(Kw::ItemsFrom { start, child, keyword, path });
+        out.push(Kw::ItemsFrom {
+            start,
+            child,
+            keyword,
+            path,
+        });
         Ok(())
     }
 
-    fn tuple(&mut self, cx: &mut Cx, o: &Map<String, Value>, a: &[Value], keyword: &str, extra: &str, out: &mut Vec<Kw>) -> Result<(), CompileError> {
+    fn tuple(
+        &mut self,
+        cx: &mut Cx,
+        o: &Map<String, Value>,
+        a: &[Value],
+        keyword: &str,
+        extra: &str,
+        out: &mut Vec<Kw>,
+    ) -> Result<(), CompileError> {
         let l = a.len();
         if self.strict(cx) {
             let eq = |k: &str| o.get(k).and_then(Value::as_f64) == Some(l as f64);
-            let full = eq("minItems") && (eq("maxItems") || o.get(extra) == Some(&Value::Bool(false)));
+            let full =
+                eq("minItems") && (eq("maxItems") || o.get(extra) == Some(&Value::Bool(false)));
             if !full {
                 return Err(strict_err(format!(
                     "\"{keyword}\" is {l}-tuple, but minItems or maxItems/{extra} are not specified or different at path \"{}\"",
@@ -1239,7 +1800,16 @@ impl<'a> Compiler<'a> {
                 items.push(None);
                 continue;
             }
-            let (n, _, _) = self.sub(cx, s, keyword, Some(&i.to_string()), Sub2 { new_data: true, ..Default::default() })?;
+            let (n, _, _) = self.sub(
+                cx,
+                s,
+                keyword,
+                Some(&i.to_string()),
+                Sub2 {
+                    new_data: true,
+                    ..Default::default()
+                },
+            )?;
             items.push(Some(n));
         }
         out.push(Kw::Tuple { items });
@@ -1248,21 +1818,38 @@ impl<'a> Compiler<'a> {
 
     fn reference(&mut self, cx: &mut Cx, r: &str) -> Result<Kw, CompileError> {
         let missing = || {
-            let from = if cx.base.is_empty() { "#".to_owned() } else { normalize_id(&cx.base).to_owned() };
+            let from = if cx.base.is_empty() {
+                "#".to_owned()
+            } else {
+                normalize_id(&cx.base).to_owned()
+            };
             err(format!("can't resolve reference {r} from id {from}"))
         };
-        let is_root_ref = (r == "#" || r == "#/") && cx.base == self.index.roots.get(cx.loc.doc).cloned().unwrap_or_default();
+        let is_root_ref = (r == "#" || r == "#/")
+            && cx.base
+                == self
+                    .index
+                    .roots
+                    .get(cx.loc.doc)
+                    .cloned()
+                    .unwrap_or_default();
         let mut target = if is_root_ref {
-            Loc { doc: cx.loc.doc, ptr: String::new() }
+            Loc {
+                doc: cx.loc.doc,
+                ptr: String::new(),
+            }
         } else {
-            self.index.resolve_ref(&self.docs, &cx.base, r).ok_or_else(missing)?
+            self.index
+                .resolve_ref(&self.docs, &cx.base, r)
+                .ok_or_else(missing)?
         };
         // Ajv follows a target that is only a `$ref` to its own target.
         let mut seen = HashSet::new();
-        while !is_root_ref {
-            let Some(tv) = self.value_at(&target) else { return Err(missing()) };
+        while let (false, Some(tv)) = (is_root_ref, self.value_at(&target)) {
             let Some(to) = tv.as_object() else { break };
-            let Some(next) = to.get("$ref").and_then(Value::as_str) else { break };
+            let Some(next) = to.get("$ref").and_then(Value::as_str) else {
+                break;
+            };
             if to.keys().any(|k| k != "$ref" && self.is_rule(k)) || !seen.insert(target.clone()) {
                 break;
             }
@@ -1273,31 +1860,55 @@ impl<'a> Compiler<'a> {
                 None => break,
             }
         }
-        let Some(tv) = self.value_at(&target) else { return Err(missing()) };
+        let Some(tv) = self.value_at(&target) else {
+            return Err(missing());
+        };
         let inline = self.set.inline_refs && !target.ptr.is_empty() && !has_ref(tv);
         if inline {
             let base = self.index.base_of(&target);
             let types = Vec::new();
             let mut tmp = cx.clone();
             tmp.base = base;
-            let (n, p, it) = self.sub_at(&mut tmp, tv, target, r.to_owned(), Sub2 { types: Some(types), ..Default::default() })?;
+            let (n, p, it) = self.sub_at(
+                &mut tmp,
+                tv,
+                target,
+                r.to_owned(),
+                Sub2 {
+                    types: Some(types),
+                    ..Default::default()
+                },
+            )?;
             cx.defined = tmp.defined;
             let (mp, mi) = if self.track {
-                (merge_props(&mut cx.props, &p, false, false), merge_items(&mut cx.items, it, false, false))
+                (
+                    merge_props(&mut cx.props, &p, false, false),
+                    merge_items(&mut cx.items, it, false, false),
+                )
             } else {
                 (Merge::No, Merge::No)
             };
-            return Ok(Kw::Ref(Sub { node: n, props: mp, items: mi }));
+            return Ok(Kw::Ref(Sub {
+                node: n,
+                props: mp,
+                items: mi,
+            }));
         }
-        let f_before = self.func_by_loc.get(&target).copied();
         let node = self.function(target.clone())?;
-        let f = f_before.or_else(|| self.func_by_loc.get(&target).copied());
+        let f = self.func_by_loc.get(&target).copied();
         let (mp, mi) = if self.track {
-            let info = f.map(|f| (self.funcs[f].done && f_before.is_some_and(|_| true) || self.funcs[f].done, self.funcs[f].props.clone(), self.funcs[f].items));
+            let info = f.map(|f| {
+                (
+                    self.funcs[f].done,
+                    self.funcs[f].props.clone(),
+                    self.funcs[f].items,
+                )
+            });
             match info {
-                Some((true, fp, fi)) if fp != PSt::Name && fi != ISt::Name => {
-                    (merge_props(&mut cx.props, &fp, false, true), merge_items(&mut cx.items, fi, false, true))
-                }
+                Some((true, fp, fi)) if fp != PSt::Name && fi != ISt::Name => (
+                    merge_props(&mut cx.props, &fp, false, true),
+                    merge_items(&mut cx.items, fi, false, true),
+                ),
                 _ => {
                     let mp = match cx.props {
                         PSt::All => Merge::No,
@@ -1321,6 +1932,10 @@ impl<'a> Compiler<'a> {
         } else {
             (Merge::No, Merge::No)
         };
-        Ok(Kw::Ref(Sub { node, props: mp, items: mi }))
+        Ok(Kw::Ref(Sub {
+            node,
+            props: mp,
+            items: mi,
+        }))
     }
 }

@@ -32,13 +32,15 @@ impl Dialect {
         let Some(s) = schema.as_object().and_then(|o| o.get("$schema")) else {
             return Ok(Dialect::Draft2020);
         };
-        let found = s.as_str().and_then(|u| match u.strip_suffix('#').unwrap_or(u) {
-            "https://json-schema.org/draft/2020-12/schema" => Some(Dialect::Draft2020),
-            "https://json-schema.org/draft/2019-09/schema" => Some(Dialect::Draft2019),
-            "http://json-schema.org/draft-07/schema" => Some(Dialect::Draft07),
-            "http://json-schema.org/draft-06/schema" => Some(Dialect::Draft06),
-            _ => None,
-        });
+        let found = s
+            .as_str()
+            .and_then(|u| match u.strip_suffix('#').unwrap_or(u) {
+                "https://json-schema.org/draft/2020-12/schema" => Some(Dialect::Draft2020),
+                "https://json-schema.org/draft/2019-09/schema" => Some(Dialect::Draft2019),
+                "http://json-schema.org/draft-07/schema" => Some(Dialect::Draft07),
+                "http://json-schema.org/draft-06/schema" => Some(Dialect::Draft06),
+                _ => None,
+            });
         found.ok_or_else(|| {
             format!(
                 "The schema's $schema {} isn't a JSON Schema dialect Kindgi validates: draft-06, draft-07, 2019-09 or 2020-12.",
@@ -71,29 +73,153 @@ const PLAIN: &[&str] = &[
 /// Keywords with a definition, in the order Ajv registers them (`RULES.all`).
 pub(crate) fn rules(d: Dialect) -> &'static [&'static str] {
     const D7: &[&str] = &[
-        "$comment", "id", "$ref", "maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum", "multipleOf", "maxLength",
-        "minLength", "pattern", "maxProperties", "minProperties", "required", "maxItems", "minItems", "uniqueItems", "type",
-        "nullable", "const", "enum", "not", "anyOf", "oneOf", "allOf", "if", "then", "else", "propertyNames",
-        "additionalProperties", "dependencies", "properties", "patternProperties", "additionalItems", "items", "contains",
-        "format", "formatMaximum", "formatMinimum", "formatExclusiveMaximum", "formatExclusiveMinimum",
+        "$comment",
+        "id",
+        "$ref",
+        "maximum",
+        "minimum",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "multipleOf",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "type",
+        "nullable",
+        "const",
+        "enum",
+        "not",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "if",
+        "then",
+        "else",
+        "propertyNames",
+        "additionalProperties",
+        "dependencies",
+        "properties",
+        "patternProperties",
+        "additionalItems",
+        "items",
+        "contains",
+        "format",
+        "formatMaximum",
+        "formatMinimum",
+        "formatExclusiveMaximum",
+        "formatExclusiveMinimum",
     ];
     const D2019: &[&str] = &[
-        "$dynamicAnchor", "$dynamicRef", "$recursiveAnchor", "$recursiveRef", "$comment", "id", "$ref", "maximum", "minimum",
-        "exclusiveMaximum", "exclusiveMinimum", "multipleOf", "maxLength", "minLength", "pattern", "maxProperties",
-        "minProperties", "required", "maxItems", "minItems", "uniqueItems", "type", "nullable", "const", "enum", "not",
-        "anyOf", "oneOf", "allOf", "if", "then", "else", "propertyNames", "additionalProperties", "dependencies",
-        "properties", "patternProperties", "additionalItems", "items", "contains", "format", "dependentRequired",
-        "dependentSchemas", "maxContains", "minContains", "unevaluatedProperties", "unevaluatedItems", "formatMaximum",
-        "formatMinimum", "formatExclusiveMaximum", "formatExclusiveMinimum",
+        "$dynamicAnchor",
+        "$dynamicRef",
+        "$recursiveAnchor",
+        "$recursiveRef",
+        "$comment",
+        "id",
+        "$ref",
+        "maximum",
+        "minimum",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "multipleOf",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "type",
+        "nullable",
+        "const",
+        "enum",
+        "not",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "if",
+        "then",
+        "else",
+        "propertyNames",
+        "additionalProperties",
+        "dependencies",
+        "properties",
+        "patternProperties",
+        "additionalItems",
+        "items",
+        "contains",
+        "format",
+        "dependentRequired",
+        "dependentSchemas",
+        "maxContains",
+        "minContains",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "formatMaximum",
+        "formatMinimum",
+        "formatExclusiveMaximum",
+        "formatExclusiveMinimum",
     ];
     const D2020: &[&str] = &[
-        "$dynamicAnchor", "$dynamicRef", "$recursiveAnchor", "$recursiveRef", "$comment", "id", "$ref", "maximum", "minimum",
-        "exclusiveMaximum", "exclusiveMinimum", "multipleOf", "maxLength", "minLength", "pattern", "maxProperties",
-        "minProperties", "required", "maxItems", "minItems", "uniqueItems", "type", "nullable", "const", "enum", "not",
-        "anyOf", "oneOf", "allOf", "if", "then", "else", "propertyNames", "additionalProperties", "dependencies",
-        "properties", "patternProperties", "prefixItems", "items", "contains", "format", "dependentRequired",
-        "dependentSchemas", "maxContains", "minContains", "unevaluatedProperties", "unevaluatedItems", "formatMaximum",
-        "formatMinimum", "formatExclusiveMaximum", "formatExclusiveMinimum",
+        "$dynamicAnchor",
+        "$dynamicRef",
+        "$recursiveAnchor",
+        "$recursiveRef",
+        "$comment",
+        "id",
+        "$ref",
+        "maximum",
+        "minimum",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "multipleOf",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "type",
+        "nullable",
+        "const",
+        "enum",
+        "not",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "if",
+        "then",
+        "else",
+        "propertyNames",
+        "additionalProperties",
+        "dependencies",
+        "properties",
+        "patternProperties",
+        "prefixItems",
+        "items",
+        "contains",
+        "format",
+        "dependentRequired",
+        "dependentSchemas",
+        "maxContains",
+        "minContains",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "formatMaximum",
+        "formatMinimum",
+        "formatExclusiveMaximum",
+        "formatExclusiveMinimum",
     ];
     match d {
         Dialect::Draft06 | Dialect::Draft07 => D7,
@@ -116,13 +242,27 @@ pub(crate) fn is_keyword(d: Dialect, key: &str) -> bool {
 pub(crate) fn keyword_types(key: &str) -> Option<&'static str> {
     Some(match key {
         "maximum" | "minimum" | "exclusiveMaximum" | "exclusiveMinimum" | "multipleOf" => "number",
-        "maxLength" | "minLength" | "pattern" | "formatMaximum" | "formatMinimum" | "formatExclusiveMaximum"
+        "maxLength"
+        | "minLength"
+        | "pattern"
+        | "formatMaximum"
+        | "formatMinimum"
+        | "formatExclusiveMaximum"
         | "formatExclusiveMinimum" => "string",
         "format" => "number,string",
-        "maxProperties" | "minProperties" | "required" | "propertyNames" | "additionalProperties" | "dependencies"
-        | "properties" | "patternProperties" | "dependentRequired" | "dependentSchemas" | "unevaluatedProperties" => "object",
-        "maxItems" | "minItems" | "uniqueItems" | "prefixItems" | "items" | "additionalItems" | "contains" | "maxContains"
-        | "minContains" | "unevaluatedItems" => "array",
+        "maxProperties"
+        | "minProperties"
+        | "required"
+        | "propertyNames"
+        | "additionalProperties"
+        | "dependencies"
+        | "properties"
+        | "patternProperties"
+        | "dependentRequired"
+        | "dependentSchemas"
+        | "unevaluatedProperties" => "object",
+        "maxItems" | "minItems" | "uniqueItems" | "prefixItems" | "items" | "additionalItems"
+        | "contains" | "maxContains" | "minContains" | "unevaluatedItems" => "array",
         _ => return None,
     })
 }
@@ -130,7 +270,14 @@ pub(crate) fn keyword_types(key: &str) -> Option<&'static str> {
 /// Group keywords in evaluation order.
 pub(crate) fn group(d: Dialect, group: &str) -> &'static [&'static str] {
     match (group, d) {
-        ("number", _) => &["maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum", "multipleOf", "format"],
+        ("number", _) => &[
+            "maximum",
+            "minimum",
+            "exclusiveMaximum",
+            "exclusiveMinimum",
+            "multipleOf",
+            "format",
+        ],
         ("string", _) => &[
             "maxLength",
             "minLength",
@@ -141,9 +288,14 @@ pub(crate) fn group(d: Dialect, group: &str) -> &'static [&'static str] {
             "formatExclusiveMaximum",
             "formatExclusiveMinimum",
         ],
-        ("array", Dialect::Draft06 | Dialect::Draft07) => {
-            &["maxItems", "minItems", "additionalItems", "items", "contains", "uniqueItems"]
-        }
+        ("array", Dialect::Draft06 | Dialect::Draft07) => &[
+            "maxItems",
+            "minItems",
+            "additionalItems",
+            "items",
+            "contains",
+            "uniqueItems",
+        ],
         ("array", Dialect::Draft2019) => &[
             "maxItems",
             "minItems",
@@ -189,9 +341,10 @@ pub(crate) fn group(d: Dialect, group: &str) -> &'static [&'static str] {
             "dependentSchemas",
             "unevaluatedProperties",
         ],
-        (_, Dialect::Draft06 | Dialect::Draft07) => {
-            &["$comment", "id", "$ref", "type", "nullable", "const", "enum", "not", "anyOf", "oneOf", "allOf", "if", "then", "else"]
-        }
+        (_, Dialect::Draft06 | Dialect::Draft07) => &[
+            "$comment", "id", "$ref", "type", "nullable", "const", "enum", "not", "anyOf", "oneOf",
+            "allOf", "if", "then", "else",
+        ],
         _ => &[
             "$dynamicAnchor",
             "$dynamicRef",

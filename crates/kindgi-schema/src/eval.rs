@@ -32,7 +32,10 @@ pub(crate) enum Seg<'p> {
 }
 
 impl PathNode<'_> {
-    pub(crate) const ROOT: PathNode<'static> = PathNode { parent: None, seg: Seg::Root };
+    pub(crate) const ROOT: PathNode<'static> = PathNode {
+        parent: None,
+        seg: Seg::Root,
+    };
 
     fn render(&self) -> String {
         let mut segs = Vec::new();
@@ -168,15 +171,31 @@ fn skip_merge(parent: &mut Ev, mp: Merge, mi: Merge) {
     }
 }
 
+/// Stands for an `Object.prototype` member (`constructor`, `toString`, …): Ajv's
+/// `data.x !== undefined` finds one on every object and validates the function.
+pub(crate) static JS_FUNCTION: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    let mut m = Map::new();
+    m.insert(FUNCTION_KEY.into(), Value::Null);
+    Value::Object(m)
+});
+const FUNCTION_KEY: &str = "\u{0}kindgi:js-function";
+
+#[inline]
+fn is_function(m: &Map<String, Value>) -> bool {
+    m.len() == 1 && m.contains_key(FUNCTION_KEY)
+}
+
 #[inline]
 fn type_ok(types: u8, v: &Value) -> bool {
     match v {
         Value::Null => types & ty::NULL != 0,
         Value::Bool(_) => types & ty::BOOLEAN != 0,
-        Value::Number(n) => types & ty::NUMBER != 0 || (types & ty::INTEGER != 0 && js::is_integer(n)),
+        Value::Number(n) => {
+            types & ty::NUMBER != 0 || (types & ty::INTEGER != 0 && js::is_integer(n))
+        }
         Value::String(_) => types & ty::STRING != 0,
         Value::Array(_) => types & ty::ARRAY != 0,
-        Value::Object(_) => types & ty::OBJECT != 0,
+        Value::Object(m) => types & ty::OBJECT != 0 && !is_function(m),
     }
 }
 
@@ -188,10 +207,10 @@ fn params1(k: &str, v: Value) -> Map<String, Value> {
 
 fn limit_violated(cmp: Cmp, x: f64, limit: f64) -> bool {
     match cmp {
-        Cmp::Max => !(x <= limit),
-        Cmp::Min => !(x >= limit),
-        Cmp::ExMax => !(x < limit),
-        Cmp::ExMin => !(x > limit),
+        Cmp::Max => x > limit,
+        Cmp::Min => x < limit,
+        Cmp::ExMax => x >= limit,
+        Cmp::ExMin => x <= limit,
     }
 }
 
@@ -213,8 +232,10 @@ fn find_duplicate(items: &[Value], scalar_types: Option<u8>) -> Option<(usize, u
     match scalar_types {
         Some(types) => {
             // Backwards with a map keyed by the item as a JS property name.
-            let multi = types.count_ones() > 1 || (types & ty::INTEGER != 0 && types & ty::NUMBER != 0);
-            let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+            let multi =
+                types.count_ones() > 1 || (types & ty::INTEGER != 0 && types & ty::NUMBER != 0);
+            let mut seen: std::collections::HashMap<String, usize> =
+                std::collections::HashMap::new();
             for i in (0..n).rev() {
                 let it = &items[i];
                 if !type_ok(types, it) {
@@ -263,10 +284,25 @@ pub(crate) struct Run<'t> {
 
 impl<'t> Run<'t> {
     pub(crate) fn new(tree: &'t Tree, collect: bool) -> Self {
-        Run { tree, errors: Vec::new(), collect, dyn_anchors: Vec::new(), depth: 0, prop_name: None, too_deep: false }
+        Run {
+            tree,
+            errors: Vec::new(),
+            collect,
+            dyn_anchors: Vec::new(),
+            depth: 0,
+            prop_name: None,
+            too_deep: false,
+        }
     }
 
-    fn issue(&mut self, path: &PathNode<'_>, schema_path: &str, keyword: &str, params: Map<String, Value>, message: String) {
+    fn issue(
+        &mut self,
+        path: &PathNode<'_>,
+        schema_path: &str,
+        keyword: &str,
+        params: Map<String, Value>,
+        message: String,
+    ) {
         if !self.collect {
             return;
         }
@@ -307,9 +343,11 @@ impl<'t> Run<'t> {
     }
 
     fn dyn_target(&self, anchor: &str) -> Option<NodeId> {
-        self.dyn_anchors.iter().find(|(a, _)| *a == anchor).map(|(_, n)| *n)
+        self.dyn_anchors
+            .iter()
+            .find(|(a, _)| *a == anchor)
+            .map(|(_, n)| *n)
     }
-
 }
 
 macro_rules! evaluator {
@@ -365,7 +403,7 @@ impl<'t> Run<'t> {
                 Value::Number(_) => bit == ty::NUMBER,
                 Value::String(_) => bit == ty::STRING,
                 Value::Array(_) => bit == ty::ARRAY,
-                Value::Object(_) => bit == ty::OBJECT,
+                Value::Object(m) => bit == ty::OBJECT && !is_function(m),
                 _ => false,
             };
             if matches {
@@ -629,7 +667,7 @@ impl<'t> Run<'t> {
                 let Value::String(s) = &*data else { return true };
                 let max = matches!(kw, Kw::MaxLength { .. });
                 let len = js::str_len(s) as f64;
-                if (max && !(len > *limit)) || (!max && !(len < *limit)) {
+                if (max && len <= *limit) || (!max && len >= *limit) {
                     return true;
                 }
                 let (keyword, word) = if max { ("maxLength", "more") } else { ("minLength", "fewer") };
@@ -654,7 +692,7 @@ impl<'t> Run<'t> {
                 let Value::Array(a) = &*data else { return true };
                 let max = matches!(kw, Kw::MaxItems { .. });
                 let len = a.len() as f64;
-                if (max && !(len > *limit)) || (!max && !(len < *limit)) {
+                if (max && len <= *limit) || (!max && len >= *limit) {
                     return true;
                 }
                 let (keyword, word) = if max { ("maxItems", "more") } else { ("minItems", "fewer") };
@@ -665,7 +703,7 @@ impl<'t> Run<'t> {
                 let Value::Object(m) = &*data else { return true };
                 let max = matches!(kw, Kw::MaxProperties { .. });
                 let len = m.len() as f64;
-                if (max && !(len > *limit)) || (!max && !(len < *limit)) {
+                if (max && len <= *limit) || (!max && len >= *limit) {
                     return true;
                 }
                 let (keyword, word) = if max { ("maxProperties", "more") } else { ("minProperties", "fewer") };
@@ -931,7 +969,19 @@ impl<'t> Run<'t> {
                 let mut valid = true;
                 for (name, node) in props {
                     let Some(node) = node else { continue };
-                    let Some(v) = evaluator!(@get m, name, $($m)?) else { continue };
+                    let Some(v) = evaluator!(@get m, name, $($m)?) else {
+                        if js::inherited(name) {
+                            let p = PathNode { parent: Some(path), seg: Seg::Key(name) };
+                            let mut c = Ev::default();
+                            if !self.node_r(*node, &JS_FUNCTION, &p, &mut c) {
+                                valid = false;
+                                if !self.collect {
+                                    return false;
+                                }
+                            }
+                        }
+                        continue;
+                    };
                     let p = PathNode { parent: Some(path), seg: Seg::Key(name) };
                     let mut c = Ev::default();
                     if !self.$node(*node, v, &p, &mut c) {
@@ -1132,7 +1182,12 @@ impl<'a> Entries<'a> {
         if js::in_js_order(m) {
             Entries::Map(m)
         } else {
-            Entries::Sorted(js::ordered_keys(m.keys()).into_iter().filter_map(|k| m.get_key_value(k.as_str())).collect())
+            Entries::Sorted(
+                js::ordered_keys(m.keys())
+                    .into_iter()
+                    .filter_map(|k| m.get_key_value(k.as_str()))
+                    .collect(),
+            )
         }
     }
 }

@@ -78,14 +78,19 @@ impl Format {
     pub(crate) fn data_type(self) -> Option<FormatType> {
         match self {
             Format::Any => None,
-            Format::Int32 | Format::Int64 | Format::Float | Format::Double => Some(FormatType::Number),
+            Format::Int32 | Format::Int64 | Format::Float | Format::Double => {
+                Some(FormatType::Number)
+            }
             _ => Some(FormatType::String),
         }
     }
 
     /// Whether the format defines `compare` (needed by the `format*` limit keywords).
     pub(crate) fn has_compare(self) -> bool {
-        matches!(self, Format::Date | Format::Time | Format::DateTime | Format::IsoTime | Format::IsoDateTime)
+        matches!(
+            self,
+            Format::Date | Format::Time | Format::DateTime | Format::IsoTime | Format::IsoDateTime
+        )
     }
 
     pub(crate) fn check_str(self, s: &str) -> bool {
@@ -200,10 +205,15 @@ fn re_test(r: &Regex, s: &str) -> bool {
 }
 
 const IPV6_IN_URI: &str = r"(?:(?:(?:(?:[0-9a-f]{1,4}:){6}|::(?:[0-9a-f]{1,4}:){5}|(?:[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){4}|(?:(?:[0-9a-f]{1,4}:){0,1}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){3}|(?:(?:[0-9a-f]{1,4}:){0,2}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){2}|(?:(?:[0-9a-f]{1,4}:){0,3}[0-9a-f]{1,4})?::[0-9a-f]{1,4}:|(?:(?:[0-9a-f]{1,4}:){0,4}[0-9a-f]{1,4})?::)(?:[0-9a-f]{1,4}:[0-9a-f]{1,4}|(?:(?:25[0-5]|2[0-4]\d|[01]?\d\d?)\.){3}(?:25[0-5]|2[0-4]\d|[01]?\d\d?))|(?:(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4})?::[0-9a-f]{1,4}|(?:(?:[0-9a-f]{1,4}:){0,6}[0-9a-f]{1,4})?::)|[Vv][0-9a-f]+\.[a-z0-9\-._~!$&'()*+,;=:]+)";
-const IPV4_IN_URI: &str = r"(?:(?:25[0-5]|2[0-4]\d|[01]?\d\d?)\.){3}(?:25[0-5]|2[0-4]\d|[01]?\d\d?)";
+const IPV4_IN_URI: &str =
+    r"(?:(?:25[0-5]|2[0-4]\d|[01]?\d\d?)\.){3}(?:25[0-5]|2[0-4]\d|[01]?\d\d?)";
 
 fn uri_pattern(scheme_optional: bool, quote: &str) -> String {
-    let scheme = if scheme_optional { r"(?:[a-z][a-z0-9+\-.]*:)?" } else { r"(?:[a-z][a-z0-9+\-.]*:)" };
+    let scheme = if scheme_optional {
+        r"(?:[a-z][a-z0-9+\-.]*:)?"
+    } else {
+        r"(?:[a-z][a-z0-9+\-.]*:)"
+    };
     let pchar = format!(r"(?:[a-z0-9\-._~!$&'{quote}()*+,;=:@]|%[0-9a-f]{{2}})");
     let host = format!(r"(?:[a-z0-9\-._~!$&'{quote}()*+,;=]|%[0-9a-f]{{2}})*");
     let user = r"(?:(?:[a-z0-9\-._~!$&'()*+,;=:]|%[0-9a-f]{2})*@)?";
@@ -235,10 +245,17 @@ static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static HOSTNAME: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[-0-9a-z]{0,61}[0-9a-z])?)*\.?$", "i")
+    re(
+        r"^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[-0-9a-z]{0,61}[0-9a-z])?)*\.?$",
+        "i",
+    )
 });
-static IPV4: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$", ""));
+static IPV4: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$",
+        "",
+    )
+});
 static IPV6: LazyLock<Regex> = LazyLock::new(|| {
     let v4 = r"((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})";
     let h = "[0-9a-f]{1,4}";
@@ -247,24 +264,48 @@ static IPV6: LazyLock<Regex> = LazyLock::new(|| {
     );
     re(&p, "i")
 });
-static UUID: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$", "i"));
+static UUID: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$",
+        "i",
+    )
+});
 static JSON_POINTER: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:\/(?:[^~/]|~0|~1)*)*$", ""));
-static JSON_POINTER_URI_FRAGMENT: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^#(?:\/(?:[a-z0-9_\-.!$&'()*+,;:=@]|%[0-9a-f]{2}|~0|~1)*)*$", "i"));
+static JSON_POINTER_URI_FRAGMENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^#(?:\/(?:[a-z0-9_\-.!$&'()*+,;:=@]|%[0-9a-f]{2}|~0|~1)*)*$",
+        "i",
+    )
+});
 static RELATIVE_JSON_POINTER: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:0|[1-9][0-9]*)(?:#|(?:\/(?:[^~/]|~0|~1)*)*)$", ""));
-static BYTE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$", "m"));
-static DURATION: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^P(?!$)((\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?|(\d+W)?)$", ""));
+static BYTE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+        "m",
+    )
+});
+static DURATION: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^P(?!$)((\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?|(\d+W)?)$",
+        "",
+    )
+});
 static Z_ANCHOR: LazyLock<Regex> = LazyLock::new(|| re(r"[^\\]\\Z", ""));
-static TIME: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(\d\d):(\d\d):(\d\d(?:\.\d+)?)(z|([+-])(\d\d)(?::?(\d\d))?)?$", "i"));
+static TIME: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(\d\d):(\d\d):(\d\d(?:\.\d+)?)(z|([+-])(\d\d)(?::?(\d\d))?)?$",
+        "i",
+    )
+});
 static DATE_TIME_SEPARATOR: LazyLock<Regex> = LazyLock::new(|| re(r"t|\s", "i"));
 
 fn digits(s: &str) -> Option<u32> {
-    if s.bytes().all(|b| b.is_ascii_digit()) { s.parse().ok() } else { None }
+    if s.bytes().all(|b| b.is_ascii_digit()) {
+        s.parse().ok()
+    } else {
+        None
+    }
 }
 
 fn is_leap(y: u32) -> bool {
@@ -273,7 +314,11 @@ fn is_leap(y: u32) -> bool {
 
 fn days_in(y: u32, m: u32) -> u32 {
     const DAYS: [u32; 13] = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if m == 2 && is_leap(y) { 29 } else { DAYS[m as usize] }
+    if m == 2 && is_leap(y) {
+        29
+    } else {
+        DAYS[m as usize]
+    }
 }
 
 fn date(s: &str) -> bool {
@@ -281,7 +326,8 @@ fn date(s: &str) -> bool {
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return false;
     }
-    let (Some(y), Some(m), Some(d)) = (digits(&s[0..4]), digits(&s[5..7]), digits(&s[8..10])) else {
+    let (Some(y), Some(m), Some(d)) = (digits(&s[0..4]), digits(&s[5..7]), digits(&s[8..10]))
+    else {
         return false;
     };
     (1..=12).contains(&m) && d >= 1 && d <= days_in(y, m)
@@ -389,7 +435,12 @@ fn js_date_parse(s: &str) -> Option<f64> {
             offset_min = sign * (i64::from(oh) * 60 + i64::from(om));
             rest = "";
         }
-        if !rest.is_empty() || h > 24 || mi > 59 || sec > 59 || (h == 24 && (mi > 0 || sec > 0 || ms > 0.0)) {
+        if !rest.is_empty()
+            || h > 24
+            || mi > 59
+            || sec > 59
+            || (h == 24 && (mi > 0 || sec > 0 || ms > 0.0))
+        {
             return None;
         }
     }
@@ -446,7 +497,12 @@ mod tests {
     #[test]
     fn compares_times() {
         assert_eq!(Format::Date.compare("2020-01-01", "2021-01-01"), Some(-1.0));
-        assert!(Format::DateTime.compare("2020-01-01T00:00:01Z", "2020-01-01T00:00:00Z").unwrap() > 0.0);
+        assert!(
+            Format::DateTime
+                .compare("2020-01-01T00:00:01Z", "2020-01-01T00:00:00Z")
+                .unwrap()
+                > 0.0
+        );
         assert!(Format::Time.compare("10:00:00Z", "09:00:00-02:00").unwrap() < 0.0);
     }
 }

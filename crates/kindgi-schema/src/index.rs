@@ -29,7 +29,14 @@ pub(crate) struct Index {
 }
 
 const ARRAY_KEYWORDS: &[&str] = &["items", "allOf", "anyOf", "oneOf", "prefixItems"];
-const PROPS_KEYWORDS: &[&str] = &["$defs", "definitions", "properties", "patternProperties", "dependencies", "dependentSchemas"];
+const PROPS_KEYWORDS: &[&str] = &[
+    "$defs",
+    "definitions",
+    "properties",
+    "patternProperties",
+    "dependencies",
+    "dependentSchemas",
+];
 const SKIP_KEYWORDS: &[&str] = &[
     "default",
     "enum",
@@ -54,31 +61,45 @@ const SKIP_KEYWORDS: &[&str] = &[
 
 fn valid_anchor(a: &str) -> bool {
     let mut c = a.chars();
-    c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+    c.next()
+        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
         && c.all(|x| x.is_ascii_alphanumeric() || matches!(x, '-' | '.' | '_'))
 }
 
 impl Index {
     pub(crate) fn add_document(&mut self, doc: usize, root: &Value) -> Result<(), CompileError> {
-        let base = root.get("$id").and_then(Value::as_str).map(|s| normalize_id(s).to_owned()).unwrap_or_default();
+        let base = root
+            .get("$id")
+            .and_then(Value::as_str)
+            .map(|s| normalize_id(s).to_owned())
+            .unwrap_or_default();
         self.roots.push(base.clone());
-        let loc = Loc { doc, ptr: String::new() };
+        let loc = Loc {
+            doc,
+            ptr: String::new(),
+        };
         self.ids.entry(base.clone()).or_insert_with(|| loc.clone());
         // An explicit walk stack: schemas may be nested arbitrarily deep.
-        let mut stack: Vec<(&Value, String, String, bool)> = vec![(root, String::new(), base, true)];
+        let mut stack: Vec<(&Value, String, String, bool)> =
+            vec![(root, String::new(), base, true)];
         while let Some((v, ptr, parent_base, is_root)) = stack.pop() {
             let Some(obj) = v.as_object() else { continue };
             let mut b = parent_base.clone();
             if let Some(id) = obj.get("$id").and_then(Value::as_str) {
                 let full = normalize_id(&resolve(&parent_base, normalize_id(id))).to_owned();
                 if !is_root {
-                    let here = Loc { doc, ptr: ptr.clone() };
+                    let here = Loc {
+                        doc,
+                        ptr: ptr.clone(),
+                    };
                     if full.contains('#') {
                         self.anchors.entry(full.clone()).or_insert(here);
                     } else {
                         if let Some(prev) = self.ids.get(&full) {
                             if *prev != here {
-                                return Err(CompileError::new(format!("reference \"{full}\" resolves to more than one schema")));
+                                return Err(CompileError::new(format!(
+                                    "reference \"{full}\" resolves to more than one schema"
+                                )));
                             }
                         }
                         self.ids.insert(full.clone(), here);
@@ -86,16 +107,29 @@ impl Index {
                 }
                 b = full;
             }
+            // Ajv's `getSchemaRefs` skips the root: its anchors are neither checked nor registered.
             for key in ["$anchor", "$dynamicAnchor"] {
+                if is_root {
+                    break;
+                }
                 if let Some(a) = obj.get(key).and_then(Value::as_str) {
                     if !valid_anchor(a) {
                         return Err(CompileError::new(format!("invalid anchor \"{a}\"")));
                     }
                     let full = resolve(&b, &format!("#{a}"));
-                    self.anchors.entry(full).or_insert(Loc { doc, ptr: ptr.clone() });
+                    self.anchors.entry(full).or_insert(Loc {
+                        doc,
+                        ptr: ptr.clone(),
+                    });
                 }
             }
-            self.bases.insert(Loc { doc, ptr: ptr.clone() }, b.clone());
+            self.bases.insert(
+                Loc {
+                    doc,
+                    ptr: ptr.clone(),
+                },
+                b.clone(),
+            );
             for (k, child) in obj {
                 let kp = format!("{ptr}/{}", escape_pointer(k));
                 match child {
@@ -106,7 +140,12 @@ impl Index {
                     }
                     Value::Object(m) if PROPS_KEYWORDS.contains(&k.as_str()) => {
                         for (pk, pv) in m {
-                            stack.push((pv, format!("{kp}/{}", escape_pointer(pk)), b.clone(), false));
+                            stack.push((
+                                pv,
+                                format!("{kp}/{}", escape_pointer(pk)),
+                                b.clone(),
+                                false,
+                            ));
                         }
                     }
                     Value::Object(_) if !SKIP_KEYWORDS.contains(&k.as_str()) => {

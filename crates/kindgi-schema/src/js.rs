@@ -47,7 +47,11 @@ pub(crate) fn fmt_number(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     if f == 0.0 {
         return "0".into();
@@ -86,7 +90,7 @@ pub(crate) fn fmt_number(f: f64) -> String {
             out.push_str(&digits[1..]);
         }
         out.push('e');
-        out.push(if n - 1 >= 0 { '+' } else { '-' });
+        out.push(if n > 0 { '+' } else { '-' });
         out.push_str(&(n - 1).abs().to_string());
     }
     out
@@ -99,7 +103,17 @@ pub(crate) fn fmt_value(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Bool(b) => b.to_string(),
         Value::Null => "null".into(),
-        Value::Array(a) => a.iter().map(|x| if x.is_null() { String::new() } else { fmt_value(x) }).collect::<Vec<_>>().join(","),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| {
+                if x.is_null() {
+                    String::new()
+                } else {
+                    fmt_value(x)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(","),
         Value::Object(_) => "[object Object]".into(),
     }
 }
@@ -108,11 +122,19 @@ pub(crate) fn fmt_value(v: &Value) -> String {
 #[inline]
 pub(crate) fn array_index(key: &str) -> Option<u32> {
     let b = key.as_bytes();
-    if b.is_empty() || b.len() > 10 || (b.len() > 1 && b[0] == b'0') || !b.iter().all(u8::is_ascii_digit) {
+    if b.is_empty()
+        || b.len() > 10
+        || (b.len() > 1 && b[0] == b'0')
+        || !b.iter().all(u8::is_ascii_digit)
+    {
         return None;
     }
     let v: u64 = key.parse().ok()?;
-    if v < u64::from(u32::MAX) { Some(v as u32) } else { None }
+    if v < u64::from(u32::MAX) {
+        Some(v as u32)
+    } else {
+        None
+    }
 }
 
 /// Whether an object's keys already come in JavaScript enumeration order.
@@ -173,7 +195,8 @@ pub(crate) fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && grow(|| x.iter().zip(y).all(|(p, q)| equal(p, q)))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && grow(|| x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w))))
+            x.len() == y.len()
+                && grow(|| x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w))))
         }
         _ => false,
     }
@@ -188,19 +211,29 @@ pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
 /// String length as Ajv counts it (code points, `ucs2length`).
 #[inline]
 pub(crate) fn str_len(s: &str) -> usize {
-    if s.is_ascii() { s.len() } else { s.chars().count() }
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
 }
 
 /// Ajv's `getProperty`: `.name` for identifiers, `["…"]` otherwise.
 pub(crate) fn js_property(key: &str) -> String {
     let mut chars = key.chars();
-    let ident = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '$' || c == '_')
+    let ident = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '$' || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '$' || c == '_');
     if ident {
         format!(".{key}")
     } else {
         let s = serde_json::to_string(key).unwrap_or_default();
-        format!("[{}]", s.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029"))
+        format!(
+            "[{}]",
+            s.replace('\u{2028}', "\\u2028")
+                .replace('\u{2029}', "\\u2029")
+        )
     }
 }
 
@@ -244,8 +277,17 @@ mod tests {
 
     #[test]
     fn orders_keys_like_js() {
-        let keys = ["zeta".to_string(), "10".into(), "2".into(), "a".into(), "01".into()];
-        let got: Vec<&str> = ordered_keys(keys.iter()).into_iter().map(String::as_str).collect();
+        let keys = [
+            "zeta".to_string(),
+            "10".into(),
+            "2".into(),
+            "a".into(),
+            "01".into(),
+        ];
+        let got: Vec<&str> = ordered_keys(keys.iter())
+            .into_iter()
+            .map(String::as_str)
+            .collect();
         assert_eq!(got, ["2", "10", "zeta", "a", "01"]);
     }
 }

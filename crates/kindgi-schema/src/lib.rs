@@ -85,7 +85,11 @@ impl std::fmt::Display for Issue {
 
 /// Ajv's `errorsText(errors)`: each issue as `data<instancePath> <message>`, joined by `, `.
 pub fn errors_text(issues: &[Issue]) -> String {
-    issues.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    issues
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A schema that does not compile. `name` is `Error`, or `SyntaxError` for a bad regex.
@@ -98,7 +102,10 @@ pub struct CompileError {
 
 impl CompileError {
     pub(crate) fn new(message: impl Into<String>) -> Self {
-        CompileError { name: "Error".into(), message: message.into() }
+        CompileError {
+            name: "Error".into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -114,7 +121,11 @@ impl Validator {
     pub fn validate(&self, instance: &Value) -> Result<(), Vec<Issue>> {
         let mut run = Run::new(&self.tree, true);
         let mut ev = Ev::default();
-        if run.node_r(self.tree.root, instance, &PathNode::ROOT, &mut ev) { Ok(()) } else { Err(run.errors) }
+        if run.node_r(self.tree.root, instance, &PathNode::ROOT, &mut ev) {
+            Ok(())
+        } else {
+            Err(run.errors)
+        }
     }
 
     /// Validates; on the input side fills `default`s into the instance first (as Ajv's
@@ -125,7 +136,11 @@ impl Validator {
         }
         let mut run = Run::new(&self.tree, true);
         let mut ev = Ev::default();
-        if run.node_m(self.tree.root, instance, &PathNode::ROOT, &mut ev) { Ok(()) } else { Err(run.errors) }
+        if run.node_m(self.tree.root, instance, &PathNode::ROOT, &mut ev) {
+            Ok(())
+        } else {
+            Err(run.errors)
+        }
     }
 
     /// Whether the instance is valid (stops at the first problem; builds no issues).
@@ -149,29 +164,65 @@ pub fn check_dialect(schema: &Value, allowed: &[Dialect]) -> Result<Dialect, Com
         (Dialect::Draft2019, "2019-09"),
         (Dialect::Draft2020, "2020-12"),
     ];
-    let found = Dialect::from_schema(schema).ok().filter(|d| allowed.contains(d));
+    let found = Dialect::from_schema(schema)
+        .ok()
+        .filter(|d| allowed.contains(d));
     if let Some(d) = found {
         return Ok(d);
     }
-    let names: Vec<&str> = ALL.iter().filter(|(d, _)| allowed.contains(d)).map(|(_, n)| *n).collect();
+    let names: Vec<&str> = ALL
+        .iter()
+        .filter(|(d, _)| allowed.contains(d))
+        .map(|(_, n)| *n)
+        .collect();
     let list = match names.as_slice() {
         [] => String::new(),
         [one] => (*one).to_owned(),
         [init @ .., last] => format!("{} or {last}", init.join(", ")),
     };
     let here = if names.len() < ALL.len() { " here" } else { "" };
-    let value = schema.as_object().and_then(|o| o.get("$schema")).map(|v| serde_json::to_string(v).unwrap_or_default());
+    let value = schema
+        .as_object()
+        .and_then(|o| o.get("$schema"))
+        .map(|v| serde_json::to_string(v).unwrap_or_default());
     let value = value.unwrap_or_else(|| "undefined".into());
     Err(CompileError::new(format!(
         "The schema's $schema {value} isn't a JSON Schema dialect Kindgi validates{here}: {list}."
     )))
 }
 
-const ALL_DIALECTS: [Dialect; 4] = [Dialect::Draft06, Dialect::Draft07, Dialect::Draft2019, Dialect::Draft2020];
+const ALL_DIALECTS: [Dialect; 4] = [
+    Dialect::Draft06,
+    Dialect::Draft07,
+    Dialect::Draft2019,
+    Dialect::Draft2020,
+];
 
 fn build(schema: &Value, class: Dialect, set: Settings) -> Result<Validator, CompileError> {
-    if !schema.is_object() && !schema.is_boolean() {
-        return Err(CompileError::new("schema must be object or boolean"));
+    match schema {
+        Value::Null => {
+            return Err(CompileError {
+                name: "TypeError".into(),
+                message: "Cannot read properties of null (reading '$id')".into(),
+            });
+        }
+        Value::Object(o) => {
+            // Ajv's `normalizeId(schema.$id)` on a truthy non-string.
+            let truthy = match o.get("$id") {
+                None | Some(Value::Null | Value::String(_)) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+                Some(_) => true,
+            };
+            if truthy {
+                return Err(CompileError {
+                    name: "TypeError".into(),
+                    message: "id.replace is not a function".into(),
+                });
+            }
+        }
+        Value::Bool(_) | Value::Array(_) => {}
+        _ => return Err(CompileError::new("schema must be object or boolean")),
     }
     if compiler::json_depth(schema, compiler::MAX_SCHEMA_DEPTH) > compiler::MAX_SCHEMA_DEPTH {
         return Err(CompileError::new(format!(
@@ -187,7 +238,10 @@ fn build(schema: &Value, class: Dialect, set: Settings) -> Result<Validator, Com
     meta::validate_schema(schema, class, default_meta)?;
     let tree = compiler.compile()?;
     let fills_defaults = fills_defaults && tree.has_defaults;
-    Ok(Validator { tree, fills_defaults })
+    Ok(Validator {
+        tree,
+        fills_defaults,
+    })
 }
 
 /// Compiles a schema.
@@ -208,8 +262,16 @@ pub fn compile(schema: &Value, options: CompileOptions) -> Result<Validator, Com
         ),
         Mode::Mcp => {
             let dialect = check_dialect(schema, &ALL_DIALECTS)?;
-            let class = if dialect == Dialect::Draft06 { Dialect::Draft06 } else { dialect };
-            let keywords_of = if dialect == Dialect::Draft06 { Dialect::Draft07 } else { dialect };
+            let class = if dialect == Dialect::Draft06 {
+                Dialect::Draft06
+            } else {
+                dialect
+            };
+            let keywords_of = if dialect == Dialect::Draft06 {
+                Dialect::Draft07
+            } else {
+                dialect
+            };
             build(
                 schema,
                 class,
@@ -251,13 +313,15 @@ enum CacheKind {
 }
 
 type Slot = Arc<OnceLock<Result<Arc<Validator>, CompileError>>>;
+/// Entries sharing one content hash: the schema (compared structurally), how it was compiled.
+type Bucket = Vec<(Value, CacheKind, Slot)>;
 
 /// Compiled validators keyed by schema content and options. Thread-safe; a schema is compiled
 /// once per options even when several threads ask for it at the same time (they wait for the
 /// first), and compile errors are remembered too.
 #[derive(Debug, Default)]
 pub struct ValidatorCache {
-    entries: RwLock<HashMap<u64, Vec<(Value, CacheKind, Slot)>>>,
+    entries: RwLock<HashMap<u64, Bucket>>,
 }
 
 /// Order-sensitive structural hash (key order matters: it decides issue order).
@@ -286,9 +350,14 @@ fn hash_value(v: &Value, h: &mut impl Hasher) {
 /// Order-sensitive equality.
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
         }
         (Value::Number(x), Value::Number(y)) => x.to_string() == y.to_string(),
         _ => a == b,
@@ -312,7 +381,9 @@ impl ValidatorCache {
         let key = h.finish();
         if let Ok(map) = self.entries.read() {
             if let Some(list) = map.get(&key) {
-                if let Some((_, _, slot)) = list.iter().find(|(s, k, _)| *k == kind && same(s, schema)) {
+                if let Some((_, _, slot)) =
+                    list.iter().find(|(s, k, _)| *k == kind && same(s, schema))
+                {
                     return slot.clone();
                 }
             }
@@ -330,20 +401,29 @@ impl ValidatorCache {
         slot
     }
 
-    pub fn get_or_compile(&self, schema: &Value, options: CompileOptions) -> Result<Arc<Validator>, CompileError> {
+    pub fn get_or_compile(
+        &self,
+        schema: &Value,
+        options: CompileOptions,
+    ) -> Result<Arc<Validator>, CompileError> {
         let slot = self.slot(schema, CacheKind::Options(options));
-        slot.get_or_init(|| compile(schema, options).map(Arc::new)).clone()
+        slot.get_or_init(|| compile(schema, options).map(Arc::new))
+            .clone()
     }
 
     /// [`compile_inline`], cached.
     pub fn get_or_compile_inline(&self, schema: &Value) -> Result<Arc<Validator>, CompileError> {
         let slot = self.slot(schema, CacheKind::Inline);
-        slot.get_or_init(|| compile_inline(schema).map(Arc::new)).clone()
+        slot.get_or_init(|| compile_inline(schema).map(Arc::new))
+            .clone()
     }
 
     /// How many (schema, options) entries the cache holds.
     pub fn len(&self) -> usize {
-        self.entries.read().map(|m| m.values().map(Vec::len).sum()).unwrap_or(0)
+        self.entries
+            .read()
+            .map(|m| m.values().map(Vec::len).sum())
+            .unwrap_or(0)
     }
 
     pub fn is_empty(&self) -> bool {

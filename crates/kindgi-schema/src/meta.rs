@@ -4,19 +4,21 @@
 use serde_json::Value;
 use std::sync::LazyLock;
 
+use crate::CompileError;
 use crate::compiler::{Compiler, Settings};
 use crate::dialect::Dialect;
 use crate::eval::{Ev, PathNode, Run};
 use crate::tree::Tree;
 use crate::uri::normalize_id;
-use crate::CompileError;
 
 fn parse(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Bool(true))
 }
 
-static DRAFT06: LazyLock<Value> = LazyLock::new(|| parse(include_str!("../meta/json-schema-draft-06.json")));
-static DRAFT07: LazyLock<Value> = LazyLock::new(|| parse(include_str!("../meta/json-schema-draft-07.json")));
+static DRAFT06: LazyLock<Value> =
+    LazyLock::new(|| parse(include_str!("../meta/json-schema-draft-06.json")));
+static DRAFT07: LazyLock<Value> =
+    LazyLock::new(|| parse(include_str!("../meta/json-schema-draft-07.json")));
 static D2019: LazyLock<Vec<Value>> = LazyLock::new(|| {
     [
         include_str!("../meta/2019-09/schema.json"),
@@ -74,13 +76,25 @@ fn build(dialect: Dialect, first: usize) -> Option<Tree> {
         return None;
     }
     docs.swap(0, first);
-    let class = if dialect == Dialect::Draft06 { Dialect::Draft07 } else { dialect };
-    let set = Settings { dialect: class, ..meta_settings() };
+    let class = if dialect == Dialect::Draft06 {
+        Dialect::Draft07
+    } else {
+        dialect
+    };
+    let set = Settings {
+        dialect: class,
+        ..meta_settings()
+    };
     Compiler::new(docs, set).ok()?.compile().ok()
 }
 
 static TREES: LazyLock<[Option<Tree>; 4]> = LazyLock::new(|| {
-    [build(Dialect::Draft06, 0), build(Dialect::Draft07, 0), build(Dialect::Draft2019, 0), build(Dialect::Draft2020, 0)]
+    [
+        build(Dialect::Draft06, 0),
+        build(Dialect::Draft07, 0),
+        build(Dialect::Draft2019, 0),
+        build(Dialect::Draft2020, 0),
+    ]
 });
 
 fn tree_for(dialect: Dialect) -> Option<&'static Tree> {
@@ -95,7 +109,11 @@ fn tree_for(dialect: Dialect) -> Option<&'static Tree> {
 
 /// Ajv's `validateSchema` for a schema compiled by the Ajv class of `class`, whose default
 /// meta-schema is `default_meta`.
-pub(crate) fn validate_schema(schema: &Value, class: Dialect, default_meta: Dialect) -> Result<(), CompileError> {
+pub(crate) fn validate_schema(
+    schema: &Value,
+    class: Dialect,
+    default_meta: Dialect,
+) -> Result<(), CompileError> {
     let meta = match schema.get("$schema") {
         None => default_meta,
         Some(Value::String(s)) => {
@@ -106,12 +124,18 @@ pub(crate) fn validate_schema(schema: &Value, class: Dialect, default_meta: Dial
             };
             match registered.into_iter().find(|d| d.meta_uri() == id) {
                 Some(d) => d,
-                None => return Err(CompileError::new(format!("no schema with key or ref \"{s}\""))),
+                None => {
+                    return Err(CompileError::new(format!(
+                        "no schema with key or ref \"{s}\""
+                    )));
+                }
             }
         }
         Some(_) => return Err(CompileError::new("$schema must be a string")),
     };
-    let Some(tree) = tree_for(meta) else { return Ok(()) };
+    let Some(tree) = tree_for(meta) else {
+        return Ok(());
+    };
     let mut run = Run::new(tree, true);
     let mut ev = Ev::default();
     if run.node_r(tree.root, schema, &PathNode::ROOT, &mut ev) {
@@ -123,6 +147,13 @@ pub(crate) fn validate_schema(schema: &Value, class: Dialect, default_meta: Dial
             crate::eval::MAX_EVAL_DEPTH
         )));
     }
-    let text: Vec<String> = run.errors.iter().map(|e| format!("data{} {}", e.instance_path, e.message)).collect();
-    Err(CompileError::new(format!("schema is invalid: {}", text.join(", "))))
+    let text: Vec<String> = run
+        .errors
+        .iter()
+        .map(|e| format!("data{} {}", e.instance_path, e.message))
+        .collect();
+    Err(CompileError::new(format!(
+        "schema is invalid: {}",
+        text.join(", ")
+    )))
 }

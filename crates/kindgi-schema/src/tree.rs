@@ -100,51 +100,183 @@ pub(crate) struct Pattern {
     pub regex: Regex,
 }
 
+/// `property → [names]` from `dependencies`/`dependentRequired`, with the names joined by `, `.
+pub(crate) type PropertyDep = (Box<str>, Vec<Box<str>>, Box<str>);
+
 #[derive(Debug)]
 pub(crate) enum Kw {
-    DynamicAnchor { anchor: Box<str>, target: NodeId },
-    DynamicRef { anchor: Box<str>, use_anchor: bool, fallback: NodeId, merge_props: Merge, merge_items: Merge },
+    DynamicAnchor {
+        anchor: Box<str>,
+        target: NodeId,
+    },
+    DynamicRef {
+        anchor: Box<str>,
+        use_anchor: bool,
+        fallback: NodeId,
+        merge_props: Merge,
+        merge_items: Merge,
+    },
     Ref(Sub),
-    Fail { path: Box<str>, keyword: &'static str, message: &'static str },
-    Const { value: Value, path: Box<str> },
-    Enum { values: Vec<Value>, param: Value, path: Box<str> },
-    Not { node: NodeId, path: Box<str> },
-    AnyOf { branches: Vec<Sub>, path: Box<str> },
-    OneOf { branches: Vec<Option<Sub>>, path: Box<str> },
-    AllOf { branches: Vec<Sub> },
-    If { cond: NodeId, then: Option<Sub>, els: Option<Sub>, path: Box<str>, merge_cond: (Merge, Merge) },
-    Limit { cmp: Cmp, limit: f64, param: Value, message: Box<str>, path: Box<str> },
-    MultipleOf { by: f64, param: Value, message: Box<str>, path: Box<str> },
-    Format { format: Format, name: Box<str>, path: Box<str> },
-    FormatLimit { keyword: &'static str, format: Format, cmp: Cmp, limit: Box<str>, path: Box<str> },
-    MaxLength { limit: f64, param: Value, path: Box<str> },
-    MinLength { limit: f64, param: Value, path: Box<str> },
-    Pattern { pattern: Arc<Pattern>, path: Box<str> },
-    MaxItems { limit: f64, param: Value, path: Box<str> },
-    MinItems { limit: f64, param: Value, path: Box<str> },
+    Fail {
+        path: Box<str>,
+        keyword: &'static str,
+        message: &'static str,
+    },
+    Const {
+        value: Value,
+        path: Box<str>,
+    },
+    Enum {
+        values: Vec<Value>,
+        param: Value,
+        path: Box<str>,
+    },
+    Not {
+        node: NodeId,
+        path: Box<str>,
+    },
+    AnyOf {
+        branches: Vec<Sub>,
+        path: Box<str>,
+    },
+    OneOf {
+        branches: Vec<Option<Sub>>,
+        path: Box<str>,
+    },
+    AllOf {
+        branches: Vec<Sub>,
+    },
+    If {
+        cond: NodeId,
+        then: Option<Sub>,
+        els: Option<Sub>,
+        path: Box<str>,
+        merge_cond: (Merge, Merge),
+    },
+    Limit {
+        cmp: Cmp,
+        limit: f64,
+        param: Value,
+        message: Box<str>,
+        path: Box<str>,
+    },
+    MultipleOf {
+        by: f64,
+        param: Value,
+        message: Box<str>,
+        path: Box<str>,
+    },
+    Format {
+        format: Format,
+        name: Box<str>,
+        path: Box<str>,
+    },
+    FormatLimit {
+        keyword: &'static str,
+        format: Format,
+        cmp: Cmp,
+        limit: Box<str>,
+        path: Box<str>,
+    },
+    MaxLength {
+        limit: f64,
+        param: Value,
+        path: Box<str>,
+    },
+    MinLength {
+        limit: f64,
+        param: Value,
+        path: Box<str>,
+    },
+    Pattern {
+        pattern: Arc<Pattern>,
+        path: Box<str>,
+    },
+    MaxItems {
+        limit: f64,
+        param: Value,
+        path: Box<str>,
+    },
+    MinItems {
+        limit: f64,
+        param: Value,
+        path: Box<str>,
+    },
     /// `prefixItems` or array-form `items`.
-    Tuple { items: Vec<Option<NodeId>> },
+    Tuple {
+        items: Vec<Option<NodeId>>,
+    },
     /// Items from `start` on: `items` (object form / 2020), `additionalItems`.
-    ItemsFrom { start: usize, child: Child, keyword: &'static str, path: Box<str> },
-    Contains { node: Option<NodeId>, min: f64, max: Option<f64>, path: Box<str> },
-    UniqueItems { scalar_types: Option<u8>, path: Box<str> },
-    UnevaluatedItems { child: Child, at: ItemsAt, path: Box<str> },
-    MaxProperties { limit: f64, param: Value, path: Box<str> },
-    MinProperties { limit: f64, param: Value, path: Box<str> },
-    Required { names: Vec<Box<str>>, path: Box<str> },
-    PropertyNames { node: NodeId, path: Box<str> },
-    AdditionalProperties { child: Child, props: Vec<Box<str>>, patterns: Vec<Arc<Pattern>>, path: Box<str> },
-    PropertyDeps { keyword: &'static str, deps: Vec<(Box<str>, Vec<Box<str>>, Box<str>)>, path: Box<str> },
-    Properties { props: Vec<(Box<str>, Option<NodeId>)>, names: Vec<Box<str>> },
-    PatternProperties { patterns: Vec<(Arc<Pattern>, Option<NodeId>)>, track: bool },
-    SchemaDeps { deps: Vec<(Box<str>, Sub)> },
-    UnevaluatedProperties { child: Child, path: Box<str> },
+    ItemsFrom {
+        start: usize,
+        child: Child,
+        keyword: &'static str,
+        path: Box<str>,
+    },
+    Contains {
+        node: Option<NodeId>,
+        min: f64,
+        max: Option<f64>,
+        path: Box<str>,
+    },
+    UniqueItems {
+        scalar_types: Option<u8>,
+        path: Box<str>,
+    },
+    UnevaluatedItems {
+        child: Child,
+        at: ItemsAt,
+        path: Box<str>,
+    },
+    MaxProperties {
+        limit: f64,
+        param: Value,
+        path: Box<str>,
+    },
+    MinProperties {
+        limit: f64,
+        param: Value,
+        path: Box<str>,
+    },
+    Required {
+        names: Vec<Box<str>>,
+        path: Box<str>,
+    },
+    PropertyNames {
+        node: NodeId,
+        path: Box<str>,
+    },
+    AdditionalProperties {
+        child: Child,
+        props: Vec<Box<str>>,
+        patterns: Vec<Arc<Pattern>>,
+        path: Box<str>,
+    },
+    PropertyDeps {
+        keyword: &'static str,
+        deps: Vec<PropertyDep>,
+        path: Box<str>,
+    },
+    Properties {
+        props: Vec<(Box<str>, Option<NodeId>)>,
+        names: Vec<Box<str>>,
+    },
+    PatternProperties {
+        patterns: Vec<(Arc<Pattern>, Option<NodeId>)>,
+        track: bool,
+    },
+    SchemaDeps {
+        deps: Vec<(Box<str>, Sub)>,
+    },
+    UnevaluatedProperties {
+        child: Child,
+        path: Box<str>,
+    },
 }
 
 /// Where the `type` error is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TypeAt {
-    None,
     Upfront,
     /// In the group of this single type (bit).
     Group(u8),
@@ -183,7 +315,9 @@ pub(crate) enum Node {
     /// Valid for everything (`true`, `{}`, a schema with no rules).
     True,
     /// `false`: reports "boolean schema is false" at this path.
-    False { path: Box<str> },
+    False {
+        path: Box<str>,
+    },
     Obj(Box<ObjNode>),
     /// Placeholder while a recursive function is being compiled.
     Pending,

@@ -23,7 +23,9 @@ fn parse(s: &str) -> Parts<'_> {
     if let Some(i) = rest.find(':') {
         let cand = &rest[..i];
         let valid = cand.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-            && cand.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+            && cand
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
         if valid && !cand.contains('/') {
             scheme = Some(cand);
             rest = &rest[i + 1..];
@@ -37,7 +39,13 @@ fn parse(s: &str) -> Parts<'_> {
     } else {
         (None, rest)
     };
-    Parts { scheme, authority, path, query, fragment }
+    Parts {
+        scheme,
+        authority,
+        path,
+        query,
+        fragment,
+    }
 }
 
 fn remove_dot_segments(path: &str) -> String {
@@ -65,7 +73,11 @@ fn remove_dot_segments(path: &str) -> String {
         }
     }
     let joined = out.join("/");
-    if absolute { format!("/{joined}") } else { joined }
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }
 
 fn merge_paths(base: &Parts<'_>, rel: &str) -> String {
@@ -78,7 +90,13 @@ fn merge_paths(base: &Parts<'_>, rel: &str) -> String {
     }
 }
 
-fn compose(scheme: Option<&str>, authority: Option<&str>, path: &str, query: Option<&str>, fragment: Option<&str>) -> String {
+fn compose(
+    scheme: Option<&str>,
+    authority: Option<&str>,
+    path: &str,
+    query: Option<&str>,
+    fragment: Option<&str>,
+) -> String {
     let mut out = String::new();
     if let Some(s) = scheme {
         out.push_str(&s.to_ascii_lowercase());
@@ -105,18 +123,30 @@ pub(crate) fn resolve(base: &str, reference: &str) -> String {
     let r = parse(reference);
     let b = parse(base);
     if r.scheme.is_some() {
-        return compose(r.scheme, r.authority, &remove_dot_segments(r.path), r.query, r.fragment);
+        return compose(
+            r.scheme,
+            r.authority,
+            &remove_dot_segments(r.path),
+            r.query,
+            r.fragment,
+        );
     }
     if r.authority.is_some() {
-        return compose(b.scheme, r.authority, &remove_dot_segments(r.path), r.query, r.fragment);
+        return compose(
+            b.scheme,
+            r.authority,
+            &remove_dot_segments(r.path),
+            r.query,
+            r.fragment,
+        );
     }
     if r.path.is_empty() {
         let q = r.query.or(b.query);
         return compose(b.scheme, b.authority, b.path, q, r.fragment);
     }
-    let path = if r.path.starts_with('/') {
-        remove_dot_segments(r.path)
-    } else if b.scheme.is_none() && b.authority.is_none() && b.path.is_empty() {
+    let path = if r.path.starts_with('/')
+        || (b.scheme.is_none() && b.authority.is_none() && b.path.is_empty())
+    {
         remove_dot_segments(r.path)
     } else {
         remove_dot_segments(&merge_paths(&b, r.path))
@@ -126,7 +156,9 @@ pub(crate) fn resolve(base: &str, reference: &str) -> String {
 
 /// Ajv's `normalizeId`: drops a trailing `#` or `#/`.
 pub(crate) fn normalize_id(id: &str) -> &str {
-    id.strip_suffix("#/").or_else(|| id.strip_suffix('#')).unwrap_or(id)
+    id.strip_suffix("#/")
+        .or_else(|| id.strip_suffix('#'))
+        .unwrap_or(id)
 }
 
 /// Splits `uri#fragment`.
@@ -143,12 +175,24 @@ mod tests {
 
     #[test]
     fn resolves() {
-        assert_eq!(resolve("https://example.com/root.json", "item.json"), "https://example.com/item.json");
-        assert_eq!(resolve("https://example.com/a/b", "../c"), "https://example.com/c");
+        assert_eq!(
+            resolve("https://example.com/root.json", "item.json"),
+            "https://example.com/item.json"
+        );
+        assert_eq!(
+            resolve("https://example.com/a/b", "../c"),
+            "https://example.com/c"
+        );
         assert_eq!(resolve("", "item.json"), "item.json");
-        assert_eq!(resolve("https://x.org/s", "#/$defs/a"), "https://x.org/s#/$defs/a");
+        assert_eq!(
+            resolve("https://x.org/s", "#/$defs/a"),
+            "https://x.org/s#/$defs/a"
+        );
         assert_eq!(resolve("", "#foo"), "#foo");
-        assert_eq!(resolve("https://json-schema.org/draft/2020-12/schema", "meta/core"), "https://json-schema.org/draft/2020-12/meta/core");
+        assert_eq!(
+            resolve("https://json-schema.org/draft/2020-12/schema", "meta/core"),
+            "https://json-schema.org/draft/2020-12/meta/core"
+        );
         assert_eq!(resolve("urn:example:a", "#x"), "urn:example:a#x");
     }
 }

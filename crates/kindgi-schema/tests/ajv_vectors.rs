@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 //! Runs every Ajv vector (the shared corpus plus our own extra corpus, each with the oracle Ajv
 //! 8.20.0 + ajv-formats 3.0.1 wrote) through the engine and compares the answers exactly:
 //! compile or not (and the message), validity, every issue in order, and the instance after
@@ -13,9 +15,13 @@ const KNOWN_DIVERGENCES: &[&str] = &[];
 fn num_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| num_eq(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| num_eq(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| num_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| num_eq(v, w)))
         }
         _ => a == b,
     }
@@ -24,17 +30,30 @@ fn num_eq(a: &Value, b: &Value) -> bool {
 /// Same value and the same key order at every level.
 fn ordered_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| ordered_eq(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| ordered_eq(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|((k1, v1), (k2, v2))| k1 == k2 && ordered_eq(v1, v2))
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && ordered_eq(v1, v2))
         }
         _ => num_eq(a, b),
     }
 }
 
 fn answer(case: &Value) -> Value {
-    let mode = if case["config"] == "mcp" { Mode::Mcp } else { Mode::Pack };
-    let side = if case["side"] == "input" { Side::Input } else { Side::Output };
+    let mode = if case["config"] == "mcp" {
+        Mode::Mcp
+    } else {
+        Mode::Pack
+    };
+    let side = if case["side"] == "input" {
+        Side::Input
+    } else {
+        Side::Output
+    };
     let mut out = serde_json::Map::new();
     out.insert("id".into(), case["id"].clone());
     match compile(&case["schema"], CompileOptions { mode, side }) {
@@ -63,13 +82,16 @@ fn agrees(want: &Value, got: &Value) -> bool {
         return false;
     }
     if want["compiles"] == false {
-        return want["compileError"] == got["compileError"] && want["compileErrorName"] == got["compileErrorName"];
+        return want["compileError"] == got["compileError"]
+            && want["compileErrorName"] == got["compileErrorName"];
     }
     if want["valid"] != got["valid"] || !num_eq(&want["issues"], &got["issues"]) {
         return false;
     }
     match want.get("instanceAfter") {
-        Some(after) => got.get("instanceAfter").is_some_and(|g| ordered_eq(after, g)),
+        Some(after) => got
+            .get("instanceAfter")
+            .is_some_and(|g| ordered_eq(after, g)),
         None => true,
     }
 }
@@ -84,20 +106,31 @@ fn load(name: &str) -> Vec<Value> {
 fn ajv_vectors_agree() {
     let mut total = 0;
     let mut disagree: Vec<String> = Vec::new();
-    for (corpus, oracle) in [("corpus.json", "oracle.json"), ("extra-corpus.json", "extra-oracle.json")] {
+    for (corpus, oracle) in [
+        ("corpus.json", "oracle.json"),
+        ("extra-corpus.json", "extra-oracle.json"),
+    ] {
         let path = format!("{}/tests/vectors/{corpus}", env!("CARGO_MANIFEST_DIR"));
         if !std::path::Path::new(&path).exists() {
             continue;
         }
         let cases = load(corpus);
         let answers = load(oracle);
-        assert_eq!(cases.len(), answers.len(), "{corpus} and {oracle} differ in length");
+        assert_eq!(
+            cases.len(),
+            answers.len(),
+            "{corpus} and {oracle} differ in length"
+        );
         let mut agree = 0;
         for (case, want) in cases.iter().zip(&answers) {
             assert_eq!(case["id"], want["id"]);
-            if std::env::var("TRACE").is_ok() { eprintln!("CASE {}", case["id"]); }
+            if std::env::var("TRACE").is_ok() {
+                eprintln!("CASE {}", case["id"]);
+            }
             let got = answer(case);
-            if std::env::var("SHOW").is_ok_and(|s| s == case["id"]) { println!("GOT {got}"); }
+            if std::env::var("SHOW").is_ok_and(|s| s == case["id"]) {
+                println!("GOT {got}");
+            }
             if agrees(want, &got) {
                 agree += 1;
             } else {
@@ -113,5 +146,8 @@ fn ajv_vectors_agree() {
     let mut known: Vec<String> = KNOWN_DIVERGENCES.iter().map(|s| s.to_string()).collect();
     known.sort();
     disagree.sort();
-    assert_eq!(disagree, known, "disagreements differ from the known-divergence list");
+    assert_eq!(
+        disagree, known,
+        "disagreements differ from the known-divergence list"
+    );
 }

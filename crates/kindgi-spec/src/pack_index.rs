@@ -26,11 +26,10 @@ impl Serialize for V1 {
 impl<'de> Deserialize<'de> for V1 {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
-        match value.as_f64() {
-            Some(v) if v == 1.0 => Ok(V1),
-            _ => Err(de::Error::custom(format_args!(
-                "Index envelope v{value} is not v1"
-            ))),
+        if value.as_f64() == Some(1.0) {
+            Ok(V1)
+        } else {
+            Err(de::Error::custom(format_args!("Index envelope v{value} is not v1")))
         }
     }
 }

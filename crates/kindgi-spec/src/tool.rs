@@ -4,6 +4,7 @@
 //! round-trips to the same JSON it was read from: absent stays absent, defaults are applied
 //! by the accessors (`is_mutating`, `transport_or_default`, …), never written back.
 
+use crate::tool_id::{ToolId, ToolIdError, Version, VersionError};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -58,6 +59,20 @@ impl ToolManifest {
     /// `mutating` with its default applied: absent means `true` (the safe side).
     pub fn is_mutating(&self) -> bool {
         self.mutating.unwrap_or(true)
+    }
+
+    /// The id as a [`ToolId`]: a pack id, or a well-formed built-in (`kindgi_…`) id.
+    pub fn tool_id(&self) -> Result<ToolId, ToolIdError> {
+        if self.id.starts_with(crate::tool_id::BUILT_IN_TOOL_PREFIX) {
+            ToolId::built_in(&self.id)
+        } else {
+            ToolId::parse(&self.id)
+        }
+    }
+
+    /// The version as a [`Version`] (plain `X.Y.Z`, no leading zeros).
+    pub fn parsed_version(&self) -> Result<Version, VersionError> {
+        Version::parse(&self.version)
     }
 
     /// `transport` with its default applied (`auto`).

@@ -87,6 +87,8 @@ pub enum SchemaSide {
 /// implements it over kindgi-schema).
 pub trait SchemaEngine {
     /// Err(message) when `schema` does not compile (message as the engine reports it).
+    /// In [`SchemaMode::Pack`] a `$schema` other than 2020-12 does not compile, with the
+    /// dialect message (`… isn't a JSON Schema dialect Kindgi validates here: 2020-12.`).
     fn check_schema(
         &self,
         schema: &Value,

@@ -1,5 +1,6 @@
 //! Agent (1.6.0 + `parallelToolCalls`) and guardrail (1.1.0) definitions round-trip
 //! losslessly; closed objects refuse unknown keys, open ones keep them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Every example of the specification (`spec/examples/`, copied into `tests/data/`) reads
 //! into its wire type and writes back as the same JSON.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Tool manifests 1.3.0 round-trip losslessly through the serde types: parse → serialize →
 //! the same JSON value, on manifests that use every field; unknown fields are refused at
 //! every level, including inside the `kind`-tagged enums.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 use kindgi_spec::{
     CodeArtifactRef, ConnectionOwner, EffectKind, HttpAuthSpec, HttpRequestBodySpec, NetworkPolicy,

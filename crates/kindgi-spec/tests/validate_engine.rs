@@ -1,6 +1,7 @@
 //! `validate_manifest` end to end over the real engine (kindgi-schema), with the expected
 //! problems written out (Ajv 8's answers on the 1.3.0 schema, captured with
 //! `tests/data/reference-validate.mjs`). Runs without the reference installed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 mod common;
 
@@ -189,10 +190,20 @@ fn mcp_dialects() {
     let p = problems(&pack);
     assert_eq!(p.len(), 1, "{p:?}");
     assert_eq!(p[0].0, "/input");
-    assert!(
-        p[0].1.starts_with("Tool input schema does not compile: "),
-        "{}",
-        p[0].1
+    assert_eq!(
+        p[0].1,
+        "Tool input schema does not compile: The schema's $schema \"http://json-schema.org/draft-07/schema#\" \
+         isn't a JSON Schema dialect Kindgi validates here: 2020-12."
+    );
+    let draft04 = with(json!({"transport": "mcp", "mcpEndpoint": "mcp+stdio://x",
+        "input": {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}}));
+    assert_eq!(
+        problems(&draft04),
+        expect(&[(
+            "/input",
+            "Tool input schema does not compile: The schema's $schema \"http://json-schema.org/draft-04/schema#\" \
+             isn't a JSON Schema dialect Kindgi validates: draft-06, draft-07, 2019-09 or 2020-12."
+        )])
     );
 }
 
@@ -237,4 +248,20 @@ fn everything_wrong_at_once_over_the_real_engine() {
         ],
         "{p:#?}"
     );
+}
+
+#[test]
+fn manifests_from_the_official_indexers_pass() {
+    // Tool entries of pack indexes written by the official Python indexer (and the
+    // specification's example), minus the index-only `modulePath`.
+    for file in ["conformance-pack-python.index.json", "pack-index.example.python-pack.json"] {
+        let index = data(file);
+        for tool in index["tools"].as_array().unwrap() {
+            let mut manifest = tool.clone();
+            manifest.as_object_mut().unwrap().remove("modulePath");
+            if let Err(p) = validate_manifest(&manifest, &WIRE, &RealEngine) {
+                panic!("{file} {}: {p:#?}", tool["id"]);
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@
 //! Needs `KINDGI_CLI_NODE_MODULES`, `KINDGI_NPM_NODE_MODULES` and `KINDGI_NODE24_DIR`
 //! (`source .cache/reference.env`); without them the test is skipped with a message, or
 //! fails when `KINDGI_REQUIRE_REFERENCE=1`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The rules `validate_manifest` adds on top of the schema, each fed a known engine answer
 //! (see `common::ScriptedEngine`), so a failure here is this crate's fault.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 mod common;
 

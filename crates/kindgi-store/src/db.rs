@@ -105,7 +105,9 @@ fn classify(url: &str) -> Result<Target, StoreError> {
     };
     let trimmed = url.trim();
     if trimmed.is_empty() {
-        return Err(invalid("it is empty; give a SQLite file path or a postgres:// URL"));
+        return Err(invalid(
+            "it is empty; give a SQLite file path or a postgres:// URL",
+        ));
     }
     let lower = trimmed.to_ascii_lowercase();
     if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
@@ -127,7 +129,11 @@ fn classify(url: &str) -> Result<Target, StoreError> {
         return Ok(Target::SqliteMemory);
     }
     if let Some((scheme, _)) = trimmed.split_once("://") {
-        if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
+        if !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        {
             return Err(invalid(&format!(
                 "scheme {scheme:?} is not supported; use a SQLite file path, sqlite:PATH or postgres://"
             )));
@@ -137,7 +143,10 @@ fn classify(url: &str) -> Result<Target, StoreError> {
 }
 
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
-    if s.len() >= prefix.len() && s.is_char_boundary(prefix.len()) && s[..prefix.len()].eq_ignore_ascii_case(prefix) {
+    if s.len() >= prefix.len()
+        && s.is_char_boundary(prefix.len())
+        && s[..prefix.len()].eq_ignore_ascii_case(prefix)
+    {
         Some(&s[prefix.len()..])
     } else {
         None
@@ -173,13 +182,16 @@ fn check_schema_name(name: &str) -> Result<(), StoreError> {
     let ok = !name.is_empty()
         && name.len() <= 63
         && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if ok {
         Ok(())
     } else {
         Err(StoreError::InvalidUrl {
             url: name.to_owned(),
-            reason: "a PostgreSQL schema name must match [a-z_][a-z0-9_]* (at most 63 bytes)".into(),
+            reason: "a PostgreSQL schema name must match [a-z_][a-z0-9_]* (at most 63 bytes)"
+                .into(),
         })
     }
 }
@@ -200,9 +212,13 @@ impl Database {
         let backend = match classify(url)? {
             Target::SqliteFile(path) => Backend::Sqlite(open_sqlite_file(&path, options).await?),
             Target::SqliteMemory => {
-                let opts = sqlite_options(SqliteConnectOptions::from_str("sqlite::memory:").map_err(|e| {
-                    StoreError::InvalidUrl { url: display.clone(), reason: e.to_string() }
-                })?);
+                let opts =
+                    sqlite_options(SqliteConnectOptions::from_str("sqlite::memory:").map_err(
+                        |e| StoreError::InvalidUrl {
+                            url: display.clone(),
+                            reason: e.to_string(),
+                        },
+                    )?);
                 let pool = SqlitePoolOptions::new()
                     .max_connections(1)
                     .min_connections(1)
@@ -210,12 +226,22 @@ impl Database {
                     .max_lifetime(None)
                     .connect_with(opts)
                     .await
-                    .map_err(|source| StoreError::Connect { target: display.clone(), source })?;
-                Backend::Sqlite(SqlitePools { writer: pool.clone(), reader: pool })
+                    .map_err(|source| StoreError::Connect {
+                        target: display.clone(),
+                        source,
+                    })?;
+                Backend::Sqlite(SqlitePools {
+                    writer: pool.clone(),
+                    reader: pool,
+                })
             }
-            Target::Postgres(url) => Backend::Postgres(open_postgres(&url, &display, options).await?),
+            Target::Postgres(url) => {
+                Backend::Postgres(open_postgres(&url, &display, options).await?)
+            }
         };
-        Ok(Database { inner: Arc::new(Inner { backend, display }) })
+        Ok(Database {
+            inner: Arc::new(Inner { backend, display }),
+        })
     }
 
     /// Create or update every table (idempotent; run it at every start).
@@ -316,7 +342,10 @@ fn sqlite_options(base: SqliteConnectOptions) -> SqliteConnectOptions {
 
 async fn open_sqlite_file(path: &str, options: &ConnectOptions) -> Result<SqlitePools, StoreError> {
     let base = sqlite_options(SqliteConnectOptions::new().filename(path));
-    let connect_err = |source| StoreError::Connect { target: path.to_owned(), source };
+    let connect_err = |source| StoreError::Connect {
+        target: path.to_owned(),
+        source,
+    };
     // One direct connection first: a path that cannot be opened fails at once (a pool
     // would retry until its acquire timeout). It creates the file and switches it to WAL.
     let probe = base.connect().await.map_err(connect_err)?;
@@ -339,21 +368,30 @@ async fn open_sqlite_file(path: &str, options: &ConnectOptions) -> Result<Sqlite
     Ok(SqlitePools { writer, reader })
 }
 
-async fn open_postgres(url: &str, display: &str, options: &ConnectOptions) -> Result<PgPool, StoreError> {
-    let mut opts = PgConnectOptions::from_str(url)
-        .map_err(|e| StoreError::InvalidUrl { url: display.to_owned(), reason: e.to_string() })?;
+async fn open_postgres(
+    url: &str,
+    display: &str,
+    options: &ConnectOptions,
+) -> Result<PgPool, StoreError> {
+    let mut opts = PgConnectOptions::from_str(url).map_err(|e| StoreError::InvalidUrl {
+        url: display.to_owned(),
+        reason: e.to_string(),
+    })?;
     // One direct connection first, so an unreachable server fails at once (a pool would
     // retry until its acquire timeout); it also creates the schema when one is asked for.
-    let mut conn = opts
-        .connect()
-        .await
-        .map_err(|source| StoreError::Connect { target: display.to_owned(), source })?;
+    let mut conn = opts.connect().await.map_err(|source| StoreError::Connect {
+        target: display.to_owned(),
+        source,
+    })?;
     if let Some(schema) = &options.postgres_schema {
         check_schema_name(schema)?;
         sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\""))
             .execute(&mut conn)
             .await
-            .map_err(|source| StoreError::Migrate { module: "schema", source })?;
+            .map_err(|source| StoreError::Migrate {
+                module: "schema",
+                source,
+            })?;
         opts = opts.options([("search_path", schema.as_str())]);
     }
     let _ = conn.close().await;
@@ -362,7 +400,10 @@ async fn open_postgres(url: &str, display: &str, options: &ConnectOptions) -> Re
         .acquire_timeout(Duration::from_secs(30))
         .connect_with(opts)
         .await
-        .map_err(|source| StoreError::Connect { target: display.to_owned(), source })
+        .map_err(|source| StoreError::Connect {
+            target: display.to_owned(),
+            source,
+        })
 }
 
 /// Milliseconds since the Unix epoch: the timestamp format of every table.
@@ -380,18 +421,37 @@ mod tests {
     #[test]
     fn classifies_urls() {
         assert!(matches!(classify("kindgi.db"), Ok(Target::SqliteFile(p)) if p == "kindgi.db"));
-        assert!(matches!(classify("sqlite:data/k.db"), Ok(Target::SqliteFile(p)) if p == "data/k.db"));
-        assert!(matches!(classify("sqlite:///tmp/k.db"), Ok(Target::SqliteFile(p)) if p == "/tmp/k.db"));
-        assert!(matches!(classify("sqlite::memory:"), Ok(Target::SqliteMemory)));
-        assert!(matches!(classify("postgres://u@h/db"), Ok(Target::Postgres(_))));
-        assert!(matches!(classify("POSTGRESQL://u@h/db"), Ok(Target::Postgres(_))));
-        assert!(matches!(classify("mysql://u@h/db"), Err(StoreError::InvalidUrl { .. })));
+        assert!(
+            matches!(classify("sqlite:data/k.db"), Ok(Target::SqliteFile(p)) if p == "data/k.db")
+        );
+        assert!(
+            matches!(classify("sqlite:///tmp/k.db"), Ok(Target::SqliteFile(p)) if p == "/tmp/k.db")
+        );
+        assert!(matches!(
+            classify("sqlite::memory:"),
+            Ok(Target::SqliteMemory)
+        ));
+        assert!(matches!(
+            classify("postgres://u@h/db"),
+            Ok(Target::Postgres(_))
+        ));
+        assert!(matches!(
+            classify("POSTGRESQL://u@h/db"),
+            Ok(Target::Postgres(_))
+        ));
+        assert!(matches!(
+            classify("mysql://u@h/db"),
+            Err(StoreError::InvalidUrl { .. })
+        ));
         assert!(matches!(classify("  "), Err(StoreError::InvalidUrl { .. })));
     }
 
     #[test]
     fn redacts_passwords() {
-        assert_eq!(redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
         assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
         assert_eq!(redact("kindgi.db"), "kindgi.db");
     }

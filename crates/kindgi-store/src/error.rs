@@ -44,7 +44,10 @@ impl StoreError {
     /// True when the underlying error is a unique-constraint violation (on either backend).
     pub fn is_unique_violation(&self) -> bool {
         match self {
-            StoreError::Query { source: sqlx::Error::Database(e), .. } => e.is_unique_violation(),
+            StoreError::Query {
+                source: sqlx::Error::Database(e),
+                ..
+            } => e.is_unique_violation(),
             _ => false,
         }
     }

@@ -48,22 +48,38 @@ impl TestDatabase {
         let url = path.to_string_lossy().into_owned();
         let db = Database::connect(&url).await?;
         db.migrate().await?;
-        Ok(TestDatabase { db, url, schema: None, dir: Some(dir) })
+        Ok(TestDatabase {
+            db,
+            url,
+            schema: None,
+            dir: Some(dir),
+        })
     }
 
     /// A fresh schema on the test PostgreSQL server, migrated.
     pub async fn postgres() -> Result<TestDatabase, StoreError> {
         let url = postgres_test_url();
         let schema = format!("test_{}", uuid::Uuid::new_v4().simple());
-        let options = ConnectOptions { postgres_schema: Some(schema.clone()), max_connections: Some(5) };
+        let options = ConnectOptions {
+            postgres_schema: Some(schema.clone()),
+            max_connections: Some(5),
+        };
         let db = Database::connect_with(&url, &options).await?;
         db.migrate().await?;
-        Ok(TestDatabase { db, url, schema: Some(schema), dir: None })
+        Ok(TestDatabase {
+            db,
+            url,
+            schema: Some(schema),
+            dir: None,
+        })
     }
 
     /// Connect again to the same database (a new handle, as after a restart).
     pub async fn reopen(&self) -> Result<Database, StoreError> {
-        let options = ConnectOptions { postgres_schema: self.schema.clone(), max_connections: Some(5) };
+        let options = ConnectOptions {
+            postgres_schema: self.schema.clone(),
+            max_connections: Some(5),
+        };
         let db = Database::connect_with(&self.url, &options).await?;
         db.migrate().await?;
         Ok(db)
@@ -82,7 +98,10 @@ impl TestDatabase {
             use sqlx::Connection as _;
             let mut conn = sqlx::PgConnection::connect(&self.url)
                 .await
-                .map_err(|source| StoreError::Connect { target: crate::db::redact(&self.url), source })?;
+                .map_err(|source| StoreError::Connect {
+                    target: crate::db::redact(&self.url),
+                    source,
+                })?;
             sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
                 .execute(&mut conn)
                 .await

@@ -59,9 +59,7 @@ pub enum KeyStatus {
 /// A failure creating or revoking a key.
 #[derive(Debug, Error)]
 pub enum TokenError {
-    #[error(
-        "tenant name {tenant:?} is not valid: use 1 to 128 characters from A-Z a-z 0-9 . _ -"
-    )]
+    #[error("tenant name {tenant:?} is not valid: use 1 to 128 characters from A-Z a-z 0-9 . _ -")]
     InvalidTenant { tenant: String },
     #[error("no API key with id {key_id:?}")]
     UnknownKey { key_id: String },
@@ -73,7 +71,9 @@ pub enum TokenError {
 pub fn valid_tenant(tenant: &str) -> bool {
     !tenant.is_empty()
         && tenant.len() <= 128
-        && tenant.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        && tenant
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
 /// SHA-256 of a key, lowercase hex.
@@ -84,7 +84,10 @@ pub fn hash_key(key: &str) -> String {
 /// A fresh random key.
 pub fn generate_key() -> String {
     let bytes: [u8; 32] = rand::random();
-    format!("{KEY_PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    format!(
+        "{KEY_PREFIX}{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    )
 }
 
 /// API-key storage over a [`Database`].
@@ -99,9 +102,15 @@ impl TokenStore {
     }
 
     /// Create a key for `tenant`, optionally expiring at `expires_at` (ms since the epoch).
-    pub async fn create(&self, tenant: &str, expires_at: Option<i64>) -> Result<CreatedKey, TokenError> {
+    pub async fn create(
+        &self,
+        tenant: &str,
+        expires_at: Option<i64>,
+    ) -> Result<CreatedKey, TokenError> {
         if !valid_tenant(tenant) {
-            return Err(TokenError::InvalidTenant { tenant: tenant.to_owned() });
+            return Err(TokenError::InvalidTenant {
+                tenant: tenant.to_owned(),
+            });
         }
         let key = generate_key();
         let hash = hash_key(&key);
@@ -140,7 +149,11 @@ impl TokenStore {
                     .map_err(op)?;
             }
         }
-        Ok(CreatedKey { key, key_id, tenant: tenant.to_owned() })
+        Ok(CreatedKey {
+            key,
+            key_id,
+            tenant: tenant.to_owned(),
+        })
     }
 
     /// Look a presented key up.
@@ -180,7 +193,10 @@ impl TokenStore {
         if row.expires_at.is_some_and(|t| t <= now_millis()) {
             return Ok(KeyStatus::Expired);
         }
-        Ok(KeyStatus::Valid { tenant: row.tenant, key_id: row.key_id })
+        Ok(KeyStatus::Valid {
+            tenant: row.tenant,
+            key_id: row.key_id,
+        })
     }
 
     /// Revoke the key named `key_id`. Revoking twice is not an error.
@@ -208,7 +224,9 @@ impl TokenStore {
             .rows_affected(),
         };
         if affected == 0 {
-            return Err(TokenError::UnknownKey { key_id: key_id.to_owned() });
+            return Err(TokenError::UnknownKey {
+                key_id: key_id.to_owned(),
+            });
         }
         Ok(())
     }
@@ -229,7 +247,10 @@ where
     String: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
     Option<i64>: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
 {
-    let corrupt = |e: sqlx::Error| StoreError::Corrupt { what: "api_keys row".into(), reason: e.to_string() };
+    let corrupt = |e: sqlx::Error| StoreError::Corrupt {
+        what: "api_keys row".into(),
+        reason: e.to_string(),
+    };
     Ok(KeyRow {
         hash: r.try_get("key_hash").map_err(corrupt)?,
         key_id: r.try_get("key_id").map_err(corrupt)?,

@@ -9,8 +9,8 @@
 
 use kindgi_spec::ToolManifest;
 use kindgi_tools::registry::{
-    ListPage, ListQuery, RegisterOptions, RegistryError, ToolRecord, ToolRegistry, VersionEntry, DEFAULT_PROJECT,
-    check_version, manifest_json,
+    DEFAULT_PROJECT, ListPage, ListQuery, RegisterOptions, RegistryError, ToolRecord, ToolRegistry,
+    VersionEntry, check_version, manifest_json,
 };
 use kindgi_tools::semver::Version;
 use kindgi_tools::tool::BoxFuture;
@@ -89,7 +89,12 @@ where
     i64: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
     Option<i64>: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
 {
-    let corrupt = |e: sqlx::Error| storage(StoreError::Corrupt { what: "tool_versions row".into(), reason: e.to_string() });
+    let corrupt = |e: sqlx::Error| {
+        storage(StoreError::Corrupt {
+            what: "tool_versions row".into(),
+            reason: e.to_string(),
+        })
+    };
     Ok(ToolRecord {
         tool_id: r.try_get("tool_id").map_err(corrupt)?,
         version: r.try_get("version").map_err(corrupt)?,
@@ -120,10 +125,16 @@ pub struct StoreRegistry {
 
 /// An id exists for a tenant (any version, unregistered included).
 async fn id_exists(db: &Database, tenant: &str, id: &str) -> Result<bool, RegistryError> {
-    let row = run!(db, fetch_optional, reader, "tools.id_exists",
+    let row = run!(
+        db,
+        fetch_optional,
+        reader,
+        "tools.id_exists",
         "SELECT 1 AS one FROM tools WHERE tenant = ? AND tool_id = ?",
         "SELECT 1 AS one FROM tools WHERE tenant = $1 AND tool_id = $2",
-        [tenant, id], |o| o.map(AnyRow::from))?;
+        [tenant, id],
+        |o| o.map(AnyRow::from)
+    )?;
     Ok(row.is_some())
 }
 
@@ -136,46 +147,91 @@ impl StoreRegistry {
         &self.db
     }
 
-    async fn register_impl(&self, tenant: &str, manifest: &ToolManifest, options: RegisterOptions) -> Result<ToolRecord, RegistryError> {
+    async fn register_impl(
+        &self,
+        tenant: &str,
+        manifest: &ToolManifest,
+        options: RegisterOptions,
+    ) -> Result<ToolRecord, RegistryError> {
         let id = manifest.id.as_str();
         let v = check_version(id, &manifest.version)?;
         let record = ToolRecord {
             tool_id: id.to_owned(),
             version: manifest.version.clone(),
-            project_id: options.project_id.unwrap_or_else(|| DEFAULT_PROJECT.to_owned()),
+            project_id: options
+                .project_id
+                .unwrap_or_else(|| DEFAULT_PROJECT.to_owned()),
             manifest_json: manifest_json(manifest)?,
             created_at: now_millis(),
             unregistered_at: None,
         };
-        let record = ToolRecord { unregistered_at: options.retired.then_some(record.created_at), ..record };
+        let record = ToolRecord {
+            unregistered_at: options.retired.then_some(record.created_at),
+            ..record
+        };
         let major = i64::try_from(v.major).unwrap_or(i64::MAX);
         let minor = i64::try_from(v.minor).unwrap_or(i64::MAX);
         let patch = i64::try_from(v.patch).unwrap_or(i64::MAX);
-        let pre = v.prerelease.iter().map(ToString::to_string).collect::<Vec<_>>().join(".");
+        let pre = v
+            .prerelease
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(".");
         macro_rules! body {
             ($tx:ident, $ph:ident) => {{
                 sqlx::query($ph[0])
-                    .bind(tenant).bind(id).bind(&record.project_id).bind(record.created_at)
-                    .execute(&mut *$tx).await.map_err(q("tools.register"))?;
+                    .bind(tenant)
+                    .bind(id)
+                    .bind(&record.project_id)
+                    .bind(record.created_at)
+                    .execute(&mut *$tx)
+                    .await
+                    .map_err(q("tools.register"))?;
                 let exists = sqlx::query($ph[1])
-                    .bind(tenant).bind(id).bind(&record.version)
-                    .fetch_optional(&mut *$tx).await.map_err(q("tools.register"))?;
+                    .bind(tenant)
+                    .bind(id)
+                    .bind(&record.version)
+                    .fetch_optional(&mut *$tx)
+                    .await
+                    .map_err(q("tools.register"))?;
                 if exists.is_some() {
-                    return Err(RegistryError::DuplicateVersion { id: id.to_owned(), version: record.version.clone() });
+                    return Err(RegistryError::DuplicateVersion {
+                        id: id.to_owned(),
+                        version: record.version.clone(),
+                    });
                 }
                 let owner: String = sqlx::query($ph[2])
-                    .bind(tenant).bind(id)
-                    .fetch_one(&mut *$tx).await.map_err(q("tools.register"))?
-                    .try_get("project_id").map_err(q("tools.register"))?;
+                    .bind(tenant)
+                    .bind(id)
+                    .fetch_one(&mut *$tx)
+                    .await
+                    .map_err(q("tools.register"))?
+                    .try_get("project_id")
+                    .map_err(q("tools.register"))?;
                 if owner != record.project_id {
                     return Err(RegistryError::ProjectMismatch { id: id.to_owned() });
                 }
                 let inserted = sqlx::query($ph[3])
-                    .bind(tenant).bind(id).bind(&record.version).bind(major).bind(minor).bind(patch).bind(&pre)
-                    .bind(&record.project_id).bind(&record.manifest_json).bind(record.created_at).bind(record.unregistered_at)
-                    .execute(&mut *$tx).await.map_err(q("tools.register"))?;
+                    .bind(tenant)
+                    .bind(id)
+                    .bind(&record.version)
+                    .bind(major)
+                    .bind(minor)
+                    .bind(patch)
+                    .bind(&pre)
+                    .bind(&record.project_id)
+                    .bind(&record.manifest_json)
+                    .bind(record.created_at)
+                    .bind(record.unregistered_at)
+                    .execute(&mut *$tx)
+                    .await
+                    .map_err(q("tools.register"))?;
                 if inserted.rows_affected() == 0 {
-                    return Err(RegistryError::DuplicateVersion { id: id.to_owned(), version: record.version.clone() });
+                    return Err(RegistryError::DuplicateVersion {
+                        id: id.to_owned(),
+                        version: record.version.clone(),
+                    });
                 }
                 $tx.commit().await.map_err(q("tools.register"))?;
             }};
@@ -207,33 +263,63 @@ impl StoreRegistry {
         Ok(record)
     }
 
-    async fn get_version_impl(&self, tenant: &str, id: &str, version: &str) -> Result<ToolRecord, RegistryError> {
-        let row = run!(self.db, fetch_optional, reader, "tools.get_version",
+    async fn get_version_impl(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: &str,
+    ) -> Result<ToolRecord, RegistryError> {
+        let row = run!(
+            self.db,
+            fetch_optional,
+            reader,
+            "tools.get_version",
             "SELECT tool_id, version, project_id, manifest, created_at, unregistered_at FROM tool_versions WHERE tenant = ? AND tool_id = ? AND version = ?",
             "SELECT tool_id, version, project_id, manifest, created_at, unregistered_at FROM tool_versions WHERE tenant = $1 AND tool_id = $2 AND version = $3",
-            [tenant, id, version], |o| o.map(AnyRow::from))?;
+            [tenant, id, version],
+            |o| o.map(AnyRow::from)
+        )?;
         match row {
             Some(r) => r.into_record(),
-            None if id_exists(&self.db, tenant, id).await? => {
-                Err(RegistryError::VersionNotFound { id: id.to_owned(), version: version.to_owned() })
-            }
+            None if id_exists(&self.db, tenant, id).await? => Err(RegistryError::VersionNotFound {
+                id: id.to_owned(),
+                version: version.to_owned(),
+            }),
             None => Err(RegistryError::ToolNotFound { id: id.to_owned() }),
         }
     }
 
     /// Version entries of an id (unsorted), optionally with tombstones.
-    async fn version_rows(&self, tenant: &str, id: &str, include_unregistered: bool) -> Result<Vec<VersionEntry>, RegistryError> {
-        let rows = run!(self.db, fetch_all, reader, "tools.versions",
+    async fn version_rows(
+        &self,
+        tenant: &str,
+        id: &str,
+        include_unregistered: bool,
+    ) -> Result<Vec<VersionEntry>, RegistryError> {
+        let rows = run!(
+            self.db,
+            fetch_all,
+            reader,
+            "tools.versions",
             "SELECT version, created_at, unregistered_at FROM tool_versions WHERE tenant = ? AND tool_id = ? AND (? OR unregistered_at IS NULL)",
             "SELECT version, created_at, unregistered_at FROM tool_versions WHERE tenant = $1 AND tool_id = $2 AND ($3 OR unregistered_at IS NULL)",
-            [tenant, id, include_unregistered], |v| v.into_iter().map(AnyRow::from).collect::<Vec<_>>())?;
+            [tenant, id, include_unregistered],
+            |v| v.into_iter().map(AnyRow::from).collect::<Vec<_>>()
+        )?;
         rows.into_iter().map(AnyRow::into_entry).collect()
     }
 
-    async fn sorted_versions(&self, tenant: &str, id: &str, include_unregistered: bool) -> Result<Vec<VersionEntry>, RegistryError> {
+    async fn sorted_versions(
+        &self,
+        tenant: &str,
+        id: &str,
+        include_unregistered: bool,
+    ) -> Result<Vec<VersionEntry>, RegistryError> {
         let rows = self.version_rows(tenant, id, include_unregistered).await?;
-        let mut keyed: Vec<(Option<Version>, VersionEntry)> =
-            rows.into_iter().map(|e| (Version::parse(&e.version).ok(), e)).collect();
+        let mut keyed: Vec<(Option<Version>, VersionEntry)> = rows
+            .into_iter()
+            .map(|e| (Version::parse(&e.version).ok(), e))
+            .collect();
         keyed.sort_by(|a, b| b.0.cmp(&a.0));
         Ok(keyed.into_iter().map(|(_, e)| e).collect())
     }
@@ -242,7 +328,9 @@ impl StoreRegistry {
         let versions = self.sorted_versions(tenant, id, false).await?;
         match versions.first() {
             Some(latest) => self.get_version_impl(tenant, id, &latest.version).await,
-            None if id_exists(&self.db, tenant, id).await? => Err(RegistryError::ToolGone { id: id.to_owned() }),
+            None if id_exists(&self.db, tenant, id).await? => {
+                Err(RegistryError::ToolGone { id: id.to_owned() })
+            }
             None => Err(RegistryError::ToolNotFound { id: id.to_owned() }),
         }
     }
@@ -260,7 +348,10 @@ impl StoreRegistry {
                AND EXISTS (SELECT 1 FROM tool_versions v WHERE v.tenant = t.tenant AND v.tool_id = t.tool_id AND v.unregistered_at IS NULL)
              ORDER BY t.tool_id LIMIT $4",
             [tenant, &after, &name, fetch], |v| v.into_iter().map(AnyRow::from).collect::<Vec<_>>())?;
-        let mut ids = rows.into_iter().map(AnyRow::into_id).collect::<Result<Vec<_>, _>>()?;
+        let mut ids = rows
+            .into_iter()
+            .map(AnyRow::into_id)
+            .collect::<Result<Vec<_>, _>>()?;
         let has_more = ids.len() > limit;
         ids.truncate(limit);
         let mut items = Vec::with_capacity(ids.len());
@@ -275,18 +366,36 @@ impl StoreRegistry {
         Ok(ListPage { items, has_more })
     }
 
-    async fn set_unregistered(&self, tenant: &str, id: &str, version: &str, unregister: bool) -> Result<bool, RegistryError> {
+    async fn set_unregistered(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: &str,
+        unregister: bool,
+    ) -> Result<bool, RegistryError> {
         let now = now_millis();
         let changed = if unregister {
-            run!(self.db, execute, writer, "tools.unregister",
+            run!(
+                self.db,
+                execute,
+                writer,
+                "tools.unregister",
                 "UPDATE tool_versions SET unregistered_at = ? WHERE tenant = ? AND tool_id = ? AND version = ? AND unregistered_at IS NULL",
                 "UPDATE tool_versions SET unregistered_at = $1 WHERE tenant = $2 AND tool_id = $3 AND version = $4 AND unregistered_at IS NULL",
-                [now, tenant, id, version], |r| r.rows_affected())?
+                [now, tenant, id, version],
+                |r| r.rows_affected()
+            )?
         } else {
-            run!(self.db, execute, writer, "tools.reinstate",
+            run!(
+                self.db,
+                execute,
+                writer,
+                "tools.reinstate",
                 "UPDATE tool_versions SET unregistered_at = NULL WHERE tenant = ? AND tool_id = ? AND version = ? AND unregistered_at IS NOT NULL",
                 "UPDATE tool_versions SET unregistered_at = NULL WHERE tenant = $1 AND tool_id = $2 AND version = $3 AND unregistered_at IS NOT NULL",
-                [tenant, id, version], |r| r.rows_affected())?
+                [tenant, id, version],
+                |r| r.rows_affected()
+            )?
         };
         if changed > 0 {
             return Ok(true);
@@ -322,7 +431,12 @@ where
     i64: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
     Option<i64>: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
 {
-    let corrupt = |e: sqlx::Error| storage(StoreError::Corrupt { what: "tool_versions row".into(), reason: e.to_string() });
+    let corrupt = |e: sqlx::Error| {
+        storage(StoreError::Corrupt {
+            what: "tool_versions row".into(),
+            reason: e.to_string(),
+        })
+    };
     Ok(VersionEntry {
         version: r.try_get("version").map_err(corrupt)?,
         created_at: r.try_get("created_at").map_err(corrupt)?,
@@ -344,7 +458,12 @@ impl AnyRow {
         }
     }
     fn into_id(self) -> Result<String, RegistryError> {
-        let corrupt = |e: sqlx::Error| storage(StoreError::Corrupt { what: "tools row".into(), reason: e.to_string() });
+        let corrupt = |e: sqlx::Error| {
+            storage(StoreError::Corrupt {
+                what: "tools row".into(),
+                reason: e.to_string(),
+            })
+        };
         match self {
             AnyRow::Sqlite(r) => r.try_get("tool_id").map_err(corrupt),
             AnyRow::Postgres(r) => r.try_get("tool_id").map_err(corrupt),
@@ -353,21 +472,42 @@ impl AnyRow {
 }
 
 impl ToolRegistry for StoreRegistry {
-    fn register<'a>(&'a self, tenant: &'a str, manifest: &'a ToolManifest, options: RegisterOptions) -> BoxFuture<'a, Result<ToolRecord, RegistryError>> {
+    fn register<'a>(
+        &'a self,
+        tenant: &'a str,
+        manifest: &'a ToolManifest,
+        options: RegisterOptions,
+    ) -> BoxFuture<'a, Result<ToolRecord, RegistryError>> {
         Box::pin(self.register_impl(tenant, manifest, options))
     }
 
-    fn get<'a>(&'a self, tenant: &'a str, id: &'a str) -> BoxFuture<'a, Result<ToolRecord, RegistryError>> {
+    fn get<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<ToolRecord, RegistryError>> {
         Box::pin(self.get_impl(tenant, id))
     }
 
-    fn get_version<'a>(&'a self, tenant: &'a str, id: &'a str, version: &'a str) -> BoxFuture<'a, Result<ToolRecord, RegistryError>> {
+    fn get_version<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        version: &'a str,
+    ) -> BoxFuture<'a, Result<ToolRecord, RegistryError>> {
         Box::pin(self.get_version_impl(tenant, id, version))
     }
 
-    fn versions<'a>(&'a self, tenant: &'a str, id: &'a str, include_unregistered: bool) -> BoxFuture<'a, Result<Vec<VersionEntry>, RegistryError>> {
+    fn versions<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        include_unregistered: bool,
+    ) -> BoxFuture<'a, Result<Vec<VersionEntry>, RegistryError>> {
         Box::pin(async move {
-            let versions = self.sorted_versions(tenant, id, include_unregistered).await?;
+            let versions = self
+                .sorted_versions(tenant, id, include_unregistered)
+                .await?;
             if versions.is_empty() && !id_exists(&self.db, tenant, id).await? {
                 return Err(RegistryError::ToolNotFound { id: id.to_owned() });
             }
@@ -375,15 +515,33 @@ impl ToolRegistry for StoreRegistry {
         })
     }
 
-    fn list<'a>(&'a self, tenant: &'a str, query: ListQuery) -> BoxFuture<'a, Result<ListPage, RegistryError>> {
+    fn list<'a>(
+        &'a self,
+        tenant: &'a str,
+        query: ListQuery,
+    ) -> BoxFuture<'a, Result<ListPage, RegistryError>> {
         Box::pin(self.list_impl(tenant, query))
     }
 
-    fn unregister<'a>(&'a self, tenant: &'a str, id: &'a str, version: &'a str) -> BoxFuture<'a, Result<(), RegistryError>> {
-        Box::pin(async move { self.set_unregistered(tenant, id, version, true).await.map(drop) })
+    fn unregister<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        version: &'a str,
+    ) -> BoxFuture<'a, Result<(), RegistryError>> {
+        Box::pin(async move {
+            self.set_unregistered(tenant, id, version, true)
+                .await
+                .map(drop)
+        })
     }
 
-    fn reinstate<'a>(&'a self, tenant: &'a str, id: &'a str, version: &'a str) -> BoxFuture<'a, Result<bool, RegistryError>> {
+    fn reinstate<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        version: &'a str,
+    ) -> BoxFuture<'a, Result<bool, RegistryError>> {
         Box::pin(self.set_unregistered(tenant, id, version, false))
     }
 }

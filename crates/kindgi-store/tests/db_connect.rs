@@ -1,4 +1,5 @@
 //! The Database handle on both backends: connect, migrate twice, kind, tokens.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kindgi_store::testing::TestDatabase;
 use kindgi_store::tokens::{KeyStatus, TokenError, TokenStore};
@@ -15,18 +16,42 @@ async fn tokens_round_trip(kind: DatabaseKind) {
     assert_eq!(created.key.len(), 4 + 43);
     assert_eq!(
         store.authenticate(&created.key).await.unwrap(),
-        KeyStatus::Valid { tenant: "acme".into(), key_id: created.key_id.clone() }
+        KeyStatus::Valid {
+            tenant: "acme".into(),
+            key_id: created.key_id.clone()
+        }
     );
-    assert_eq!(store.authenticate("kgi_nope").await.unwrap(), KeyStatus::Unknown);
-    assert_eq!(store.authenticate("' OR 1=1 --").await.unwrap(), KeyStatus::Unknown);
+    assert_eq!(
+        store.authenticate("kgi_nope").await.unwrap(),
+        KeyStatus::Unknown
+    );
+    assert_eq!(
+        store.authenticate("' OR 1=1 --").await.unwrap(),
+        KeyStatus::Unknown
+    );
     let other = store.create("acme", Some(1)).await.unwrap();
-    assert_eq!(store.authenticate(&other.key).await.unwrap(), KeyStatus::Expired);
+    assert_eq!(
+        store.authenticate(&other.key).await.unwrap(),
+        KeyStatus::Expired
+    );
     store.revoke(&created.key_id).await.unwrap();
     store.revoke(&created.key_id).await.unwrap();
-    assert_eq!(store.authenticate(&created.key).await.unwrap(), KeyStatus::Revoked);
-    assert!(matches!(store.revoke("nope").await, Err(TokenError::UnknownKey { .. })));
-    assert!(matches!(store.create("bad tenant", None).await, Err(TokenError::InvalidTenant { .. })));
-    assert!(matches!(store.create("", None).await, Err(TokenError::InvalidTenant { .. })));
+    assert_eq!(
+        store.authenticate(&created.key).await.unwrap(),
+        KeyStatus::Revoked
+    );
+    assert!(matches!(
+        store.revoke("nope").await,
+        Err(TokenError::UnknownKey { .. })
+    ));
+    assert!(matches!(
+        store.create("bad tenant", None).await,
+        Err(TokenError::InvalidTenant { .. })
+    ));
+    assert!(matches!(
+        store.create("", None).await,
+        Err(TokenError::InvalidTenant { .. })
+    ));
     // A second handle (a restart) sees the same rows.
     let again = t.reopen().await.unwrap();
     let key = store.create("beta", None).await.unwrap();
@@ -52,13 +77,21 @@ async fn postgres_tokens_round_trip() {
 async fn sqlite_file_is_created_in_wal_mode() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("new.db");
-    let db = Database::connect(&format!("sqlite:{}", path.display())).await.unwrap();
+    let db = Database::connect(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
     db.migrate().await.unwrap();
     assert!(path.exists());
     let pools = db.sqlite().unwrap();
-    let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&pools.reader).await.unwrap();
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&pools.reader)
+        .await
+        .unwrap();
     assert_eq!(mode, "wal");
-    let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys").fetch_one(&pools.writer).await.unwrap();
+    let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
+        .fetch_one(&pools.writer)
+        .await
+        .unwrap();
     assert_eq!(fk, 1);
     // Readers refuse writes.
     let err = sqlx::query("INSERT INTO api_keys VALUES ('h','i','t',0,NULL,NULL)")
@@ -74,7 +107,10 @@ async fn in_memory_sqlite_works() {
     db.migrate().await.unwrap();
     let store = TokenStore::new(db);
     let k = store.create("t", None).await.unwrap();
-    assert!(matches!(store.authenticate(&k.key).await.unwrap(), KeyStatus::Valid { .. }));
+    assert!(matches!(
+        store.authenticate(&k.key).await.unwrap(),
+        KeyStatus::Valid { .. }
+    ));
 }
 
 #[tokio::test]
@@ -82,8 +118,12 @@ async fn bad_urls_are_clear_errors() {
     let err = Database::connect("mysql://x@y/z").await.unwrap_err();
     assert!(matches!(err, StoreError::InvalidUrl { .. }));
     assert!(err.to_string().contains("not supported"), "{err}");
-    let err = Database::connect("/nonexistent-dir-kindgi/x/y.db").await.unwrap_err();
+    let err = Database::connect("/nonexistent-dir-kindgi/x/y.db")
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::Connect { .. }), "{err}");
-    let err = Database::connect("postgres://postgres@127.0.0.1:1/test").await.unwrap_err();
+    let err = Database::connect("postgres://postgres@127.0.0.1:1/test")
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::Connect { .. }), "{err}");
 }

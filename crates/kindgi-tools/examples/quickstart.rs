@@ -145,7 +145,36 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await,
     );
 
-    // 3. A definition mistake is reported, every problem at once.
+    // 3. A manifest file (the one `kindgi tools check` validates) plus a handler.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/tools/orders-lookup.json"
+    );
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+    let handler: kindgi_tools::Handler = std::sync::Arc::new(|input: Value, _ctx| {
+        Box::pin(async move {
+            let limit = input["limit"].as_u64().unwrap_or(0);
+            let orders: Vec<Value> = (1..=limit.min(2))
+                .map(|n| json!({"id": format!("ord_{n}"), "status": "open", "totalCents": 990 * n}))
+                .collect();
+            Ok(json!({"orders": orders}))
+        })
+    });
+    let from_file = kindgi_tools::define_manifest(&manifest, Some(handler), &Default::default())?;
+    show(
+        "examples/tools/orders-lookup.json {customerId: cus_9} (limit defaults to 10):",
+        &from_file
+            .invoke(&json!({"customerId": "cus_9"}), ctx())
+            .await,
+    );
+    show(
+        "examples/tools/orders-lookup.json {customerId: \"\", limit: 99}:",
+        &from_file
+            .invoke(&json!({"customerId": "", "limit": 99}), ctx())
+            .await,
+    );
+
+    // 4. A definition mistake is reported, every problem at once.
     let broken = Tool::define("acme.broken")
         .description("")
         .version("1.0")

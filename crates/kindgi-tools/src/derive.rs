@@ -66,8 +66,19 @@ pub fn make_strict_clean(schema: &mut Value) {
             done.push(name);
         }
     }
-    if let (Value::Object(root), Some(defs)) = (schema, defs) {
-        root.insert("$defs".to_owned(), defs);
+    if let Value::Object(root) = schema {
+        if let Some(defs) = defs {
+            root.insert("$defs".to_owned(), defs);
+        }
+        // Read like a hand-written schema: `$schema`, `title`, `description` first.
+        let mut ordered = serde_json::Map::with_capacity(root.len());
+        for key in ["$schema", "title", "description"] {
+            if let Some(value) = root.remove(key) {
+                ordered.insert(key.to_owned(), value);
+            }
+        }
+        ordered.append(root);
+        *root = ordered;
     }
 }
 
@@ -130,5 +141,75 @@ pub fn is_object_schema(schema: &Value) -> bool {
         Some(Value::String(t)) => t == "object",
         Some(Value::Array(types)) => types.len() == 1 && types[0] == "object",
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strict_cleaning_removes_what_strict_mode_refuses() {
+        let mut schema = json!({
+            "type": "object",
+            "default": {},
+            "properties": {
+                "n": {"type": "integer", "format": "uint32", "minimum": 0, "default": 3},
+                "when": {"type": "string", "format": "date-time"},
+                "choice": {"anyOf": [{"$ref": "#/$defs/Inner"}, {"type": "null", "default": null}]},
+                "plain": {"$ref": "#/$defs/Plain"}
+            },
+            "$defs": {
+                "Inner": {"type": "object", "properties": {"flag": {"type": "boolean", "default": false}, "deep": {"$ref": "#/$defs/Deep"}}},
+                "Deep": {"type": "object", "properties": {"x": {"type": "number", "format": "double", "default": 1.5}}},
+                "Plain": {"type": "object", "properties": {"y": {"type": "string", "default": "kept"}}}
+            },
+            "title": "T",
+            "$schema": "https://json-schema.org/draft/2020-12/schema"
+        });
+        make_strict_clean(&mut schema);
+        assert!(schema.get("default").is_none(), "root default removed");
+        let n = &schema["properties"]["n"];
+        assert!(n.get("format").is_none());
+        assert_eq!(n["minimum"], 0);
+        assert_eq!(n["default"], 3, "a default outside composites stays");
+        assert_eq!(
+            schema["properties"]["when"]["format"], "date-time",
+            "real formats stay"
+        );
+        assert!(
+            schema["properties"]["choice"]["anyOf"][1]
+                .get("default")
+                .is_none()
+        );
+        assert!(
+            schema["$defs"]["Inner"]["properties"]["flag"]
+                .get("default")
+                .is_none()
+        );
+        let deep_x = &schema["$defs"]["Deep"]["properties"]["x"];
+        assert!(deep_x.get("default").is_none() && deep_x.get("format").is_none());
+        assert_eq!(
+            schema["$defs"]["Plain"]["properties"]["y"]["default"],
+            "kept"
+        );
+        let keys: Vec<&str> = schema
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(&keys[..2], ["$schema", "title"]);
+    }
+
+    #[test]
+    fn object_schemas() {
+        assert!(is_object_schema(&json!({"type": "object"})));
+        assert!(is_object_schema(&json!({"type": ["object"]})));
+        assert!(!is_object_schema(&json!({"type": ["object", "null"]})));
+        assert!(!is_object_schema(&json!({"type": "string"})));
+        assert!(!is_object_schema(&json!(true)));
+        assert!(!is_object_schema(&json!({})));
     }
 }

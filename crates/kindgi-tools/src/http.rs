@@ -203,12 +203,27 @@ impl HttpSynthesizer {
 
 impl SpecSynthesizer for HttpSynthesizer {
     fn synthesize(&self, manifest: &ToolManifest, spec: &ToolSpec) -> Result<Handler, String> {
-        let ToolSpec::Http(http) = spec else {
-            return Err(format!(
-                "Tool \"{}\": the http synthesizer cannot build a spec of kind \"{}\"",
-                manifest.id,
-                spec.kind()
-            ));
+        let parsed;
+        let http = match spec {
+            ToolSpec::Http(http) => http,
+            // An `http` spec that did not parse as one lands in `Other`: say what is wrong.
+            ToolSpec::Other(raw) if spec.kind() == "http" => {
+                parsed = serde_json::from_value::<HttpToolSpec>(Value::Object(raw.clone()))
+                    .map_err(|e| {
+                        format!(
+                            "Tool \"{}\" spec is not a valid http spec: {e}",
+                            manifest.id
+                        )
+                    })?;
+                &parsed
+            }
+            ToolSpec::Other(_) => {
+                return Err(format!(
+                    "Tool \"{}\": the http synthesizer cannot build a spec of kind \"{}\"",
+                    manifest.id,
+                    spec.kind()
+                ));
+            }
         };
         let call = Arc::new(self.plan(manifest, http)?);
         Ok(Arc::new(move |input: Value, ctx: ToolContext| {

@@ -1,10 +1,21 @@
 //! Kindgi tools: the authoring API, invocation, the tool context, spec synthesizers (http),
 //! and the in-memory registry with npm-semver resolution.
 //!
-//! A [`Tool`] is a [`ToolManifest`](kindgi_spec::ToolManifest) plus a [`Handler`].
-//! Declarative tools (`spec`) get their handler from a [`synth::SpecSynthesizer`] at
-//! definition time. Invocation runs a tool exactly as seed 001 describes: env preconditions,
-//! input validated with defaults filled, the handler, the output validated.
+//! A [`Tool`] is a [`ToolManifest`](kindgi_spec::ToolManifest) plus a [`Handler`] plus the
+//! validators compiled from the manifest's schemas.
+//!
+//! - **Define** ([`define`]): [`Tool::define`] is a builder whose methods are named after the
+//!   manifest fields; a typed handler `async fn(I, ToolContext) -> Result<O, HandlerError>`
+//!   gives the schemas (derived with schemars, made strict-clean by [`derive`]), or they are
+//!   given as raw JSON Schema. [`define_manifest`] defines from manifest JSON. Both run the
+//!   wire path's manifest validation (`kindgi_spec::validate`) through [`engine`], the
+//!   adapter onto `kindgi-schema`, and keep what it compiled ([`compiled`]): nothing is
+//!   compiled per call. Declarative tools (`spec`) get their handler from a
+//!   [`synth::SpecSynthesizer`] at definition time.
+//! - **Invoke** ([`invoke`]): exactly the reference `invokeTool` — env preconditions, input
+//!   validated on a copy with defaults filled, the handler (failures and panics caught), the
+//!   output validated — with the reference's codes and messages ([`InvokeError`]).
+//! - [`tool_idempotency_key`]: the reference's per-call UUIDv5.
 
 pub mod compiled;
 pub mod context;

@@ -1,5 +1,6 @@
 //! Definition rules (tool.md §4, §14 "defineTool"): the builder, typed handlers with
 //! derived schemas, raw manifests, declarative tools, and the projection to a manifest.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kindgi_spec::{
     EffectKind, HttpKind, HttpMethod, HttpToolSpec, Need, NetworkPolicy, RuntimeLimits,
@@ -571,7 +572,7 @@ struct Nested {
     count: Option<u8>,
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[derive(Deserialize, Serialize, JsonSchema)]
 #[allow(dead_code)]
 struct Inner {
     #[serde(default)]
@@ -579,7 +580,7 @@ struct Inner {
     amount: i64,
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[derive(Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "lowercase")]
 #[allow(dead_code)]
 enum Kind {
@@ -596,4 +597,188 @@ fn derived_schemas_of_richer_types_compile_in_strict_mode() {
         .output(json!({"type":"object"}))
         .build();
     assert!(tool.is_ok(), "{tool:?}");
+}
+
+#[test]
+fn bad_http_specs_are_refused_at_spec() {
+    let spec = json!({"kind":"http","method":"FETCH","urlTemplate":"https://x.example/{id}"});
+    let err = define_manifest(
+        &with(echo_manifest(), "spec", spec),
+        None,
+        &SynthesizerRegistry::builtin(),
+    )
+    .unwrap_err();
+    assert_eq!(err.code, DefineErrorCode::InvalidToolDefinition);
+    assert!(
+        err.problems.iter().any(|p| p.path.starts_with("/spec")),
+        "{err:?}"
+    );
+    let spec =
+        json!({"kind":"http","method":"GET","urlTemplate":"https://x.example/{id}","timeoutMs":0});
+    let err = define_manifest(
+        &with(echo_manifest(), "spec", spec),
+        None,
+        &SynthesizerRegistry::builtin(),
+    )
+    .unwrap_err();
+    assert!(
+        err.problems.iter().any(|p| p.path.starts_with("/spec")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_loose_2020_schema_is_refused_by_strict_mode() {
+    let input = json!({
+        "type":"object",
+        "properties":{"id":{"type":["string","number"]},"point":{"type":"array","prefixItems":[{"type":"number"},{"type":"number"}]}},
+        "required":["id"]
+    });
+    let err = define_err(with(echo_manifest(), "input", input));
+    assert_eq!(err.code, DefineErrorCode::InvalidSchema);
+    assert!(err.message.contains("strict mode"), "{}", err.message);
+}
+
+#[test]
+fn an_mcp_tool_cannot_use_draft04() {
+    let draft4 = json!({"$schema":"http://json-schema.org/draft-04/schema#","type":"object"});
+    let raw = with(
+        with(
+            with(echo_manifest(), "input", draft4),
+            "transport",
+            json!("mcp"),
+        ),
+        "mcpEndpoint",
+        json!("mcp+stdio://weather"),
+    );
+    let err = define_err(raw);
+    assert_eq!(err.code, DefineErrorCode::InvalidSchema);
+    assert!(
+        err.message.contains(
+            "draft-04/schema#\" isn't a JSON Schema dialect Kindgi validates: draft-06, draft-07, 2019-09 or 2020-12."
+        ),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn a_handler_key_in_the_manifest_is_ignored() {
+    let raw = with(echo_manifest(), "handler", json!("function"));
+    let tool = define_manifest(&raw, Some(echo_handler()), &SynthesizerRegistry::empty()).unwrap();
+    assert!(tool.to_manifest_value().get("handler").is_none());
+}
+
+#[test]
+fn a_manifest_that_is_not_an_object_is_refused() {
+    for raw in [json!(null), json!("x"), json!(42)] {
+        let err =
+            define_manifest(&raw, Some(echo_handler()), &SynthesizerRegistry::empty()).unwrap_err();
+        assert_eq!(
+            err.problems,
+            vec![kindgi_spec::validate::Problem::new("", "must be an object")]
+        );
+    }
+}
+
+/// Documented unit variants become `oneOf` + `const`.
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[allow(dead_code)]
+enum Priority {
+    /// Whenever.
+    Low,
+    /// Today.
+    High,
+}
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum IdOrName {
+    Id(u64),
+    Name(String),
+}
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "t", content = "c")]
+#[allow(dead_code)]
+enum Adjacent {
+    A(i16),
+    B { x: f32 },
+}
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[allow(dead_code)]
+struct Tree {
+    label: String,
+    children: Vec<Tree>,
+}
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[allow(dead_code)]
+struct Meters(f64);
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Everything {
+    priority: Priority,
+    who: IdOrName,
+    adjacent: Adjacent,
+    tree: Tree,
+    distance: Meters,
+    by_name: std::collections::HashMap<String, Vec<Option<i32>>>,
+    sorted: std::collections::BTreeMap<String, bool>,
+    boxed: Box<Inner>,
+    maybe_list: Option<Vec<Priority>>,
+    bytes: Vec<u8>,
+    #[serde(default)]
+    retries: usize,
+    #[serde(default)]
+    nested_default: Option<Inner>,
+}
+
+#[tokio::test]
+async fn derived_schemas_of_many_serde_shapes_define_and_validate() {
+    let tool = Tool::define("acme.everything")
+        .description("every shape")
+        .version("1.0.0")
+        .handler(|input: Everything, _c| async move { Ok::<_, HandlerError>(input) })
+        .build();
+    let tool = match tool {
+        Ok(tool) => tool,
+        Err(e) => panic!("{e:#?}"),
+    };
+    let input = json!({
+        "priority": "High",
+        "who": 7,
+        "adjacent": {"t": "B", "c": {"x": 1.5}},
+        "tree": {"label": "root", "children": [{"label": "leaf", "children": []}]},
+        "distance": 3.5,
+        "by_name": {"a": [1, null]},
+        "sorted": {"k": true},
+        "boxed": {"flag": true, "amount": -3},
+        "maybe_list": null,
+        "bytes": [0, 255]
+    });
+    let out = tool.invoke(&input, ToolContext::for_test()).await.unwrap();
+    assert_eq!(
+        out["retries"], 0,
+        "the serde default was filled (schema default or serde)"
+    );
+    assert_eq!(out["tree"]["children"][0]["label"], "leaf");
+    let err = tool
+        .invoke(
+            &with(input.clone(), "bytes", json!([256])),
+            ToolContext::for_test(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, InvokeErrorCode::InputValidationFailed);
+    assert_eq!(err.errors[0].instance_path, "/bytes/0");
+    let err = tool
+        .invoke(&with(input, "surprise", json!(1)), ToolContext::for_test())
+        .await
+        .unwrap_err();
+    assert_eq!(err.errors[0].keyword, "additionalProperties");
 }

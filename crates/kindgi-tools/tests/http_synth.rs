@@ -1,4 +1,5 @@
 //! The HTTP spec synthesizer against a real HTTP server on loopback (tool.md §8 and §14).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod http_support;
 
@@ -654,4 +655,19 @@ fn urlencode(s: &str) -> String {
             }
         })
         .collect()
+}
+
+#[tokio::test]
+async fn an_http_spec_that_does_not_parse_says_why() {
+    let m = manifest(
+        "t.bad",
+        json!({"kind": "http", "method": "FETCH", "urlTemplate": "https://x.example/"}),
+        json!({}),
+    );
+    let err = synthesize(&m).err().unwrap();
+    assert!(
+        err.starts_with("Tool \"t.bad\" spec is not a valid http spec: "),
+        "{err}"
+    );
+    assert!(err.contains("FETCH"), "{err}");
 }

@@ -1,5 +1,6 @@
 //! Invocation rules (tool.md §7, §14 "invokeTool"), run against tools defined through the
 //! public API and the real schema engine.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kindgi_spec::{Transport, TypedNeeds};
 use kindgi_tools::{
@@ -48,7 +49,10 @@ where
         .unwrap()
 }
 
-fn env_tool(env: Value, seen: Arc<Mutex<Option<Option<BTreeMap<String, String>>>>>) -> Tool {
+/// What the handler saw as `ctx.env` (outer `None`: the handler did not run).
+type SeenEnv = Arc<Mutex<Option<Option<BTreeMap<String, String>>>>>;
+
+fn env_tool(env: Value, seen: SeenEnv) -> Tool {
     Tool::define("acme.env")
         .description("reports its env")
         .version("1.0.0")

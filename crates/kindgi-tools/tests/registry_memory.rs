@@ -1,5 +1,6 @@
 //! The in-memory registry passes the registry conformance suite, and agent resolution maps
 //! registry outcomes to the agent-turn errors.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kindgi_tools::registry::conformance::{self, manifest};
 use kindgi_tools::registry::{

@@ -11,6 +11,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Collected output lines of a child process.
+type Lines = Arc<Mutex<Vec<String>>>;
+
 const BIN: &str = env!("CARGO_BIN_EXE_conformance-pack");
 const TOKEN: &str = "conformance-token-0123456789abcdef";
 
@@ -121,12 +124,7 @@ fn spawn(
     index: &str,
     env: &[(&str, &str)],
     extra_args: &[&str],
-) -> (
-    Child,
-    Arc<Mutex<Vec<String>>>,
-    Arc<Mutex<Vec<String>>>,
-    mpsc::Receiver<String>,
-) {
+) -> (Child, Lines, Lines, mpsc::Receiver<String>) {
     let mut cmd = Command::new(BIN);
     cmd.arg("serve")
         .args(["--index", index, "--host", "127.0.0.1"])

@@ -42,6 +42,12 @@ def peek(key: str) -> str:
 
 
 @mcp.tool()
+def order_status(order_id: str) -> str:
+    """Report an order's status (a snake_case name, as Python tools often have)."""
+    return f"order {order_id} shipped"
+
+
+@mcp.tool()
 def fail(message: str) -> str:
     """Always fails with the given message."""
     raise ValueError(message)

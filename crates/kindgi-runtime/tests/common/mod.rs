@@ -26,8 +26,14 @@ pub async fn builder(backend: Backend) -> (RuntimeBuilder, Option<TestDatabase>)
     match backend {
         Backend::Memory => (Runtime::in_memory(), None),
         Backend::Sqlite | Backend::Postgres => {
-            let kind = if backend == Backend::Sqlite { DatabaseKind::Sqlite } else { DatabaseKind::Postgres };
-            let db = TestDatabase::new(kind).await.expect("test database (PostgreSQL at KINDGI_TEST_DATABASE_URL)");
+            let kind = if backend == Backend::Sqlite {
+                DatabaseKind::Sqlite
+            } else {
+                DatabaseKind::Postgres
+            };
+            let db = TestDatabase::new(kind)
+                .await
+                .expect("test database (PostgreSQL at KINDGI_TEST_DATABASE_URL)");
             (Runtime::with_database(db.db.clone()), Some(db))
         }
     }
@@ -63,7 +69,8 @@ where
     let f = Arc::new(f);
     let handler: kindgi_tools::Handler = Arc::new(move |input: Value, _ctx: ToolContext| {
         let f = f.clone();
-        let fut: BoxFuture<'static, Result<Value, HandlerError>> = Box::pin(async move { f(input).await });
+        let fut: BoxFuture<'static, Result<Value, HandlerError>> =
+            Box::pin(async move { f(input).await });
         fut
     });
     Tool::from_parts(manifest(id, extra), handler)

@@ -7,7 +7,7 @@
 //!   exactly which engine answer they feed in.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use kindgi_schema::{CompileOptions, Mode, Side};
+use kindgi_schema::{CompileOptions, Dialect, Mode, Side};
 use kindgi_spec::validate::{Problem, SchemaEngine, SchemaMode, SchemaSide};
 use serde_json::Value;
 use std::sync::Mutex;
@@ -19,8 +19,6 @@ pub fn data(name: &str) -> Value {
 
 pub struct RealEngine;
 
-const TUNABLE: &str = "x-kindgi-tunable";
-
 impl SchemaEngine for RealEngine {
     fn check_schema(
         &self,
@@ -28,13 +26,19 @@ impl SchemaEngine for RealEngine {
         mode: SchemaMode,
         side: SchemaSide,
     ) -> Result<(), String> {
-        let mode = match mode {
-            SchemaMode::Pack => Mode::Pack,
-            SchemaMode::Mcp => Mode::Mcp,
-        };
         let side = match side {
             SchemaSide::Input => Side::Input,
             SchemaSide::Output => Side::Output,
+        };
+        let mode = match mode {
+            SchemaMode::Pack => {
+                // A pack tool's schemas are 2020-12 only: say so before compiling, as the
+                // reference's `compileJsonSchema({dialects: ['2020-12']})` does.
+                kindgi_schema::check_dialect(schema, &[Dialect::Draft2020])
+                    .map_err(|e| e.message)?;
+                Mode::Pack
+            }
+            SchemaMode::Mcp => Mode::Mcp,
         };
         kindgi_schema::compile(schema, CompileOptions { mode, side })
             .map(drop)
@@ -42,30 +46,18 @@ impl SchemaEngine for RealEngine {
     }
 
     fn check_need_schema(&self, schema: &Value) -> Result<(), String> {
-        // Strict 2020-12, with the one extension keyword need schemas may carry removed.
-        let mut schema = schema.clone();
-        if let Some(map) = schema.as_object_mut() {
-            map.remove(TUNABLE);
-        }
-        kindgi_schema::compile(
-            &schema,
-            CompileOptions {
-                mode: Mode::Pack,
-                side: Side::Output,
-            },
-        )
-        .map(drop)
-        .map_err(|e| e.message)
+        // Ajv2020 strict with the one extension keyword need schemas may carry.
+        kindgi_schema::compile_inline(schema)
+            .map(drop)
+            .map_err(|e| e.message)
     }
 
     fn validate(&self, schema: &Value, instance: &Value) -> Vec<Problem> {
-        let validator = match kindgi_schema::compile(
-            schema,
-            CompileOptions {
-                mode: Mode::Pack,
-                side: Side::Output,
-            },
-        ) {
+        let options = CompileOptions {
+            mode: Mode::Pack,
+            side: Side::Output,
+        };
+        let validator = match kindgi_schema::compile(schema, options) {
             Ok(v) => v,
             Err(e) => panic!("the manifest schema does not compile: {e}"),
         };
@@ -79,10 +71,13 @@ impl SchemaEngine for RealEngine {
     }
 }
 
+/// One compile request: the schema, and the mode and side (`None` for a need schema).
+pub type Asked = (Value, Option<SchemaMode>, Option<SchemaSide>);
+
 /// Records what it was asked, answers from the schemas themselves (`"x-fail": "<message>"`).
 #[derive(Default)]
 pub struct ScriptedEngine {
-    pub compiled: Mutex<Vec<(Value, Option<SchemaMode>, Option<SchemaSide>)>>,
+    pub compiled: Mutex<Vec<Asked>>,
     /// Problems `validate` reports, as if the shape check found them.
     pub shape_problems: Vec<Problem>,
 }

@@ -1,0 +1,222 @@
+//! The real `kindgi` binary end to end: `server` on a free port, `tokens create`,
+//! `tools register|list|get`, SIGTERM shutdown, restart on the same database — on SQLite and
+//! PostgreSQL.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use kindgi_store::testing::{TestDatabase, postgres_test_url};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kindgi");
+
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(database: &str) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["server", "--listen", "127.0.0.1:0", "--database", database])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        assert!(
+            line.starts_with("kindgi server listening on http://127.0.0.1:"),
+            "first line: {line:?}"
+        );
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap()
+            .to_owned();
+        Server { child, url }
+    }
+
+    /// SIGTERM, then wait (bounded) for a clean exit.
+    fn stop(mut self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "server exit: {status:?}");
+                return;
+            }
+            assert!(Instant::now() < deadline, "server did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn kindgi(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("KINDGI_API_TOKEN")
+        .env_remove("KINDGI_API_URL")
+        .output()
+        .unwrap()
+}
+
+fn stdout_json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+fn create_token(database: &str, tenant: &str) -> String {
+    let o = kindgi(&[
+        "tokens",
+        "create",
+        "--database",
+        database,
+        "--tenant",
+        tenant,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let key = String::from_utf8(o.stdout).unwrap().trim().to_owned();
+    assert!(
+        key.starts_with("kgi_") && !key.contains(char::is_whitespace),
+        "{key}"
+    );
+    key
+}
+
+fn round_trip(database: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(database);
+    let token = create_token(database, "acme");
+    let api = ["--api", &server.url, "--token", &token];
+
+    let manifest = json!({
+        "id": "acme.lookup-order", "description": "Look an order up", "version": "1.0.0",
+        "input": {"type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"]},
+        "output": {"type": "object"}, "mutating": false
+    });
+    let file = dir.path().join("tool.json");
+    std::fs::write(&file, manifest.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+
+    let o = kindgi(&[&["tools", "register", file][..], &api].concat());
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        stdout_json(&o),
+        json!({"toolId": "acme.lookup-order", "version": "1.0.0"})
+    );
+
+    // Again: the API's 409 envelope, exit 1.
+    let o = kindgi(&[&["tools", "register", file][..], &api].concat());
+    assert_eq!(o.status.code(), Some(1));
+    let envelope: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(envelope["error"]["code"], "tool-already-registered");
+
+    let o = kindgi(&[&["tools", "list"][..], &api].concat());
+    assert_eq!(o.status.code(), Some(0));
+    let page = stdout_json(&o);
+    assert_eq!(page["data"][0], manifest);
+    assert_eq!(page["hasMore"], false);
+
+    let o = kindgi(
+        &[
+            &["tools", "get", "acme.lookup-order", "--version", "1.0.0"][..],
+            &api,
+        ]
+        .concat(),
+    );
+    assert_eq!(stdout_json(&o), manifest);
+    let o = kindgi(&[&["tools", "get", "acme.nope"][..], &api].concat());
+    assert_eq!(o.status.code(), Some(1));
+    let envelope: Value = serde_json::from_slice(&o.stderr).unwrap();
+    assert_eq!(envelope["error"]["code"], "tool-not-found");
+
+    // Environment variables instead of flags.
+    let o = Command::new(BIN)
+        .args(["tools", "get", "acme.lookup-order"])
+        .env("KINDGI_API_URL", &server.url)
+        .env("KINDGI_API_TOKEN", &token)
+        .output()
+        .unwrap();
+    assert_eq!(stdout_json(&o)["version"], "1.0.0");
+
+    // Restart on the same database: the tool and the key survive.
+    server.stop();
+    let server = Server::start(database);
+    let api = ["--api", &server.url, "--token", &token];
+    let o = kindgi(
+        &[
+            &["tools", "get", "acme.lookup-order", "--version", "1.0.0"][..],
+            &api,
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(stdout_json(&o), manifest);
+    server.stop();
+}
+
+#[test]
+fn sqlite_server_round_trip_and_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kindgi.db");
+    round_trip(db.to_str().unwrap());
+}
+
+#[test]
+fn postgres_server_round_trip_and_restart() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let t = rt.block_on(TestDatabase::postgres()).unwrap();
+    let schema = t.schema().unwrap().to_owned();
+    let base = postgres_test_url();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    round_trip(&url);
+    rt.block_on(t.cleanup()).unwrap();
+}
+
+#[test]
+fn server_refuses_bad_arguments() {
+    let o = kindgi(&[
+        "server",
+        "--listen",
+        "not-an-address",
+        "--database",
+        "sqlite::memory:",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot listen on not-an-address"));
+    let o = kindgi(&[
+        "server",
+        "--listen",
+        "127.0.0.1:0",
+        "--database",
+        "mysql://x/y",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not supported"));
+}

@@ -1,0 +1,3 @@
+//! Route groups.
+
+pub mod tools;

@@ -1,0 +1,70 @@
+//! Shared setup: a migrated database of either kind, the API over it, and keys for two
+//! tenants.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+use kindgi_api::testing::TestClient;
+use kindgi_api::{AppState, router};
+use kindgi_store::DatabaseKind;
+use kindgi_store::testing::TestDatabase;
+use serde_json::{Value, json};
+
+pub struct Env {
+    pub db: TestDatabase,
+    pub state: AppState,
+    pub acme: TestClient,
+    pub other: TestClient,
+    pub anon: TestClient,
+    pub acme_key: String,
+    pub acme_key_id: String,
+}
+
+pub async fn env(kind: DatabaseKind) -> Env {
+    let db = TestDatabase::new(kind).await.unwrap();
+    let state = AppState::new(db.db.clone());
+    let a = state.tokens.create("acme", None).await.unwrap();
+    let o = state.tokens.create("other", None).await.unwrap();
+    let app = router(state.clone());
+    Env {
+        acme: TestClient::new(app.clone(), Some(a.key.clone())),
+        other: TestClient::new(app.clone(), Some(o.key)),
+        anon: TestClient::new(app, None),
+        acme_key: a.key,
+        acme_key_id: a.key_id,
+        db,
+        state,
+    }
+}
+
+/// A valid manifest body for `POST /v1/tools`.
+pub fn body(id: &str, version: &str) -> Value {
+    json!({
+        "projectId": "proj-1",
+        "id": id,
+        "description": "Look an order up",
+        "version": version,
+        "input": {"type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"], "additionalProperties": false},
+        "output": {"type": "object"},
+        "effects": [{"kind": "reads", "resource": "orders"}],
+        "mutating": false
+    })
+}
+
+/// The body without `projectId`: what the API serves back.
+pub fn manifest(id: &str, version: &str) -> Value {
+    let mut b = body(id, version);
+    b.as_object_mut().unwrap().remove("projectId");
+    b
+}
+
+/// Generate one `#[tokio::test]` per database kind from an `async fn(DatabaseKind)`.
+#[macro_export]
+macro_rules! both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test] async fn $name() { super::$name(kindgi_store::DatabaseKind::Sqlite).await })*
+        }
+        mod postgres {
+            $(#[tokio::test] async fn $name() { super::$name(kindgi_store::DatabaseKind::Postgres).await })*
+        }
+    };
+}

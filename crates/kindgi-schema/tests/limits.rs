@@ -1,0 +1,165 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Hostile input never panics, overflows the stack or hangs: deep schemas and instances get a
+//! clear error, recursive `$ref`s compile, and validation of self-referencing schemas stops.
+
+use kindgi_schema::{CompileOptions, Mode, Side, ValidatorCache, compile};
+use serde_json::{Value, json};
+
+const PACK_OUT: CompileOptions = CompileOptions {
+    mode: Mode::Pack,
+    side: Side::Output,
+};
+const MCP_OUT: CompileOptions = CompileOptions {
+    mode: Mode::Mcp,
+    side: Side::Output,
+};
+
+/// `levels` arrays nested in one another (built without recursion).
+fn nested_array(levels: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..levels {
+        v = Value::Array(vec![v]);
+    }
+    v
+}
+
+/// Drops a deep value without recursing (serde_json's drop is recursive).
+fn drop_deep(mut v: Value) {
+    let mut stack = Vec::new();
+    loop {
+        match std::mem::take(&mut v) {
+            Value::Array(mut a) => stack.append(&mut a),
+            Value::Object(o) => stack.extend(o.into_iter().map(|(_, x)| x)),
+            _ => {}
+        }
+        match stack.pop() {
+            Some(next) => v = next,
+            None => break,
+        }
+    }
+}
+
+#[test]
+fn schema_nested_ten_thousand_levels_is_a_compile_error() {
+    // Built by hand: `json!` would serialise the inner value recursively.
+    let mut schema = json!({"type": "string"});
+    for _ in 0..10_000 {
+        let mut m = serde_json::Map::new();
+        m.insert("type".into(), json!("array"));
+        m.insert("items".into(), schema);
+        schema = Value::Object(m);
+    }
+    for opts in [PACK_OUT, MCP_OUT] {
+        let err = compile(&schema, opts).unwrap_err();
+        assert_eq!(err.name, "Error");
+        assert!(err.message.contains("nested too deeply"), "{}", err.message);
+    }
+    let cache = ValidatorCache::new();
+    let err = cache.get_or_compile(&schema, PACK_OUT).unwrap_err();
+    assert!(err.message.contains("nested too deeply"));
+    drop_deep(schema);
+}
+
+#[test]
+fn instance_nested_ten_thousand_levels_gets_an_issue() {
+    // A recursive schema makes evaluation follow the instance all the way down.
+    let schema = json!({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"});
+    let v = compile(&schema, PACK_OUT).unwrap();
+    let deep = nested_array(10_000);
+    let issues = v.validate(&deep).unwrap_err();
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert_eq!(issues[0].keyword, "maxDepth");
+    assert!(issues[0].message.contains("nested too deeply"));
+    assert!(!v.is_valid(&deep));
+    // Shallow enough instances still validate normally.
+    let ok = nested_array(100);
+    assert!(!v.is_valid(&Value::Array(vec![ok.clone()])));
+    drop_deep(deep);
+    drop_deep(ok);
+}
+
+#[test]
+fn deep_instance_against_permissive_schemas_is_fine() {
+    let deep = nested_array(10_000);
+    for schema in [json!({}), json!(true), json!({"type": "array"})] {
+        let v = compile(&schema, PACK_OUT).unwrap();
+        assert!(v.validate(&deep).is_ok());
+    }
+    // Deep equality (const/enum/uniqueItems) must not overflow either.
+    let v = compile(&json!({"type": "array", "uniqueItems": true}), PACK_OUT).unwrap();
+    let pair = Value::Array(vec![nested_array(5_000), nested_array(5_000)]);
+    assert!(
+        !compile(&json!({"const": [[1]]}), PACK_OUT)
+            .unwrap()
+            .is_valid(&pair)
+    );
+    let issues = v.validate(&pair).unwrap_err();
+    assert_eq!(issues[0].keyword, "uniqueItems");
+    drop_deep(pair);
+    drop_deep(deep);
+}
+
+#[test]
+fn self_reference_without_progress_stops() {
+    // `{"$ref": "#"}` at the root recurses forever in Ajv (stack overflow); here it is bounded.
+    for opts in [PACK_OUT, MCP_OUT] {
+        let v = compile(&json!({"$ref": "#"}), opts).unwrap();
+        let issues = v.validate(&json!(1)).unwrap_err();
+        assert_eq!(issues.last().unwrap().keyword, "maxDepth");
+    }
+    let v = compile(&json!({"allOf": [{"$ref": "#"}]}), MCP_OUT).unwrap();
+    assert!(!v.is_valid(&json!({})));
+}
+
+#[test]
+fn recursive_ref_cycles_compile() {
+    let schemas = [
+        json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}),
+        json!({"$defs": {"a": {"type": "object", "properties": {"b": {"$ref": "#/$defs/b"}}}, "b": {"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}}}}, "$ref": "#/$defs/a"}),
+        json!({"type": "object", "properties": {"self": {"$ref": "#"}}}),
+    ];
+    for s in &schemas {
+        for opts in [PACK_OUT, MCP_OUT] {
+            // Must return (either way) rather than loop.
+            let _ = compile(s, opts);
+        }
+    }
+    let v = compile(&schemas[1], PACK_OUT).unwrap();
+    assert!(v.is_valid(&json!({"b": {"a": {"b": {}}}})));
+    assert!(!v.is_valid(&json!({"b": {"a": 1}})));
+}
+
+#[test]
+fn huge_documents_validate() {
+    let items: Vec<Value> = (0..200_000)
+        .map(|i| json!({"id": i, "name": format!("n{i}")}))
+        .collect();
+    let doc = Value::Array(items);
+    let schema = json!({"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}, "required": ["id", "name"]}});
+    let v = compile(&schema, PACK_OUT).unwrap();
+    assert!(v.validate(&doc).is_ok());
+    let bad = json!([{"id": "x"}]);
+    assert_eq!(v.validate(&bad).unwrap_err().len(), 2);
+}
+
+#[test]
+fn non_schema_values_are_refused_cleanly() {
+    assert_eq!(
+        compile(&json!(5), PACK_OUT).unwrap_err().message,
+        "schema must be object or boolean"
+    );
+    assert_eq!(
+        compile(&json!("x"), PACK_OUT).unwrap_err().message,
+        "schema must be object or boolean"
+    );
+    assert_eq!(
+        compile(&Value::Null, PACK_OUT).unwrap_err().name,
+        "TypeError"
+    );
+    assert!(
+        compile(&json!([]), PACK_OUT)
+            .unwrap_err()
+            .message
+            .starts_with("schema is invalid: data must be object,boolean")
+    );
+}
