@@ -197,3 +197,32 @@ async fn listed_manifests_pass_manifest_validation() {
         assert!(checked.is_ok(), "{}: {:?}", manifest.id, checked.err());
     }
 }
+
+#[tokio::test]
+async fn concurrent_calls_get_their_own_answers() {
+    let Some(endpoint) = everything_stdio() else {
+        return;
+    };
+    let client = Arc::new(
+        McpClient::connect(&endpoint, ConnectOptions::default())
+            .await
+            .unwrap(),
+    );
+    let calls = (0..24).map(|i| {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let out = client
+                .call_tool("echo", json!({"message": format!("m{i}")}), CALL)
+                .await
+                .unwrap();
+            (i, out.value)
+        })
+    });
+    for call in calls.collect::<Vec<_>>() {
+        let (i, value) = call.await.unwrap();
+        assert_eq!(
+            value,
+            json!([{"type": "text", "text": format!("Echo: m{i}")}])
+        );
+    }
+}

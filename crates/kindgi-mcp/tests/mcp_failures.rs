@@ -146,9 +146,12 @@ async fn http_endpoints_that_are_down() {
         .local_addr()
         .unwrap()
         .port();
+    // The TLS forms too: building their clients must not panic (crypto provider set up).
     for endpoint in [
         format!("mcp+http://127.0.0.1:{port}/mcp"),
         format!("mcp+sse://127.0.0.1:{port}/sse"),
+        format!("mcp+https://127.0.0.1:{port}/mcp"),
+        format!("mcp+sses://127.0.0.1:{port}/sse"),
     ] {
         let started = Instant::now();
         let err = McpClient::connect(

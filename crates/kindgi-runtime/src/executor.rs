@@ -313,7 +313,11 @@ async fn finish(
         }
     };
     if let Some(j) = journal
-        && let Err(e) = j.write(entry.0, None, "", Some(entry.1)).await
+        && let Err(e) = async {
+            j.write(entry.0, None, "", Some(entry.1)).await?;
+            j.flush().await
+        }
+        .await
     {
         tracing::warn!(run = %run.id, error = %e, "could not journal the run's end");
     }
@@ -555,6 +559,7 @@ impl RunCtx {
                 .write(JournalKind::StepStarted, Some(id), &scope, Some(started))
                 .await
                 .map_err(journal_failure)?;
+            self.journal.flush().await.map_err(journal_failure)?;
             let _lease = match policy.and_then(|p| p.concurrency_key.as_deref()) {
                 Some(key) => Some(self.acquire_lease(key, id, &scope).await?),
                 None => None,
@@ -613,6 +618,7 @@ impl RunCtx {
                             )
                             .await
                             .map_err(journal_failure)?;
+                        self.journal.flush().await.map_err(journal_failure)?;
                         tokio::select! {
                             _ = self.cancel.cancelled() => return Err(Failure::cancelled()),
                             _ = tokio::time::sleep(Duration::from_millis(delay)) => {}
@@ -934,6 +940,10 @@ impl RunCtx {
             .await
             .map_err(|e| journal_failure(e).message)?;
         }
+        self.journal
+            .flush()
+            .await
+            .map_err(|e| journal_failure(e).message)?;
         let branch_scope = child_scope(scope, &format!("{}@{}", node.id, b.branch_id));
         let result = if self.shared.agents.get(&b.handler).is_some()
             && self.shared.tools.get(&b.handler).is_none()
@@ -1173,6 +1183,7 @@ impl RunCtx {
                     )
                     .await
                     .map_err(journal_failure)?;
+                self.journal.flush().await.map_err(journal_failure)?;
                 rec
             }
         };
@@ -1279,6 +1290,7 @@ impl RunCtx {
         if let Some(v) = self.replay.values.get(&(scope.to_owned(), key.to_owned())) {
             return Ok(v.clone());
         }
+        self.journal.flush().await.map_err(journal_failure)?;
         let v = decide.await?;
         self.journal
             .write(

@@ -9,11 +9,23 @@ use crate::record::{JournalEntry, JournalKind, format_millis, now_millis};
 use crate::store::{RunStore, RunStoreError};
 
 /// Appends a run's entries in order, numbering them. One per executing run.
+///
+/// Entries are buffered and written in one transaction by [`JournalWriter::flush`], which the
+/// executor calls at durability points: before a step's work starts (so its `step.started`
+/// and everything decided before it are stored), before a retry pause, before a child run,
+/// before a recorded decision is made, and at the run's end. A crash can therefore lose only
+/// entries of work that was still in flight — which runs again on recovery anyway.
 #[derive(Debug)]
 pub(crate) struct JournalWriter {
     store: Arc<dyn RunStore>,
     run_id: String,
-    next: tokio::sync::Mutex<u64>,
+    state: tokio::sync::Mutex<Pending>,
+}
+
+#[derive(Debug)]
+struct Pending {
+    next: u64,
+    buffer: Vec<JournalEntry>,
 }
 
 impl JournalWriter {
@@ -21,11 +33,14 @@ impl JournalWriter {
         Self {
             store,
             run_id,
-            next: tokio::sync::Mutex::new(last_sequence + 1),
+            state: tokio::sync::Mutex::new(Pending {
+                next: last_sequence + 1,
+                buffer: Vec::new(),
+            }),
         }
     }
 
-    /// Writes one entry. `scope` "" means the top level.
+    /// Buffers one entry. `scope` "" means the top level.
     pub(crate) async fn write(
         &self,
         kind: JournalKind,
@@ -33,10 +48,9 @@ impl JournalWriter {
         scope: &str,
         payload: Option<Value>,
     ) -> Result<(), RunStoreError> {
-        // The lock spans the store call so sequence order is insertion order.
-        let mut next = self.next.lock().await;
+        let mut st = self.state.lock().await;
         let entry = JournalEntry {
-            sequence: *next,
+            sequence: st.next,
             kind,
             node_id: node_id.map(str::to_owned),
             scope: if scope.is_empty() {
@@ -47,10 +61,20 @@ impl JournalWriter {
             payload,
             timestamp: format_millis(now_millis()),
         };
-        self.store
-            .append(&self.run_id, std::slice::from_ref(&entry))
-            .await?;
-        *next += 1;
+        st.next += 1;
+        st.buffer.push(entry);
+        Ok(())
+    }
+
+    /// Stores every buffered entry (one transaction). The lock spans the store call, so
+    /// flushes never interleave and the stored journal has no gaps.
+    pub(crate) async fn flush(&self) -> Result<(), RunStoreError> {
+        let mut st = self.state.lock().await;
+        if st.buffer.is_empty() {
+            return Ok(());
+        }
+        self.store.append(&self.run_id, &st.buffer).await?;
+        st.buffer.clear();
         Ok(())
     }
 }

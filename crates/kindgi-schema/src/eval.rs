@@ -230,6 +230,24 @@ fn find_duplicate(items: &[Value], scalar_types: Option<u8>) -> Option<(usize, u
         return None;
     }
     match scalar_types {
+        Some(types) if n <= 32 => {
+            // Same answer as the map below: the nearest equal item above the highest `i`.
+            let same = |a: &Value, b: &Value| match (a, b) {
+                (Value::Number(x), Value::Number(y)) => js::num(x) == js::num(y),
+                _ => a == b,
+            };
+            for i in (0..n).rev() {
+                if !type_ok(types, &items[i]) {
+                    continue;
+                }
+                for j in i + 1..n {
+                    if type_ok(types, &items[j]) && same(&items[i], &items[j]) {
+                        return Some((i, j));
+                    }
+                }
+            }
+            None
+        }
         Some(types) => {
             // Backwards with a map keyed by the item as a JS property name.
             let multi =
@@ -267,6 +285,19 @@ fn find_duplicate(items: &[Value], scalar_types: Option<u8>) -> Option<(usize, u
             None
         }
     }
+}
+
+/// Objects up to this size are searched linearly (cheaper than hashing the key).
+const SMALL_MAP: usize = 12;
+
+#[inline]
+fn get_small<'v>(m: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if m.len() <= SMALL_MAP { m.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v) } else { m.get(key) }
+}
+
+#[inline]
+fn has_key(m: &Map<String, Value>, key: &str) -> bool {
+    if m.len() <= SMALL_MAP { m.keys().any(|k| k == key) } else { m.contains_key(key) }
 }
 
 /// One validation run.
@@ -676,7 +707,7 @@ impl<'t> Run<'t> {
             }
             Kw::Pattern { pattern, path: sp } => {
                 let Value::String(s) = &*data else { return true };
-                if pattern.regex.find(s).is_some() {
+                if pattern.matches(s) {
                     return true;
                 }
                 self.issue(
@@ -870,7 +901,7 @@ impl<'t> Run<'t> {
                 let Value::Object(m) = &*data else { return true };
                 let mut valid = true;
                 for n in names {
-                    if m.contains_key(n.as_ref()) || js::inherited(n) {
+                    if has_key(m, n) || js::inherited(n) {
                         continue;
                     }
                     valid = false;
@@ -904,7 +935,7 @@ impl<'t> Run<'t> {
                 evaluator!(@order m, $($m)?);
                 let mut valid = true;
                 for (k, v) in m.iter_mut_or_ref() {
-                    if props.iter().any(|p| p.as_ref() == k.as_str()) || patterns.iter().any(|p| p.regex.find(k).is_some()) {
+                    if props.iter().any(|p| p.as_ref() == k.as_str()) || patterns.iter().any(|p| p.matches(k)) {
                         continue;
                     }
                     match child {
@@ -939,11 +970,11 @@ impl<'t> Run<'t> {
                 let Value::Object(m) = &*data else { return true };
                 let mut valid = true;
                 for (prop, list, joined) in deps {
-                    if !(m.contains_key(prop.as_ref()) || js::inherited(prop)) {
+                    if !(has_key(m, prop) || js::inherited(prop)) {
                         continue;
                     }
                     for d in list {
-                        if m.contains_key(d.as_ref()) || js::inherited(d) {
+                        if has_key(m, d) || js::inherited(d) {
                             continue;
                         }
                         valid = false;
@@ -999,7 +1030,7 @@ impl<'t> Run<'t> {
                 let mut valid = true;
                 for (pat, node) in patterns {
                     for (k, v) in m.iter_mut_or_ref() {
-                        if pat.regex.find(k).is_none() {
+                        if !pat.matches(k) {
                             continue;
                         }
                         if let Some(node) = node {
@@ -1023,7 +1054,7 @@ impl<'t> Run<'t> {
                 let mut valid = true;
                 for (prop, sub) in deps {
                     let present = match &*data {
-                        Value::Object(m) => m.contains_key(prop.as_ref()) || js::inherited(prop),
+                        Value::Object(m) => has_key(m, prop) || js::inherited(prop),
                         _ => false,
                     };
                     if !present {
@@ -1130,10 +1161,14 @@ impl<'t> Run<'t> {
         let $m = &$m;
     };
     (@get $m:ident, $k:ident, mut) => {
-        $m.get_mut($k.as_ref())
+        if $m.len() <= SMALL_MAP {
+            $m.iter_mut().find(|(k, _)| k.as_str() == $k.as_ref()).map(|(_, v)| v)
+        } else {
+            $m.get_mut($k.as_ref())
+        }
     };
     (@get $m:ident, $k:ident, ) => {
-        $m.get($k.as_ref())
+        get_small($m, $k)
     };
 }
 

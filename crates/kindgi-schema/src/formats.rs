@@ -105,12 +105,12 @@ impl Format {
             Format::UriReference => re_test(&URI_REFERENCE, s),
             Format::UriTemplate => re_test(&URI_TEMPLATE, s),
             Format::Url => re_test(&URL, s),
-            Format::Email => re_test(&EMAIL, s),
-            Format::Hostname => re_test(&HOSTNAME, s),
-            Format::Ipv4 => re_test(&IPV4, s),
+            Format::Email => email(s),
+            Format::Hostname => hostname(s),
+            Format::Ipv4 => ipv4(s),
             Format::Ipv6 => re_test(&IPV6, s),
             Format::Regex => !re_test(&Z_ANCHOR, s) && Regex::with_flags(s, "").is_ok(),
-            Format::Uuid => re_test(&UUID, s),
+            Format::Uuid => uuid(s),
             Format::JsonPointer => re_test(&JSON_POINTER, s),
             Format::JsonPointerUriFragment => re_test(&JSON_POINTER_URI_FRAGMENT, s),
             Format::RelativeJsonPointer => re_test(&RELATIVE_JSON_POINTER, s),
@@ -154,12 +154,10 @@ impl Format {
                 Some(t1 - t2)
             }
             Format::IsoTime => {
-                let c1 = TIME.find(a)?;
-                let c2 = TIME.find(b)?;
-                let key = |s: &str, m: &regress::Match| -> String {
-                    (1..=3).filter_map(|g| m.group(g).map(|r| &s[r])).collect()
-                };
-                Some(ord(key(a, &c1).cmp(&key(b, &c2))))
+                let t1 = parse_time(a)?;
+                let t2 = parse_time(b)?;
+                let key = |t: &TimeParts<'_>| format!("{}{}{}", t.hms.0, t.hms.1, t.hms.2);
+                Some(ord(key(&t1).cmp(&key(&t2))))
             }
             Format::IsoDateTime => {
                 let (d1, t1) = split_date_time(a);
@@ -183,25 +181,133 @@ fn ord(o: Ordering) -> f64 {
     }
 }
 
-fn re(pattern: &str, flags: &str) -> Regex {
-    match Regex::with_flags(pattern, flags) {
-        Ok(r) => r,
-        // The patterns are constants checked by the unit tests below.
-        Err(_) => Regex::new("$^").unwrap_or_else(|_| unreachable_regex()),
-    }
+fn re(pattern: &str, flags: &str) -> Option<Regex> {
+    // The patterns are constants, checked by the unit tests below.
+    Regex::with_flags(pattern, flags).ok()
 }
 
-fn unreachable_regex() -> Regex {
-    // `$^` always compiles; this keeps the code free of panics all the same.
-    loop {
-        if let Ok(r) = Regex::new("(?!)") {
-            return r;
+fn re_test(r: &Option<Regex>, s: &str) -> bool {
+    let Some(r) = r else { return false };
+    if s.is_ascii() { r.find_ascii(s).is_some() } else { r.find(s).is_some() }
+}
+
+// Hand-written equivalents of ajv-formats' regular expressions for the formats tools use most
+// (same language, much faster than a backtracking interpreter). The regexes stay as the
+// reference in the unit tests below.
+
+fn email_local_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+/=?^_`{|}~-".contains(&b)
+}
+
+/// `^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[…]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$` (i)
+fn email(s: &str) -> bool {
+    let b = s.as_bytes();
+    let Some(at) = b.iter().position(|&c| c == b'@') else { return false };
+    let (local, domain) = (&b[..at], &b[at + 1..]);
+    if local.is_empty() || !local.split(|&c| c == b'.').all(|atom| !atom.is_empty() && atom.iter().all(|&c| email_local_char(c))) {
+        return false;
+    }
+    let mut labels = 0;
+    for label in domain.split(|&c| c == b'.') {
+        let ok = !label.is_empty()
+            && label[0].is_ascii_alphanumeric()
+            && label[label.len() - 1].is_ascii_alphanumeric()
+            && label.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'-');
+        if !ok {
+            return false;
+        }
+        labels += 1;
+    }
+    labels >= 2
+}
+
+/// `^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$` (i)
+fn uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    let b = if b.len() > 9 && b[..9].eq_ignore_ascii_case(b"urn:uuid:") { &b[9..] } else { b };
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, &c)| if matches!(i, 8 | 13 | 18 | 23) { c == b'-' } else { c.is_ascii_hexdigit() })
+}
+
+/// Four decimal octets 0–255 without leading zeros.
+fn ipv4(s: &str) -> bool {
+    let mut n = 0;
+    for part in s.split('.') {
+        n += 1;
+        let b = part.as_bytes();
+        let ok = !b.is_empty()
+            && b.len() <= 3
+            && b.iter().all(u8::is_ascii_digit)
+            && (b.len() == 1 || b[0] != b'0')
+            && part.parse::<u16>().is_ok_and(|v| v <= 255);
+        if !ok {
+            return false;
         }
     }
+    n == 4
 }
 
-fn re_test(r: &Regex, s: &str) -> bool {
-    r.find(s).is_some()
+/// Labels of 1–63 alphanumerics/hyphens (alphanumeric at both ends), dot-separated, an
+/// optional final dot, at most 253 characters before it.
+fn hostname(s: &str) -> bool {
+    let b = s.as_bytes();
+    let body = b.strip_suffix(b".").unwrap_or(b);
+    if body.is_empty() || body.len() > 253 {
+        return false;
+    }
+    body.split(|&c| c == b'.').all(|label| {
+        !label.is_empty()
+            && label.len() <= 63
+            && label[0].is_ascii_alphanumeric()
+            && label[label.len() - 1].is_ascii_alphanumeric()
+            && label.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'-')
+    })
+}
+
+/// JavaScript's `\s`.
+fn js_space(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+}
+
+/// The parts of TIME: `(\d\d):(\d\d):(\d\d(?:\.\d+)?)(z|([+-])(\d\d)(?::?(\d\d))?)?` (i).
+struct TimeParts<'a> {
+    hms: (&'a str, &'a str, &'a str),
+    zone: Option<(i8, u32, u32)>,
+}
+
+fn parse_time(s: &str) -> Option<TimeParts<'_>> {
+    let b = s.as_bytes();
+    let d2 = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit) && b.get(i + 1).is_some_and(u8::is_ascii_digit);
+    if !(d2(0) && b.get(2) == Some(&b':') && d2(3) && b.get(5) == Some(&b':') && d2(6)) {
+        return None;
+    }
+    let mut i = 8;
+    if b.get(i) == Some(&b'.') {
+        let n = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return None;
+        }
+        i += 1 + n;
+    }
+    let hms = (&s[0..2], &s[3..5], &s[6..i]);
+    let rest = &b[i..];
+    let num = |x: &[u8]| u32::from(x[0] - b'0') * 10 + u32::from(x[1] - b'0');
+    let zone = match rest {
+        [] => None,
+        [b'z' | b'Z'] => Some((0, 0, 0)),
+        [sign @ (b'+' | b'-'), h1, h2, tail @ ..] if h1.is_ascii_digit() && h2.is_ascii_digit() => {
+            let sign = if *sign == b'-' { -1 } else { 1 };
+            let tz_h = num(&[*h1, *h2]);
+            let tz_m = match tail {
+                [] => 0,
+                [m1, m2] | [b':', m1, m2] if m1.is_ascii_digit() && m2.is_ascii_digit() => num(&[*m1, *m2]),
+                _ => return None,
+            };
+            Some((sign, tz_h, tz_m))
+        }
+        _ => return None,
+    };
+    Some(TimeParts { hms, zone })
 }
 
 const IPV6_IN_URI: &str = r"(?:(?:(?:(?:[0-9a-f]{1,4}:){6}|::(?:[0-9a-f]{1,4}:){5}|(?:[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){4}|(?:(?:[0-9a-f]{1,4}:){0,1}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){3}|(?:(?:[0-9a-f]{1,4}:){0,2}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){2}|(?:(?:[0-9a-f]{1,4}:){0,3}[0-9a-f]{1,4})?::[0-9a-f]{1,4}:|(?:(?:[0-9a-f]{1,4}:){0,4}[0-9a-f]{1,4})?::)(?:[0-9a-f]{1,4}:[0-9a-f]{1,4}|(?:(?:25[0-5]|2[0-4]\d|[01]?\d\d?)\.){3}(?:25[0-5]|2[0-4]\d|[01]?\d\d?))|(?:(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4})?::[0-9a-f]{1,4}|(?:(?:[0-9a-f]{1,4}:){0,6}[0-9a-f]{1,4})?::)|[Vv][0-9a-f]+\.[a-z0-9\-._~!$&'()*+,;=:]+)";
@@ -224,39 +330,42 @@ fn uri_pattern(scheme_optional: bool, quote: &str) -> String {
     )
 }
 
-static URI: LazyLock<Regex> = LazyLock::new(|| re(&uri_pattern(false, ""), "i"));
-static URI_REFERENCE: LazyLock<Regex> = LazyLock::new(|| re(&uri_pattern(true, "\""), "i"));
-static URI_TEMPLATE: LazyLock<Regex> = LazyLock::new(|| {
+static URI: LazyLock<Option<Regex>> = LazyLock::new(|| re(&uri_pattern(false, ""), "i"));
+static URI_REFERENCE: LazyLock<Option<Regex>> = LazyLock::new(|| re(&uri_pattern(true, "\""), "i"));
+static URI_TEMPLATE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r#"^(?:(?:[^\x00-\x20"'<>%\\^`{|}]|%[0-9a-f]{2})|\{[+#./;?&=,!@|]?(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?(?:,(?:[a-z0-9_]|%[0-9a-f]{2})+(?::[1-9][0-9]{0,3}|\*)?)*\})*$"#,
         "i",
     )
 });
-static URL: LazyLock<Regex> = LazyLock::new(|| {
+static URL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"^(?:https?|ftp):\/\/(?:\S+(?::\S*)?@)?(?:(?!(?:10|127)(?:\.\d{1,3}){3})(?!(?:169\.254|192\.168)(?:\.\d{1,3}){2})(?!172\.(?:1[6-9]|2\d|3[0-1])(?:\.\d{1,3}){2})(?:[1-9]\d?|1\d\d|2[01]\d|22[0-3])(?:\.(?:1?\d{1,2}|2[0-4]\d|25[0-5])){2}(?:\.(?:[1-9]\d?|1\d\d|2[0-4]\d|25[0-4]))|(?:(?:[a-z0-9\u{00a1}-\u{ffff}]+-)*[a-z0-9\u{00a1}-\u{ffff}]+)(?:\.(?:[a-z0-9\u{00a1}-\u{ffff}]+-)*[a-z0-9\u{00a1}-\u{ffff}]+)*(?:\.(?:[a-z\u{00a1}-\u{ffff}]{2,})))(?::\d{2,5})?(?:\/[^\s]*)?$",
         "iu",
     )
 });
-static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
+#[cfg(test)]
+static EMAIL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$",
         "i",
     )
 });
-static HOSTNAME: LazyLock<Regex> = LazyLock::new(|| {
+#[cfg(test)]
+static HOSTNAME: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[-0-9a-z]{0,61}[0-9a-z])?)*\.?$",
         "i",
     )
 });
-static IPV4: LazyLock<Regex> = LazyLock::new(|| {
+#[cfg(test)]
+static IPV4: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$",
         "",
     )
 });
-static IPV6: LazyLock<Regex> = LazyLock::new(|| {
+static IPV6: LazyLock<Option<Regex>> = LazyLock::new(|| {
     let v4 = r"((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})";
     let h = "[0-9a-f]{1,4}";
     let p = format!(
@@ -264,41 +373,44 @@ static IPV6: LazyLock<Regex> = LazyLock::new(|| {
     );
     re(&p, "i")
 });
-static UUID: LazyLock<Regex> = LazyLock::new(|| {
+#[cfg(test)]
+static UUID: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$",
         "i",
     )
 });
-static JSON_POINTER: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:\/(?:[^~/]|~0|~1)*)*$", ""));
-static JSON_POINTER_URI_FRAGMENT: LazyLock<Regex> = LazyLock::new(|| {
+static JSON_POINTER: LazyLock<Option<Regex>> = LazyLock::new(|| re(r"^(?:\/(?:[^~/]|~0|~1)*)*$", ""));
+static JSON_POINTER_URI_FRAGMENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"^#(?:\/(?:[a-z0-9_\-.!$&'()*+,;:=@]|%[0-9a-f]{2}|~0|~1)*)*$",
         "i",
     )
 });
-static RELATIVE_JSON_POINTER: LazyLock<Regex> =
+static RELATIVE_JSON_POINTER: LazyLock<Option<Regex>> =
     LazyLock::new(|| re(r"^(?:0|[1-9][0-9]*)(?:#|(?:\/(?:[^~/]|~0|~1)*)*)$", ""));
-static BYTE: LazyLock<Regex> = LazyLock::new(|| {
+static BYTE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
         "m",
     )
 });
-static DURATION: LazyLock<Regex> = LazyLock::new(|| {
+static DURATION: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"^P(?!$)((\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?|(\d+W)?)$",
         "",
     )
 });
-static Z_ANCHOR: LazyLock<Regex> = LazyLock::new(|| re(r"[^\\]\\Z", ""));
-static TIME: LazyLock<Regex> = LazyLock::new(|| {
+static Z_ANCHOR: LazyLock<Option<Regex>> = LazyLock::new(|| re(r"[^\\]\\Z", ""));
+#[cfg(test)]
+static TIME: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"^(\d\d):(\d\d):(\d\d(?:\.\d+)?)(z|([+-])(\d\d)(?::?(\d\d))?)?$",
         "i",
     )
 });
-static DATE_TIME_SEPARATOR: LazyLock<Regex> = LazyLock::new(|| re(r"t|\s", "i"));
+#[cfg(test)]
+static DATE_TIME_SEPARATOR: LazyLock<Option<Regex>> = LazyLock::new(|| re(r"t|\s", "i"));
 
 fn digits(s: &str) -> Option<u32> {
     if s.bytes().all(|b| b.is_ascii_digit()) {
@@ -334,17 +446,14 @@ fn date(s: &str) -> bool {
 }
 
 fn time(s: &str, strict_zone: bool) -> bool {
-    let Some(m) = TIME.find(s) else { return false };
-    let g = |i: usize| m.group(i).map(|r| &s[r]);
-    let num = |i: usize| g(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
-    let hr = num(1);
-    let min = num(2);
-    let sec = num(3);
-    let tz = g(4);
-    let sign = if g(5) == Some("-") { -1.0 } else { 1.0 };
-    let tz_h = num(6);
-    let tz_m = num(7);
-    if tz_h > 23.0 || tz_m > 59.0 || (strict_zone && tz.is_none()) {
+    let Some(t) = parse_time(s) else { return false };
+    let f = |x: &str| x.parse::<f64>().unwrap_or(0.0);
+    let (hr, min, sec) = (f(t.hms.0), f(t.hms.1), f(t.hms.2));
+    let (sign, tz_h, tz_m) = match t.zone {
+        Some((sg, h, m)) => (f64::from(sg), f64::from(h), f64::from(m)),
+        None => (1.0, 0.0, 0.0),
+    };
+    if tz_h > 23.0 || tz_m > 59.0 || (strict_zone && t.zone.is_none()) {
         return false;
     }
     if hr <= 23.0 && min <= 59.0 && sec < 60.0 {
@@ -356,19 +465,25 @@ fn time(s: &str, strict_zone: bool) -> bool {
 }
 
 fn split_date_time(s: &str) -> (&str, Option<&str>) {
-    match DATE_TIME_SEPARATOR.find(s) {
-        Some(m) => (&s[..m.start()], Some(&s[m.end()..])),
+    match s.char_indices().find(|(_, c)| *c == 't' || *c == 'T' || js_space(*c)) {
+        Some((at, c)) => {
+            let rest = &s[at + c.len_utf8()..];
+            // `split` then destructuring takes the text up to the next separator.
+            let end = rest.char_indices().find(|(_, c)| *c == 't' || *c == 'T' || js_space(*c)).map_or(rest.len(), |(i, _)| i);
+            (&s[..at], Some(&rest[..end]))
+        }
         None => (s, None),
     }
 }
 
 fn date_time(s: &str, strict_zone: bool) -> bool {
-    let parts: Vec<regress::Match> = DATE_TIME_SEPARATOR.find_iter(s).collect();
-    if parts.len() != 1 {
+    // `str.split(/t|\s/i)` must give exactly two parts.
+    let mut seps = s.char_indices().filter(|(_, c)| *c == 't' || *c == 'T' || js_space(*c));
+    let Some((at, c)) = seps.next() else { return false };
+    if seps.next().is_some() {
         return false;
     }
-    let m = &parts[0];
-    date(&s[..m.start()]) && time(&s[m.end()..], strict_zone)
+    date(&s[..at]) && time(&s[at + c.len_utf8()..], strict_zone)
 }
 
 /// `new Date(s).valueOf()` for ISO-8601 style strings (the forms the compare functions meet);
@@ -492,6 +607,32 @@ mod tests {
         assert!(f("json-pointer", "/a~0b"));
         assert!(f("relative-json-pointer", "0#"));
         assert!(f("json-pointer-uri-fragment", "#/a%20b"));
+    }
+
+    /// The hand-written checkers agree with ajv-formats' regexes.
+    #[test]
+    fn hand_written_match_the_regexes() {
+        use super::*;
+        let samples = [
+            "a@b.co", "a.b@c.d.e", "a..b@c.de", ".a@b.co", "a@b", "a@-b.co", "a@b-.co", "A@B.CO", "a@b.c0", "a@@b.co", "a@b..co",
+            "x@y.z.", "@b.co", "a@", "user+tag@sub.example.org", "üser@example.com", "example.com", "a", "a.b.c", "-a.b", "a_b.c",
+            "example.com.", "1.2.3.4", "0.0.0.0", "255.255.255.255", "256.1.1.1", "01.2.3.4", "1.2.3", "1.2.3.4.5", "1..3.4", "",
+            ".", "a-.b", "123e4567-e89b-12d3-a456-426614174000", "URN:UUID:123E4567-E89B-12D3-A456-426614174000",
+            "123e4567e89b12d3a456426614174000", "urn:uuid:123e4567-e89b-12d3-a456-42661417400g",
+            "12:00:00Z", "12:00:00.5+01:30", "12:00:00+0130", "12:00:00+01", "12:00:00+01:", "12:00:00.Z", "12:00", "12:00:00z",
+        ];
+        for s in samples {
+            assert_eq!(email(s), EMAIL.as_ref().unwrap().find(s).is_some(), "email {s:?}");
+            assert_eq!(hostname(s), HOSTNAME.as_ref().unwrap().find(s).is_some(), "hostname {s:?}");
+            assert_eq!(ipv4(s), IPV4.as_ref().unwrap().find(s).is_some(), "ipv4 {s:?}");
+            assert_eq!(uuid(s), UUID.as_ref().unwrap().find(s).is_some(), "uuid {s:?}");
+            assert_eq!(parse_time(s).is_some(), TIME.as_ref().unwrap().find(s).is_some(), "time {s:?}");
+        }
+        let long = format!("{}.com", "a".repeat(63));
+        assert_eq!(hostname(&long), HOSTNAME.as_ref().unwrap().find(&long).is_some());
+        let too_long = format!("{}a", "abcdefghi.".repeat(25));
+        assert_eq!(hostname(&too_long), HOSTNAME.as_ref().unwrap().find(&too_long).is_some());
+        let _ = &DATE_TIME_SEPARATOR;
     }
 
     #[test]

@@ -100,6 +100,14 @@ pub(crate) struct Pattern {
     pub regex: Regex,
 }
 
+impl Pattern {
+    /// `regex.test(s)` (unanchored); ASCII text takes regress' faster byte path.
+    #[inline]
+    pub(crate) fn matches(&self, s: &str) -> bool {
+        if s.is_ascii() { self.regex.find_ascii(s).is_some() } else { self.regex.find(s).is_some() }
+    }
+}
+
 /// `property → [names]` from `dependencies`/`dependentRequired`, with the names joined by `, `.
 pub(crate) type PropertyDep = (Box<str>, Vec<Box<str>>, Box<str>);
 

@@ -115,7 +115,7 @@ fn classify(url: &str) -> Result<Target, StoreError> {
     }
     if let Some(rest) = strip_prefix_ci(trimmed, "sqlite:") {
         let path = rest.strip_prefix("//").unwrap_or(rest);
-        if path == ":memory:" || path.is_empty() && rest == ":memory:" {
+        if path == ":memory:" {
             return Ok(Target::SqliteMemory);
         }
         // Drop URL query parameters (`?mode=rwc`): the options below set what we need.

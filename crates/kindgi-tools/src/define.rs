@@ -271,6 +271,9 @@ pub struct ToolBuilder {
     derived_output: Option<Value>,
     synthesizers: Option<SynthesizerRegistry>,
     production: bool,
+    /// The typed handler takes / returns `serde_json::Value` (no schema to derive).
+    json_input: bool,
+    json_output: bool,
 }
 
 impl std::fmt::Debug for ToolBuilder {
@@ -293,6 +296,8 @@ impl ToolBuilder {
             derived_output: None,
             synthesizers: None,
             production: false,
+            json_input: false,
+            json_output: false,
         }
     }
 
@@ -454,8 +459,10 @@ impl ToolBuilder {
         F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
     {
-        self.derived_input = Some(input_schema_for::<I>());
-        self.derived_output = Some(output_schema_for::<O>());
+        self.json_input = is_json::<I>();
+        self.json_output = is_json::<O>();
+        self.derived_input = (!self.json_input).then(input_schema_for::<I>);
+        self.derived_output = (!self.json_output).then(output_schema_for::<O>);
         self.handler = Some(typed_handler(handler));
         self
     }
@@ -482,6 +489,26 @@ impl ToolBuilder {
     /// an object-type input), synthesizes a declarative tool's handler, and compiles the
     /// validators once. Every problem is reported at once.
     pub fn build(self) -> Result<Tool, DefineError> {
+        // A `serde_json::Value` side has no schema to derive: it must be given.
+        let mut missing = Vec::new();
+        for (slot, is_json) in [("input", self.json_input), ("output", self.json_output)] {
+            if is_json && !self.manifest.contains_key(slot) {
+                missing.push(Problem::new(
+                    format!("/{slot}"),
+                    format!(
+                        "is required: a handler over serde_json::Value gives no {slot} schema to derive; set it with .{slot}(json!({{…}}))"
+                    ),
+                ));
+            }
+        }
+        if !missing.is_empty() {
+            let id = self
+                .manifest
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            return Err(DefineError::from_problems(id, missing));
+        }
         let raw = self.manifest_value();
         let synthesizers = self
             .synthesizers
@@ -517,6 +544,10 @@ where
             })
         })
     })
+}
+
+fn is_json<T: 'static>() -> bool {
+    std::any::TypeId::of::<T>() == std::any::TypeId::of::<Value>()
 }
 
 fn from_json<I: DeserializeOwned + 'static>(value: Value) -> Result<I, serde_json::Error> {

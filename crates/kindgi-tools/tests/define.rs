@@ -782,3 +782,21 @@ async fn derived_schemas_of_many_serde_shapes_define_and_validate() {
         .unwrap_err();
     assert_eq!(err.errors[0].keyword, "additionalProperties");
 }
+
+#[test]
+fn a_json_handler_without_schemas_says_how_to_give_them() {
+    let err = Tool::define("acme.raw-json")
+        .description("raw json")
+        .version("1.0.0")
+        .handler(|i: Value, _c| async move { Ok(i) })
+        .build()
+        .unwrap_err();
+    let input = err.problems.iter().find(|p| p.path == "/input").unwrap();
+    assert!(input.message.contains(".input(json!"), "{}", input.message);
+    let output = err.problems.iter().find(|p| p.path == "/output").unwrap();
+    assert!(
+        output.message.contains(".output(json!"),
+        "{}",
+        output.message
+    );
+}

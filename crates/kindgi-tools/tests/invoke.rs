@@ -676,3 +676,32 @@ fn idempotency_keys_match_the_reference() {
     assert_eq!(accented, "873f6e4e-cd72-5604-ac09-ab1496cfeb8a");
     assert_ne!(accented, "8680f8f9-077a-5815-ba0b-602d3abed6b3");
 }
+
+#[tokio::test]
+async fn a_tool_from_parts_with_a_broken_schema_fails_cleanly() {
+    let mut manifest = echo_tool().manifest().clone();
+    manifest.input = json!({"type": "object", "x-label": "strict mode refuses this"});
+    let handler = echo_tool().handler().clone();
+    let err = Tool::try_from_parts(manifest.clone(), handler.clone()).unwrap_err();
+    assert_eq!(err.slot, kindgi_tools::compiled::SchemaSlot::Input);
+    assert!(
+        err.error.message.contains("strict mode"),
+        "{}",
+        err.error.message
+    );
+
+    let tool = Tool::from_parts(manifest, handler);
+    for _ in 0..2 {
+        let err = tool
+            .invoke(&json!({"msg": "hi"}), ToolContext::for_test())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, InvokeErrorCode::InputValidationFailed);
+        assert!(
+            err.message
+                .starts_with("Tool \"test.echo\" input schema does not compile: strict mode"),
+            "{}",
+            err.message
+        );
+    }
+}
