@@ -14,8 +14,10 @@
 
 pub mod auth;
 pub mod error;
+pub mod flows;
 pub mod request_id;
 pub mod routes;
+pub mod runs;
 pub mod state;
 pub mod testing;
 

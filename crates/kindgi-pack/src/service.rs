@@ -197,6 +197,9 @@ impl RunningService {
             "Draining: finishing the calls in flight",
         ));
         let until = Instant::now() + self.drain;
+        // Like the reference's 25 ms poll, stay up for at least one poll interval, so a caller
+        // that asks right after SIGTERM is told `draining` rather than refused a connection.
+        tokio::time::sleep(Duration::from_millis(25).min(self.drain)).await;
         while state.in_flight() > 0 {
             let now = Instant::now();
             if now >= until {

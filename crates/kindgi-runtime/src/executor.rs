@@ -42,6 +42,9 @@ pub(crate) struct Failure {
     pub retryable: bool,
     /// The run was cancelled: not a failure of the step.
     pub cancelled: bool,
+    /// Another executor owns this run (its journal sequence was taken): stop without
+    /// touching the run.
+    pub lost: bool,
     /// Extra `step.failed` payload fields (timeouts).
     pub extra: Option<Map<String, Value>>,
 }
@@ -52,6 +55,7 @@ impl Failure {
             message: message.into(),
             retryable: true,
             cancelled: false,
+            lost: false,
             extra: None,
         }
     }
@@ -73,6 +77,12 @@ impl Failure {
 }
 
 fn journal_failure(e: crate::store::RunStoreError) -> Failure {
+    if let crate::store::RunStoreError::DuplicateSequence { .. } = e {
+        return Failure {
+            lost: true,
+            ..Failure::fatal(format!("run-taken-over: {e}"))
+        };
+    }
     Failure::fatal(format!(
         "journal-unavailable: the run's journal could not be written: {e}"
     ))
@@ -153,6 +163,9 @@ impl<'a> GraphRef<'a> {
         }
     }
 }
+
+/// How stale the stored journal may get while only read-only steps run.
+const READ_ONLY_FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// A node that finished: its id and output (or why not).
 type NodeDone = (String, Result<Arc<Value>, Failure>);
@@ -286,6 +299,19 @@ async fn finish(
     result: Result<Value, Failure>,
     journal: Option<&JournalWriter>,
 ) -> RunRecord {
+    if let Err(f) = &result
+        && f.lost
+    {
+        // Another executor journals this run: leave the record to it.
+        tracing::warn!(run = %run.id, "{}", f.message);
+        return shared
+            .store
+            .get_run(&run.id)
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or(run);
+    }
     let now = format_millis(now_millis());
     run.updated_at = now.clone();
     run.completed_at = Some(now);
@@ -559,7 +585,14 @@ impl RunCtx {
                 .write(JournalKind::StepStarted, Some(id), &scope, Some(started))
                 .await
                 .map_err(journal_failure)?;
-            self.journal.flush().await.map_err(journal_failure)?;
+            if self.is_read_only_step(node) {
+                self.journal
+                    .flush_if_older_than(READ_ONLY_FLUSH_INTERVAL)
+                    .await
+                    .map_err(journal_failure)?;
+            } else {
+                self.journal.flush().await.map_err(journal_failure)?;
+            }
             let _lease = match policy.and_then(|p| p.concurrency_key.as_deref()) {
                 Some(key) => Some(self.acquire_lease(key, id, &scope).await?),
                 None => None,
@@ -643,6 +676,19 @@ impl RunCtx {
                     return Err(f);
                 }
             }
+        }
+    }
+
+    /// A tool step whose tool may run in a dry run: re-running it is harmless, so its start
+    /// does not force the journal to disk.
+    fn is_read_only_step(&self, node: &Node) -> bool {
+        match node {
+            Node::Leaf(l) if l.kind == LeafKind::Tool => self
+                .shared
+                .tools
+                .get(&l.ref_)
+                .is_some_and(|t| t.runs_in_dry_run()),
+            _ => false,
         }
     }
 

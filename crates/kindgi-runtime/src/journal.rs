@@ -11,10 +11,13 @@ use crate::store::{RunStore, RunStoreError};
 /// Appends a run's entries in order, numbering them. One per executing run.
 ///
 /// Entries are buffered and written in one transaction by [`JournalWriter::flush`], which the
-/// executor calls at durability points: before a step's work starts (so its `step.started`
-/// and everything decided before it are stored), before a retry pause, before a child run,
-/// before a recorded decision is made, and at the run's end. A crash can therefore lose only
-/// entries of work that was still in flight — which runs again on recovery anyway.
+/// executor calls at durability points: before the work of a step that may change something
+/// starts (so its `step.started` and everything completed before it are stored), before a
+/// retry pause, before a child run, before a recorded decision (a model call), and at the
+/// run's end. Read-only steps do not force a flush (at most every 100 ms): a crash may lose
+/// the completion of a read-only step, which then runs again — harmless by declaration —
+/// while a completed step that changes the world is always stored before anything after it
+/// starts.
 #[derive(Debug)]
 pub(crate) struct JournalWriter {
     store: Arc<dyn RunStore>,
@@ -26,6 +29,7 @@ pub(crate) struct JournalWriter {
 struct Pending {
     next: u64,
     buffer: Vec<JournalEntry>,
+    last_flush: std::time::Instant,
 }
 
 impl JournalWriter {
@@ -36,6 +40,7 @@ impl JournalWriter {
             state: tokio::sync::Mutex::new(Pending {
                 next: last_sequence + 1,
                 buffer: Vec::new(),
+                last_flush: std::time::Instant::now(),
             }),
         }
     }
@@ -75,7 +80,18 @@ impl JournalWriter {
         }
         self.store.append(&self.run_id, &st.buffer).await?;
         st.buffer.clear();
+        st.last_flush = std::time::Instant::now();
         Ok(())
+    }
+
+    /// Flushes when the oldest unflushed entry may be older than `max_age`, so a run made of
+    /// read-only steps still shows its progress while it goes.
+    pub(crate) async fn flush_if_older_than(
+        &self,
+        max_age: std::time::Duration,
+    ) -> Result<(), RunStoreError> {
+        let stale = self.state.lock().await.last_flush.elapsed() >= max_age;
+        if stale { self.flush().await } else { Ok(()) }
     }
 }
 

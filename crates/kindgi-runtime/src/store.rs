@@ -31,6 +31,9 @@ pub struct RunQuery {
     pub statuses: Vec<RunStatus>,
     pub flow_id: Option<String>,
     pub top_level_only: bool,
+    /// Only runs created strictly before this RFC 3339 time (a page cursor: the last
+    /// `createdAt` of the previous page).
+    pub created_before: Option<String>,
     pub limit: Option<u32>,
 }
 
@@ -121,6 +124,12 @@ impl RunStore for MemoryRunStore {
             .filter(|r| query.statuses.is_empty() || query.statuses.contains(&r.status))
             .filter(|r| query.flow_id.as_ref().is_none_or(|f| *f == r.flow_id))
             .filter(|r| !query.top_level_only || r.parent_run_id.is_none())
+            .filter(|r| {
+                query
+                    .created_before
+                    .as_deref()
+                    .is_none_or(|c| parse_millis(&r.created_at) < parse_millis(c))
+            })
             .cloned()
             .collect();
         if let Some(l) = query.limit {
@@ -280,7 +289,7 @@ impl RunStore for DatabaseRunStore {
                 .collect(),
             flow_id: query.flow_id.clone(),
             top_level_only: query.top_level_only,
-            created_before: None,
+            created_before: query.created_before.as_deref().map(parse_millis),
             limit: query.limit,
         };
         self.runs

@@ -35,7 +35,8 @@ fn durable_runtime(db: Database, c: &Counters) -> Runtime {
     let (per_item, block) = (c.per_item.clone(), c.block.clone());
     rt.tools().insert_tool(tool(
         "t.item",
-        json!({"mutating": false, "input": {}}),
+        // Mutating (the default): its completion is stored before the next step starts.
+        json!({"input": {}}),
         move |v: Value| {
             let (per_item, block) = (per_item.clone(), block.clone());
             async move {

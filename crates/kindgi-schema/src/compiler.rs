@@ -657,7 +657,7 @@ impl<'a> Compiler<'a> {
                     TypeAt::Upfront
                 },
                 message: format!("must be {}", js::fmt_value(&raw)).into(),
-                param: raw,
+                params: params1("type", raw),
                 path: format!("{}/type", cx.path).into(),
             });
         }
@@ -1143,10 +1143,13 @@ impl<'a> Compiler<'a> {
                     _ => Cmp::ExMin,
                 };
                 let limit = js::num(n);
+                let mut params = Map::new();
+                params.insert("comparison".into(), Value::String(cmp.ok_str().into()));
+                params.insert("limit".into(), js_number_value(n));
                 out.push(Kw::Limit {
                     cmp,
                     limit,
-                    param: js_number_value(n),
+                    params,
                     message: format!("must be {} {}", cmp.ok_str(), js::fmt_number(limit)).into(),
                     path,
                 });
@@ -1158,7 +1161,7 @@ impl<'a> Compiler<'a> {
                 let by = js::num(n);
                 out.push(Kw::MultipleOf {
                     by,
-                    param: js_number_value(n),
+                    params: params1("multipleOf", js_number_value(n)),
                     message: format!("must be multiple of {}", js::fmt_number(by)).into(),
                     path,
                 });
@@ -1215,13 +1218,23 @@ impl<'a> Compiler<'a> {
                 };
                 let limit = js::num(n);
                 let param = js_number_value(n);
+                let word = if k.starts_with("max") { "more" } else { "fewer" };
+                let what = if k.ends_with("Length") {
+                    "characters"
+                } else if k.ends_with("Items") {
+                    "items"
+                } else {
+                    "properties"
+                };
+                let message: Box<str> = format!("must NOT have {word} than {} {what}", js::fmt_value(&param)).into();
+                let params = params1("limit", param);
                 out.push(match k {
-                    "maxLength" => Kw::MaxLength { limit, param, path },
-                    "minLength" => Kw::MinLength { limit, param, path },
-                    "maxItems" => Kw::MaxItems { limit, param, path },
-                    "minItems" => Kw::MinItems { limit, param, path },
-                    "maxProperties" => Kw::MaxProperties { limit, param, path },
-                    _ => Kw::MinProperties { limit, param, path },
+                    "maxLength" => Kw::MaxLength { limit, params, message, path },
+                    "minLength" => Kw::MinLength { limit, params, message, path },
+                    "maxItems" => Kw::MaxItems { limit, params, message, path },
+                    "minItems" => Kw::MinItems { limit, params, message, path },
+                    "maxProperties" => Kw::MaxProperties { limit, params, message, path },
+                    _ => Kw::MinProperties { limit, params, message, path },
                 });
             }
             "pattern" => {
@@ -1230,10 +1243,7 @@ impl<'a> Compiler<'a> {
                 };
                 let regex = compile_u(p)?;
                 out.push(Kw::Pattern {
-                    pattern: Arc::new(Pattern {
-                        source: p.into(),
-                        regex,
-                    }),
+                    pattern: Arc::new(Pattern::new(p, regex)),
                     path,
                 });
             }
@@ -1438,10 +1448,15 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 if !names.is_empty() {
-                    out.push(Kw::Required {
-                        names: names.iter().map(|s| (*s).into()).collect(),
-                        path,
-                    });
+                    let names = names
+                        .iter()
+                        .map(|n| RequiredName {
+                            name: (*n).into(),
+                            params: params1("missingProperty", Value::String((*n).to_owned())),
+                            message: format!("must have required property '{n}'").into(),
+                        })
+                        .collect();
+                    out.push(Kw::Required { names, path });
                 }
             }
             "propertyNames" => {
@@ -1475,10 +1490,7 @@ impl<'a> Compiler<'a> {
                 let mut patterns = Vec::new();
                 for p in schema_props(o.get("patternProperties")) {
                     let regex = compile_u(&p)?;
-                    patterns.push(Arc::new(Pattern {
-                        source: p.as_str().into(),
-                        regex,
-                    }));
+                    patterns.push(Arc::new(Pattern::new(&p, regex)));
                 }
                 let child = if v == &Value::Bool(false) {
                     Child::False
@@ -1662,10 +1674,7 @@ impl<'a> Compiler<'a> {
                         )
                     };
                     patterns.push((
-                        Arc::new(Pattern {
-                            source: p.as_str().into(),
-                            regex,
-                        }),
+                        Arc::new(Pattern::new(p, regex)),
                         node,
                     ));
                 }
@@ -1728,7 +1737,8 @@ impl<'a> Compiler<'a> {
         if format.data_type().is_some() && !out.iter().any(|k| matches!(k, Kw::Format { .. })) {
             out.push(Kw::Format {
                 format,
-                name: name.into(),
+                params: params1("format", Value::String(name.to_owned())),
+                message: format!("must match format \"{name}\"").into(),
                 path,
             });
         }

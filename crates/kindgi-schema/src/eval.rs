@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use crate::Issue;
 use crate::js;
 use crate::tree::*;
+use crate::tree::params1;
 
 /// Deepest evaluation nesting (schema applications stacked on one another).
 pub(crate) const MAX_EVAL_DEPTH: usize = 2048;
@@ -38,27 +39,30 @@ impl PathNode<'_> {
     };
 
     fn render(&self) -> String {
-        let mut segs = Vec::new();
-        let mut cur = Some(self);
-        while let Some(n) = cur {
-            segs.push(n.seg);
-            cur = n.parent;
-        }
         let mut out = String::new();
-        for s in segs.iter().rev() {
-            match s {
-                Seg::Root => {}
-                Seg::Key(k) => {
-                    out.push('/');
+        self.write(&mut out);
+        out
+    }
+
+    fn write(&self, out: &mut String) {
+        if let Some(p) = self.parent {
+            js::grow(|| p.write(out));
+        }
+        match self.seg {
+            Seg::Root => {}
+            Seg::Key(k) => {
+                out.push('/');
+                if k.contains(['~', '/']) {
                     out.push_str(&crate::path::escape_pointer(k));
-                }
-                Seg::Index(i) => {
-                    out.push('/');
-                    out.push_str(&i.to_string());
+                } else {
+                    out.push_str(k);
                 }
             }
+            Seg::Index(i) => {
+                use std::fmt::Write;
+                let _ = write!(out, "/{i}");
+            }
         }
-        out
     }
 }
 
@@ -199,11 +203,6 @@ fn type_ok(types: u8, v: &Value) -> bool {
     }
 }
 
-fn params1(k: &str, v: Value) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert(k.to_owned(), v);
-    m
-}
 
 fn limit_violated(cmp: Cmp, x: f64, limit: f64) -> bool {
     match cmp {
@@ -292,12 +291,12 @@ const SMALL_MAP: usize = 12;
 
 #[inline]
 fn get_small<'v>(m: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    if m.len() <= SMALL_MAP { m.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v) } else { m.get(key) }
+    if m.len() <= SMALL_MAP { m.iter().find(|(k, _)| js::key_eq(k, key)).map(|(_, v)| v) } else { m.get(key) }
 }
 
 #[inline]
 fn has_key(m: &Map<String, Value>, key: &str) -> bool {
-    if m.len() <= SMALL_MAP { m.keys().any(|k| k == key) } else { m.contains_key(key) }
+    if m.len() <= SMALL_MAP { m.keys().any(|k| js::key_eq(k, key)) } else { m.contains_key(key) }
 }
 
 /// One validation run.
@@ -411,7 +410,7 @@ impl<'t> Run<'t> {
         let mut valid = true;
         if let Some(tc) = &o.type_check {
             if tc.at == TypeAt::Upfront && !type_ok(tc.types, data) {
-                self.issue(path, &tc.path, "type", params1("type", tc.param.clone()), tc.message.to_string());
+                self.issue(path, &tc.path, "type", tc.params.clone(), tc.message.to_string());
                 valid = false;
                 if !self.collect {
                     return false;
@@ -451,7 +450,7 @@ impl<'t> Run<'t> {
                 }
             } else if let Some(tc) = &o.type_check {
                 if tc.at == TypeAt::Group(bit) {
-                    self.issue(path, &tc.path, "type", params1("type", tc.param.clone()), tc.message.to_string());
+                    self.issue(path, &tc.path, "type", tc.params.clone(), tc.message.to_string());
                     valid = false;
                     if !self.collect {
                         return false;
@@ -639,14 +638,12 @@ impl<'t> Run<'t> {
                 );
                 false
             }
-            Kw::Limit { cmp, limit, param, message, path: sp } => {
+            Kw::Limit { cmp, limit, params, message, path: sp } => {
                 let Value::Number(n) = &*data else { return true };
                 if !limit_violated(*cmp, js::num(n), *limit) {
                     return true;
                 }
-                let mut p = Map::new();
-                p.insert("comparison".into(), Value::String(cmp.ok_str().into()));
-                p.insert("limit".into(), param.clone());
+                let p = params.clone();
                 let keyword = match cmp {
                     Cmp::Max => "maximum",
                     Cmp::Min => "minimum",
@@ -656,15 +653,15 @@ impl<'t> Run<'t> {
                 self.issue(path, sp, keyword, p, message.to_string());
                 false
             }
-            Kw::MultipleOf { by, param, message, path: sp } => {
+            Kw::MultipleOf { by, params, message, path: sp } => {
                 let Value::Number(n) = &*data else { return true };
                 if !not_multiple(js::num(n), *by) {
                     return true;
                 }
-                self.issue(path, sp, "multipleOf", params1("multipleOf", param.clone()), message.to_string());
+                self.issue(path, sp, "multipleOf", params.clone(), message.to_string());
                 false
             }
-            Kw::Format { format, name, path: sp } => {
+            Kw::Format { format, params, message, path: sp } => {
                 let ok = match &*data {
                     Value::String(s) => format.data_type() != Some(crate::formats::FormatType::String) || format.check_str(s),
                     Value::Number(n) => format.data_type() != Some(crate::formats::FormatType::Number) || format.check_num(n),
@@ -673,7 +670,7 @@ impl<'t> Run<'t> {
                 if ok {
                     return true;
                 }
-                self.issue(path, sp, "format", params1("format", Value::String(name.to_string())), format!("must match format \"{name}\""));
+                self.issue(path, sp, "format", params.clone(), message.to_string());
                 false
             }
             Kw::FormatLimit { keyword, format, cmp, limit, path: sp } => {
@@ -694,15 +691,15 @@ impl<'t> Run<'t> {
                 self.issue(path, sp, keyword, p, format!("should be {} {}", cmp.ok_str(), limit));
                 false
             }
-            Kw::MaxLength { limit, param, path: sp } | Kw::MinLength { limit, param, path: sp } => {
+            Kw::MaxLength { limit, params, message, path: sp } | Kw::MinLength { limit, params, message, path: sp } => {
                 let Value::String(s) = &*data else { return true };
                 let max = matches!(kw, Kw::MaxLength { .. });
                 let len = js::str_len(s) as f64;
                 if (max && len <= *limit) || (!max && len >= *limit) {
                     return true;
                 }
-                let (keyword, word) = if max { ("maxLength", "more") } else { ("minLength", "fewer") };
-                self.issue(path, sp, keyword, params1("limit", param.clone()), format!("must NOT have {word} than {} characters", js::fmt_value(param)));
+                let keyword = if max { "maxLength" } else { "minLength" };
+                self.issue(path, sp, keyword, params.clone(), message.to_string());
                 false
             }
             Kw::Pattern { pattern, path: sp } => {
@@ -710,35 +707,29 @@ impl<'t> Run<'t> {
                 if pattern.matches(s) {
                     return true;
                 }
-                self.issue(
-                    path,
-                    sp,
-                    "pattern",
-                    params1("pattern", Value::String(pattern.source.to_string())),
-                    format!("must match pattern \"{}\"", pattern.source),
-                );
+                self.issue(path, sp, "pattern", pattern.params.clone(), pattern.message.to_string());
                 false
             }
-            Kw::MaxItems { limit, param, path: sp } | Kw::MinItems { limit, param, path: sp } => {
+            Kw::MaxItems { limit, params, message, path: sp } | Kw::MinItems { limit, params, message, path: sp } => {
                 let Value::Array(a) = &*data else { return true };
                 let max = matches!(kw, Kw::MaxItems { .. });
                 let len = a.len() as f64;
                 if (max && len <= *limit) || (!max && len >= *limit) {
                     return true;
                 }
-                let (keyword, word) = if max { ("maxItems", "more") } else { ("minItems", "fewer") };
-                self.issue(path, sp, keyword, params1("limit", param.clone()), format!("must NOT have {word} than {} items", js::fmt_value(param)));
+                let keyword = if max { "maxItems" } else { "minItems" };
+                self.issue(path, sp, keyword, params.clone(), message.to_string());
                 false
             }
-            Kw::MaxProperties { limit, param, path: sp } | Kw::MinProperties { limit, param, path: sp } => {
+            Kw::MaxProperties { limit, params, message, path: sp } | Kw::MinProperties { limit, params, message, path: sp } => {
                 let Value::Object(m) = &*data else { return true };
                 let max = matches!(kw, Kw::MaxProperties { .. });
                 let len = m.len() as f64;
                 if (max && len <= *limit) || (!max && len >= *limit) {
                     return true;
                 }
-                let (keyword, word) = if max { ("maxProperties", "more") } else { ("minProperties", "fewer") };
-                self.issue(path, sp, keyword, params1("limit", param.clone()), format!("must NOT have {word} than {} properties", js::fmt_value(param)));
+                let keyword = if max { "maxProperties" } else { "minProperties" };
+                self.issue(path, sp, keyword, params.clone(), message.to_string());
                 false
             }
             Kw::Tuple { items } => {
@@ -901,14 +892,14 @@ impl<'t> Run<'t> {
                 let Value::Object(m) = &*data else { return true };
                 let mut valid = true;
                 for n in names {
-                    if has_key(m, n) || js::inherited(n) {
+                    if has_key(m, &n.name) || js::inherited(&n.name) {
                         continue;
                     }
                     valid = false;
                     if !self.collect {
                         return false;
                     }
-                    self.issue(path, sp, "required", params1("missingProperty", Value::String(n.to_string())), format!("must have required property '{n}'"));
+                    self.issue(path, sp, "required", n.params.clone(), n.message.to_string());
                 }
                 valid
             }
@@ -932,10 +923,15 @@ impl<'t> Run<'t> {
                     ev.props = Props::All;
                 }
                 let Value::Object(m) = data else { return true };
+                let declared = |k: &str| props.iter().any(|p| js::key_eq(p, k)) || patterns.iter().any(|p| p.matches(k));
+                // Order only matters when something is reported: check first, order later.
+                if m.keys().all(|k| declared(k)) {
+                    return true;
+                }
                 evaluator!(@order m, $($m)?);
                 let mut valid = true;
                 for (k, v) in m.iter_mut_or_ref() {
-                    if props.iter().any(|p| p.as_ref() == k.as_str()) || patterns.iter().any(|p| p.matches(k)) {
+                    if declared(k) {
                         continue;
                     }
                     match child {
@@ -1162,7 +1158,7 @@ impl<'t> Run<'t> {
     };
     (@get $m:ident, $k:ident, mut) => {
         if $m.len() <= SMALL_MAP {
-            $m.iter_mut().find(|(k, _)| k.as_str() == $k.as_ref()).map(|(_, v)| v)
+            $m.iter_mut().find(|(k, _)| js::key_eq(k, $k)).map(|(_, v)| v)
         } else {
             $m.get_mut($k.as_ref())
         }

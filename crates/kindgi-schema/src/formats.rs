@@ -447,8 +447,13 @@ fn date(s: &str) -> bool {
 
 fn time(s: &str, strict_zone: bool) -> bool {
     let Some(t) = parse_time(s) else { return false };
-    let f = |x: &str| x.parse::<f64>().unwrap_or(0.0);
-    let (hr, min, sec) = (f(t.hms.0), f(t.hms.1), f(t.hms.2));
+    // Whole seconds decide every comparison below (`sec < 60`, `sec < 61`), so the fraction
+    // can be ignored: 59.x < 60, 60.x < 61.
+    let two = |x: &str| -> f64 {
+        let b = x.as_bytes();
+        f64::from(b[0] - b'0') * 10.0 + f64::from(b[1] - b'0')
+    };
+    let (hr, min, sec) = (two(t.hms.0), two(t.hms.1), two(t.hms.2));
     let (sign, tz_h, tz_m) = match t.zone {
         Some((sg, h, m)) => (f64::from(sg), f64::from(h), f64::from(m)),
         None => (1.0, 0.0, 0.0),

@@ -122,6 +122,9 @@ pub(crate) fn fmt_value(v: &Value) -> String {
 #[inline]
 pub(crate) fn array_index(key: &str) -> Option<u32> {
     let b = key.as_bytes();
+    if !b.first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
     if b.is_empty()
         || b.len() > 10
         || (b.len() > 1 && b[0] == b'0')
@@ -135,6 +138,26 @@ pub(crate) fn array_index(key: &str) -> Option<u32> {
     } else {
         None
     }
+}
+
+/// Byte equality for short keys, inlined (no `memcmp` call).
+#[inline(always)]
+pub(crate) fn key_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() > 16 {
+        return a == b;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// Whether an object's keys already come in JavaScript enumeration order.

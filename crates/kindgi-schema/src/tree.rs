@@ -3,7 +3,7 @@
 //! only copies a string when it reports an issue.
 
 use regress::Regex;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use crate::formats::Format;
@@ -96,16 +96,41 @@ pub(crate) enum Child {
 
 #[derive(Debug)]
 pub(crate) struct Pattern {
-    pub source: Box<str>,
     pub regex: Regex,
+    /// `{pattern}` and `must match pattern "…"`, prepared.
+    pub params: Map<String, Value>,
+    pub message: Box<str>,
+}
+
+/// `{key: value}`.
+pub(crate) fn params1(k: &str, v: Value) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert(k.to_owned(), v);
+    m
 }
 
 impl Pattern {
+    pub(crate) fn new(source: &str, regex: Regex) -> Self {
+        Pattern {
+            regex,
+            params: params1("pattern", Value::String(source.to_owned())),
+            message: format!("must match pattern \"{source}\"").into(),
+        }
+    }
+
     /// `regex.test(s)` (unanchored); ASCII text takes regress' faster byte path.
     #[inline]
     pub(crate) fn matches(&self, s: &str) -> bool {
         if s.is_ascii() { self.regex.find_ascii(s).is_some() } else { self.regex.find(s).is_some() }
     }
+}
+
+/// A required name with its prepared issue parts.
+#[derive(Debug)]
+pub(crate) struct RequiredName {
+    pub name: Box<str>,
+    pub params: Map<String, Value>,
+    pub message: Box<str>,
 }
 
 /// `property → [names]` from `dependencies`/`dependentRequired`, with the names joined by `, `.
@@ -164,19 +189,20 @@ pub(crate) enum Kw {
     Limit {
         cmp: Cmp,
         limit: f64,
-        param: Value,
+        params: Map<String, Value>,
         message: Box<str>,
         path: Box<str>,
     },
     MultipleOf {
         by: f64,
-        param: Value,
+        params: Map<String, Value>,
         message: Box<str>,
         path: Box<str>,
     },
     Format {
         format: Format,
-        name: Box<str>,
+        params: Map<String, Value>,
+        message: Box<str>,
         path: Box<str>,
     },
     FormatLimit {
@@ -188,12 +214,14 @@ pub(crate) enum Kw {
     },
     MaxLength {
         limit: f64,
-        param: Value,
+        params: Map<String, Value>,
+        message: Box<str>,
         path: Box<str>,
     },
     MinLength {
         limit: f64,
-        param: Value,
+        params: Map<String, Value>,
+        message: Box<str>,
         path: Box<str>,
     },
     Pattern {
@@ -202,12 +230,14 @@ pub(crate) enum Kw {
     },
     MaxItems {
         limit: f64,
-        param: Value,
+        params: Map<String, Value>,
+        message: Box<str>,
         path: Box<str>,
     },
     MinItems {
         limit: f64,
-        param: Value,
+        params: Map<String, Value>,
+        message: Box<str>,
         path: Box<str>,
     },
     /// `prefixItems` or array-form `items`.
@@ -238,16 +268,18 @@ pub(crate) enum Kw {
     },
     MaxProperties {
         limit: f64,
-        param: Value,
+        params: Map<String, Value>,
+        message: Box<str>,
         path: Box<str>,
     },
     MinProperties {
         limit: f64,
-        param: Value,
+        params: Map<String, Value>,
+        message: Box<str>,
         path: Box<str>,
     },
     Required {
-        names: Vec<Box<str>>,
+        names: Vec<RequiredName>,
         path: Box<str>,
     },
     PropertyNames {
@@ -294,7 +326,7 @@ pub(crate) enum TypeAt {
 pub(crate) struct TypeCheck {
     pub types: u8,
     pub at: TypeAt,
-    pub param: Value,
+    pub params: Map<String, Value>,
     pub message: Box<str>,
     pub path: Box<str>,
 }

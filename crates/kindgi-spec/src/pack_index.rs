@@ -29,7 +29,9 @@ impl<'de> Deserialize<'de> for V1 {
         if value.as_f64() == Some(1.0) {
             Ok(V1)
         } else {
-            Err(de::Error::custom(format_args!("Index envelope v{value} is not v1")))
+            Err(de::Error::custom(format_args!(
+                "Index envelope v{value} is not v1"
+            )))
         }
     }
 }

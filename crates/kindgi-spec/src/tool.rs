@@ -3,6 +3,12 @@
 //! Every optional field is an `Option` (or an empty-skipping collection) so a manifest
 //! round-trips to the same JSON it was read from: absent stays absent, defaults are applied
 //! by the accessors (`is_mutating`, `transport_or_default`, …), never written back.
+//!
+//! Deserializing checks the shape only (unknown keys are refused at every level); the rules
+//! beyond shape (id convention, schemas that compile, origin of an HTTP URL, …) are
+//! [`crate::validate::validate_manifest`]'s. `id` and `version` stay `String`s so any manifest
+//! read from the wire can be held and reported on; [`ToolManifest::tool_id`] and
+//! [`ToolManifest::parsed_version`] give the checked forms.
 
 use crate::tool_id::{ToolId, ToolIdError, Version, VersionError};
 use indexmap::IndexMap;

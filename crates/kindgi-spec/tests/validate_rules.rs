@@ -217,7 +217,8 @@ fn needs_spec_schemas_and_env_defaults() {
             "env": {
                 "REGION": {"type": "strng", "x-fail": "data/type must be equal to one of the allowed values"},
                 "RETRIES": {"type": "string", "default": 3},
-                "a/b": {"type": "string", "default": "fine"}
+                "a/b": {"type": "string", "default": "fine"},
+                "x~/y": {"type": "string", "default": false}
             },
             "secrets": {"SIGNING_KEY": {"type": "string", "x-fail": "strict mode: unknown keyword: \"x-unknown\""}}
         }}),
@@ -236,6 +237,10 @@ fn needs_spec_schemas_and_env_defaults() {
             ),
             Problem::new(
                 "/needsSpec/env/RETRIES/default",
+                "must be a string: env values are strings"
+            ),
+            Problem::new(
+                "/needsSpec/env/x~0~1y/default",
                 "must be a string: env values are strings"
             ),
         ]

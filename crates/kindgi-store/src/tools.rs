@@ -8,11 +8,12 @@
 //! `COLLATE "C"` so ids order bytewise on both backends (the list cursor depends on it).
 
 use kindgi_spec::ToolManifest;
+use kindgi_tools::registry::Resolved;
 use kindgi_tools::registry::{
     DEFAULT_PROJECT, ListPage, ListQuery, RegisterOptions, RegistryError, ToolRecord, ToolRegistry,
     VersionEntry, check_version, manifest_json,
 };
-use kindgi_tools::semver::Version;
+use kindgi_tools::semver::{Range, Version, latest_version, max_satisfying};
 use kindgi_tools::tool::BoxFuture;
 use sqlx::Row as _;
 
@@ -324,15 +325,74 @@ impl StoreRegistry {
         Ok(keyed.into_iter().map(|(_, e)| e).collect())
     }
 
+    /// The active versions of an id as one comma-joined string (versions never contain a
+    /// comma). One aggregated row instead of one row per version: with thousands of versions
+    /// the per-row cost dominates.
+    async fn active_versions_joined(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<String, RegistryError> {
+        let joined: Option<Option<String>> = run!(
+            self.db,
+            fetch_optional,
+            reader,
+            "tools.active_versions",
+            "SELECT group_concat(version, ',') AS versions FROM tool_versions WHERE tenant = ? AND tool_id = ? AND unregistered_at IS NULL",
+            "SELECT string_agg(version, ',') AS versions FROM tool_versions WHERE tenant = $1 AND tool_id = $2 AND unregistered_at IS NULL",
+            [tenant, id],
+            |o| o.map(|r| r.try_get::<Option<String>, _>("versions").ok().flatten())
+        )?;
+        Ok(joined.flatten().unwrap_or_default())
+    }
+
     async fn get_impl(&self, tenant: &str, id: &str) -> Result<ToolRecord, RegistryError> {
-        let versions = self.sorted_versions(tenant, id, false).await?;
-        match versions.first() {
-            Some(latest) => self.get_version_impl(tenant, id, &latest.version).await,
+        let joined = self.active_versions_joined(tenant, id).await?;
+        match latest_version(split_versions(&joined)) {
+            Some(latest) => self.get_version_impl(tenant, id, latest).await,
             None if id_exists(&self.db, tenant, id).await? => {
                 Err(RegistryError::ToolGone { id: id.to_owned() })
             }
             None => Err(RegistryError::ToolNotFound { id: id.to_owned() }),
         }
+    }
+
+    async fn resolve_impl(
+        &self,
+        tenant: &str,
+        id: &str,
+        range: Option<&str>,
+    ) -> Result<Resolved, RegistryError> {
+        let joined = self.active_versions_joined(tenant, id).await?;
+        if joined.is_empty() && !id_exists(&self.db, tenant, id).await? {
+            return Err(RegistryError::ToolNotFound { id: id.to_owned() });
+        }
+        let chosen = match range {
+            None => latest_version(split_versions(&joined)),
+            Some(r) => {
+                let parsed = Range::parse(r).map_err(|_| RegistryError::InvalidRange {
+                    id: id.to_owned(),
+                    range: r.to_owned(),
+                })?;
+                max_satisfying(split_versions(&joined), &parsed)
+            }
+        };
+        let Some(chosen) = chosen else {
+            let mut available: Vec<(Option<Version>, &str)> = split_versions(&joined)
+                .map(|v| (Version::parse(v).ok(), v))
+                .collect();
+            available.sort_by(|a, b| b.0.cmp(&a.0));
+            return Err(RegistryError::Unresolvable {
+                id: id.to_owned(),
+                range: range.unwrap_or("*").to_owned(),
+                available: available.into_iter().map(|(_, v)| v.to_owned()).collect(),
+            });
+        };
+        let record = self.get_version_impl(tenant, id, chosen).await?;
+        Ok(Resolved {
+            resolved_version: record.version.clone(),
+            record,
+        })
     }
 
     async fn list_impl(&self, tenant: &str, query: ListQuery) -> Result<ListPage, RegistryError> {
@@ -404,6 +464,10 @@ impl StoreRegistry {
         self.get_version_impl(tenant, id, version).await?;
         Ok(false)
     }
+}
+
+fn split_versions(joined: &str) -> impl Iterator<Item = &str> + Clone {
+    joined.split(',').filter(|v| !v.is_empty())
 }
 
 /// A row from either backend, decoded the same way.
@@ -521,6 +585,15 @@ impl ToolRegistry for StoreRegistry {
         query: ListQuery,
     ) -> BoxFuture<'a, Result<ListPage, RegistryError>> {
         Box::pin(self.list_impl(tenant, query))
+    }
+
+    fn resolve<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        range: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Resolved, RegistryError>> {
+        Box::pin(self.resolve_impl(tenant, id, range))
     }
 
     fn unregister<'a>(

@@ -1,1 +1,50 @@
-fn main() {}
+//! `my-pack`: the example pack of the read-only guide (seed 004), written with the Rust pack
+//! SDK. Three tools — `my-pack.lookup-order` (read-only), `my-pack.add-order-note`
+//! (mutating, writes `external:orders`) and `my-pack.greet` (read-only) — an agent
+//! (`my-pack.echo-agent`) and three flows: `my-pack.check-order`, `my-pack.note-order` and
+//! `my-pack.echo-flow`.
+//!
+//! ```sh
+//! kindgi dev examples/my-pack          # builds, indexes, serves, registers
+//! kindgi runs start --flow=my-pack.check-order --input='{"orderId":"ord_1001"}' --dry-run
+//! ```
+//!
+//! Or by hand: `my-pack index --out index.json`, then `my-pack serve --index index.json`.
+
+mod flows;
+mod tools;
+
+use kindgi_pack::sdk::Pack;
+use std::process::ExitCode;
+
+/// Builds a tool at startup; a definition error here is a bug in this example.
+fn defined<T, E: std::fmt::Display>(what: &str, r: Result<T, E>) -> T {
+    match r {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("my-pack: the {what} definition is invalid: {e}");
+            std::process::exit(1)
+        }
+    }
+}
+
+fn pack() -> Pack {
+    Pack::new("my-pack", "0.1.0")
+        .tool(
+            "src/tools/lookup_order.rs",
+            defined("lookup-order", tools::lookup_order::tool()),
+        )
+        .tool(
+            "src/tools/add_order_note.rs",
+            defined("add-order-note", tools::add_order_note::tool()),
+        )
+        .tool("src/tools/greet.rs", defined("greet", tools::greet::tool()))
+        .agent("src/flows.rs", flows::echo_agent())
+        .flow("src/flows.rs", flows::check_order())
+        .flow("src/flows.rs", flows::note_order())
+        .flow("src/flows.rs", flows::echo_flow())
+}
+
+fn main() -> ExitCode {
+    pack().main()
+}

@@ -455,12 +455,12 @@ async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
     }
     let mut res = answer(StatusCode::OK, bytes);
     let h = res.headers_mut();
-    let ms = admitted.elapsed().as_millis() as u64;
-    if let Ok(v) = HeaderValue::from_str(&ms.to_string()) {
-        h.insert(headers::DURATION_MS, v);
-    }
-    if let Ok(v) = HeaderValue::from_str(&state.pack.artifact_version) {
-        h.insert(headers::ARTIFACT_VERSION, v);
+    h.insert(
+        headers::DURATION_MS,
+        HeaderValue::from(admitted.elapsed().as_millis() as u64),
+    );
+    if let Some(v) = &state.artifact_header {
+        h.insert(headers::ARTIFACT_VERSION, v.clone());
     }
     res
 }

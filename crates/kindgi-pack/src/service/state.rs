@@ -11,6 +11,8 @@ use crate::log::Logger;
 
 pub(crate) struct State {
     pub pack: LoadedPack,
+    /// `kindgi-artifact-version`, built once (absent if the version is not a valid header).
+    pub artifact_header: Option<http::HeaderValue>,
     pub logger: Arc<Logger>,
     token: Box<[u8]>,
     /// `KINDGI_PACK_TENANT_ID` (2.7.0): the only tenant this service answers for.
@@ -34,8 +36,10 @@ impl State {
         strict_missing_env: Option<bytes::Bytes>,
         cap: usize,
     ) -> Self {
+        let artifact_header = http::HeaderValue::from_str(&pack.artifact_version).ok();
         Self {
             pack,
+            artifact_header,
             logger,
             token: token.as_bytes().into(),
             tenant,

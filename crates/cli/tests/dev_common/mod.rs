@@ -1,0 +1,328 @@
+//! Shared helpers of the `kindgi dev` / `kindgi runs` end-to-end tests: start the real
+//! `kindgi dev` binary on a free port, run the real `kindgi runs …`, stop with SIGTERM.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub fn kindgi() -> &'static str {
+    env!("CARGO_BIN_EXE_kindgi")
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .to_owned()
+}
+
+/// The reference Python, or `None` (skip) — a failure when `KINDGI_REQUIRE_REFERENCE=1`.
+pub fn reference_python(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("KINDGI_REFERENCE_PYTHON").filter(|p| !p.is_empty()) {
+        Some(p) => Some(PathBuf::from(p)),
+        None => {
+            assert!(
+                std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() != Ok("1"),
+                "{test}: KINDGI_REFERENCE_PYTHON is not set and KINDGI_REQUIRE_REFERENCE=1 \
+                 (source .cache/reference.env after scripts/setup-reference)"
+            );
+            eprintln!(
+                "SKIP {test}: KINDGI_REFERENCE_PYTHON is not set (source .cache/reference.env \
+                 to run it)"
+            );
+            None
+        }
+    }
+}
+
+/// Copies a pack folder (without its state, build output or caches) into a temp dir.
+pub fn copy_pack(src: &Path) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(src, tmp.path());
+    tmp
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        let n = name.to_string_lossy();
+        if [".kindgi", "target", "__pycache__", ".venv"].contains(&n.as_ref())
+            || n.starts_with(".kindgirc")
+        {
+            continue;
+        }
+        let to = dst.join(&name);
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to);
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
+
+/// A running `kindgi dev`.
+pub struct Dev {
+    pub child: Child,
+    pub url: String,
+    pub dir: PathBuf,
+    pub stderr: Arc<Mutex<String>>,
+}
+
+/// Starts `kindgi dev DIR --port 0 --no-watch` (plus `extra` args) and waits for its
+/// `listening` line.
+pub fn start_dev(dir: &Path, envs: &[(&str, &str)], extra: &[&str]) -> Dev {
+    let mut cmd = Command::new(kindgi());
+    cmd.arg("dev")
+        .arg(dir)
+        .args(["--port", "0"])
+        .args(extra)
+        .env_remove("KINDGI_API_URL")
+        .env_remove("KINDGI_API_TOKEN")
+        .env_remove("KINDGI_MODEL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let mut err = child.stderr.take().unwrap();
+    let sink = stderr.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(url) = line.strip_prefix("kindgi dev: listening on ") {
+                let _ = tx.send(url.trim().to_owned());
+            }
+        }
+    });
+    // A cold build of the Rust example can take minutes on a busy machine.
+    let url = match rx.recv_timeout(Duration::from_secs(900)) {
+        Ok(u) => u,
+        Err(_) => {
+            let _ = child.kill();
+            let status = child.wait().unwrap();
+            panic!(
+                "kindgi dev did not start ({status}); stderr:\n{}",
+                stderr.lock().unwrap()
+            );
+        }
+    };
+    Dev {
+        child,
+        url,
+        dir: dir.to_owned(),
+        stderr,
+    }
+}
+
+impl Dev {
+    /// SIGTERM; the exit status (must be 0 within 20 s).
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        signal(self.child.id(), "TERM");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "kindgi dev did not stop within 20 s of SIGTERM; stderr:\n{}",
+                    self.stderr.lock().unwrap()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// The pid of the pack service child.
+    pub fn pack_pid(&self) -> Option<u32> {
+        children_of(self.child.id()).into_iter().next()
+    }
+}
+
+impl Drop for Dev {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+pub fn signal(pid: u32, sig: &str) {
+    let _ = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status();
+}
+
+/// Child pids of `pid` (Linux `/proc`).
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(s.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+        }
+    }
+    out
+}
+
+/// The result of one `kindgi …` invocation.
+#[derive(Debug)]
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Out {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+/// Runs `kindgi ARGS` in `cwd` (so it finds `.kindgirc.json` there), without API env vars.
+pub fn kindgi_in(cwd: &Path, args: &[&str]) -> Out {
+    let out = Command::new(kindgi())
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("KINDGI_API_URL")
+        .env_remove("KINDGI_API_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The exact refusal of seed 004 for `my-pack.add-order-note`.
+pub const NOTE_REFUSAL: &str = "dry-run-effectful-tool: tool \"my-pack.add-order-note\" is not declared read-only (mutating: false), so it does not run in a dry run";
+
+/// The guide's three dry runs (seed 004), run with the real `kindgi runs start` in `dir`.
+pub fn guide_dry_runs(dir: &Path) {
+    let out = kindgi_in(
+        dir,
+        &[
+            "runs",
+            "start",
+            "--flow=my-pack.check-order",
+            "--input={\"orderId\":\"ord_1001\"}",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(out.code, 0, "check-order: {out:?}");
+    let run = out.json();
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["dryRun"], true);
+    assert_eq!(
+        run["output"],
+        serde_json::json!({"status": "shipped", "orderId": "ord_1001", "totalCents": 4200})
+    );
+    assert_eq!(run["flowId"], "my-pack.check-order");
+    assert!(run["id"].as_str().is_some_and(|s| !s.is_empty()));
+
+    let out = kindgi_in(
+        dir,
+        &[
+            "runs",
+            "start",
+            "--flow=my-pack.note-order",
+            "--input={\"orderId\":\"ord_1001\",\"text\":\"Customer called\"}",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(out.code, 1, "note-order: {out:?}");
+    let run = out.json();
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["dryRun"], true);
+    assert_eq!(run["failureMessage"], NOTE_REFUSAL);
+    assert_eq!(
+        out.stderr.trim(),
+        format!("Error [run-failed]: {NOTE_REFUSAL}")
+    );
+    // The refused tool was never called: its step started and failed, nothing completed.
+    let id = run["id"].as_str().unwrap();
+    let j = kindgi_in(dir, &["runs", "journal", id]);
+    assert_eq!(j.code, 0, "{j:?}");
+    let entries = j.json()["entries"].as_array().unwrap().clone();
+    let kinds: Vec<(String, String)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap_or("").to_owned(),
+                e["nodeId"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        kinds.contains(&("step.completed".into(), "lookup".into())),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&("step.failed".into(), "note".into())),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds.contains(&("step.completed".into(), "note".into())),
+        "{kinds:?}"
+    );
+
+    let out = kindgi_in(
+        dir,
+        &[
+            "runs",
+            "start",
+            "--flow=my-pack.echo-flow",
+            "--input={\"name\":\"Ada\"}",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(out.code, 0, "echo-flow: {out:?}");
+    let run = out.json();
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["dryRun"], true);
+    assert_eq!(
+        run["output"],
+        serde_json::json!({"reply": "[dry-run: model call skipped]", "greeting": "Hello, Ada!"})
+    );
+}

@@ -1,0 +1,220 @@
+//! Build and index a pack: what runs before its service starts, and again on every reload.
+//! Output goes to `<pack>/.kindgi/` (the index) and, for Rust, cargo's target dir.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use kindgi_spec::pack_index::PackIndex;
+use tokio::process::Command;
+
+use crate::detect::PackKind;
+use crate::error::DevError;
+
+/// How to start a built pack's service, and what its index says.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The service command (program and arguments before the `--index …` the supervisor adds).
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The index file the service is started with.
+    pub index_path: PathBuf,
+    pub index: PackIndex,
+}
+
+impl Prepared {
+    /// The command line, for messages.
+    pub fn command_line(&self) -> String {
+        let mut s = self.program.display().to_string();
+        for a in &self.args {
+            s.push(' ');
+            s.push_str(a);
+        }
+        s
+    }
+}
+
+/// Where `kindgi dev` keeps its state inside the pack folder.
+pub fn state_dir(pack_dir: &Path) -> PathBuf {
+    pack_dir.join(".kindgi")
+}
+
+/// The last `max` lines of a command's output (what a build error needs).
+fn tail(text: &str, max: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.len().saturating_sub(max);
+    lines[start..].join("\n")
+}
+
+async fn run(
+    dir: &Path,
+    program: &Path,
+    args: &[String],
+) -> Result<(bool, String, String), DevError> {
+    let output = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|source| DevError::Spawn {
+            command: program.display().to_string(),
+            dir: dir.to_owned(),
+            source,
+        })?;
+    Ok((
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    ))
+}
+
+/// Builds (Rust) and indexes the pack in `dir`, writing `.kindgi/index.json`.
+pub async fn prepare(dir: &Path, kind: &PackKind) -> Result<Prepared, DevError> {
+    let state = state_dir(dir);
+    std::fs::create_dir_all(&state).map_err(|source| DevError::Io {
+        what: "cannot create",
+        path: state.clone(),
+        source,
+    })?;
+    let index_path = state.join("index.json");
+    let (program, args) = match kind {
+        PackKind::Rust => {
+            let exe = cargo_build(dir).await?;
+            progress(&format!("indexing ({} index)", exe.display()));
+            let args = vec![
+                "index".to_owned(),
+                "--out".to_owned(),
+                index_path.display().to_string(),
+            ];
+            let (ok, out, err) = run(dir, &exe, &args).await?;
+            if !ok {
+                return Err(DevError::Index {
+                    dir: dir.to_owned(),
+                    command: format!("{} index", exe.display()),
+                    output: tail(&format!("{out}{err}"), 40),
+                });
+            }
+            (exe, vec!["serve".to_owned()])
+        }
+        PackKind::Python { python } => {
+            progress(&format!(
+                "indexing ({} -m kindgi.pack index)",
+                python.display()
+            ));
+            let args = vec![
+                "-m".to_owned(),
+                "kindgi.pack".to_owned(),
+                "index".to_owned(),
+                "--pack-dir".to_owned(),
+                dir.display().to_string(),
+                "--output".to_owned(),
+                index_path.display().to_string(),
+            ];
+            let (ok, out, err) = run(dir, python, &args).await?;
+            if !ok {
+                return Err(DevError::Index {
+                    dir: dir.to_owned(),
+                    command: format!("{} -m kindgi.pack index", python.display()),
+                    output: tail(&format!("{out}{err}"), 40),
+                });
+            }
+            (
+                python.clone(),
+                vec!["-m".into(), "kindgi.pack".into(), "serve".into()],
+            )
+        }
+        PackKind::TypeScript { node, main_js } => {
+            let found = [".kindgi/index.json", "dist/index.json", "index.json"]
+                .iter()
+                .map(|p| dir.join(p))
+                .find(|p| p.is_file())
+                .ok_or_else(|| DevError::BadPack {
+                    dir: dir.to_owned(),
+                    message: "a TypeScript pack needs its index built first (.kindgi/index.json, dist/index.json or index.json); kindgi dev does not run the TypeScript indexer".into(),
+                })?;
+            if found != index_path {
+                std::fs::copy(&found, &index_path).map_err(|source| DevError::Io {
+                    what: "cannot copy the index to",
+                    path: index_path.clone(),
+                    source,
+                })?;
+            }
+            (node.clone(), vec![main_js.display().to_string()])
+        }
+    };
+    let index = read_index(&index_path)?;
+    Ok(Prepared {
+        program,
+        args,
+        index_path,
+        index,
+    })
+}
+
+/// Reads and parses a pack index.
+pub fn read_index(path: &Path) -> Result<PackIndex, DevError> {
+    let text = std::fs::read_to_string(path).map_err(|source| DevError::Io {
+        what: "cannot read the pack index",
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| DevError::BadIndex {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// `cargo build` in `dir`; the executable of the package whose manifest is `dir/Cargo.toml`.
+async fn cargo_build(dir: &Path) -> Result<PathBuf, DevError> {
+    let cargo = std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("cargo"));
+    progress(&format!(
+        "building ({} build, in {})",
+        cargo.display(),
+        dir.display()
+    ));
+    let manifest = dir.join("Cargo.toml");
+    let args = vec![
+        "build".to_owned(),
+        "--manifest-path".to_owned(),
+        manifest.display().to_string(),
+        "--message-format=json-render-diagnostics".to_owned(),
+    ];
+    let (ok, out, err) = run(dir, &cargo, &args).await?;
+    if !ok {
+        return Err(DevError::Build {
+            dir: dir.to_owned(),
+            command: "cargo build".into(),
+            output: tail(&err, 60),
+        });
+    }
+    let mut exe = None;
+    for line in out.lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if msg["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let same = msg["manifest_path"]
+            .as_str()
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .zip(std::fs::canonicalize(&manifest).ok())
+            .is_some_and(|(a, b)| a == b);
+        if let (true, Some(path)) = (same, msg["executable"].as_str()) {
+            exe = Some(PathBuf::from(path));
+        }
+    }
+    exe.ok_or_else(|| DevError::Build {
+        dir: dir.to_owned(),
+        command: "cargo build".into(),
+        output: "the build produced no executable for this package: a Rust pack is a binary whose main calls kindgi_pack::sdk::Pack::main".into(),
+    })
+}
+
+/// One progress line on stderr.
+pub fn progress(what: &str) {
+    eprintln!("kindgi dev: {what}");
+}
