@@ -50,6 +50,7 @@ class Done(BaseModel):
 
 @tool(id="my-pack.slow", version="0.1.0", mutating=False)
 def slow(_: Nothing, ctx: ToolContext) -> Done:
+    """Sleeps a minute."""
     time.sleep(60)
     return Done(done=True)
 "#;
@@ -92,17 +93,17 @@ fn a_pack_service_killed_mid_call_fails_the_run_clearly_and_is_restarted() {
     );
     assert_eq!(out.code, 0, "{out:?}");
     let id = out.json()["id"].as_str().unwrap().to_owned();
-    // Wait until the call is in flight (its step started), then kill the service.
+    // Wait until the run executes, then give the call time to reach the service.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let j = kindgi_in(tmp.path(), &["runs", "journal", &id]);
-        if j.stdout.contains("step.started") {
+        let got = kindgi_in(tmp.path(), &["runs", "get", &id]);
+        if got.stdout.contains("\"running\"") {
             break;
         }
-        assert!(Instant::now() < deadline, "the step never started: {j:?}");
+        assert!(Instant::now() < deadline, "the run never started: {got:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(1500));
     let pid = dev.pack_pid().expect("a pack service child");
     let killed_at = Instant::now();
     signal(pid, "KILL");

@@ -51,7 +51,13 @@ pub fn routes(runtime: Runtime) -> Router<AppState> {
 
 /// The REST mapping of a runtime refusal.
 pub fn runtime_error(e: RuntimeError) -> ApiError {
-    let message = e.to_string();
+    // The envelope carries the code on its own; the message is the sentence after it.
+    let text = e.to_string();
+    let message = text
+        .strip_prefix(e.code())
+        .and_then(|m| m.strip_prefix(": "))
+        .unwrap_or(&text)
+        .to_owned();
     match e {
         RuntimeError::FlowNotFound { flow_id, version } => {
             ApiError::new(StatusCode::NOT_FOUND, "flow-not-found", message)

@@ -119,6 +119,7 @@ pub async fn prepare(dir: &Path, kind: &PackKind) -> Result<Prepared, DevError> 
                     output: tail(&format!("{out}{err}"), 40),
                 });
             }
+            report_file_errors(&out);
             (
                 python.clone(),
                 vec!["-m".into(), "kindgi.pack".into(), "serve".into()],
@@ -150,6 +151,19 @@ pub async fn prepare(dir: &Path, kind: &PackKind) -> Result<Prepared, DevError> 
         index_path,
         index,
     })
+}
+
+/// The Python indexer reports files it could not import in its JSON summary and still
+/// succeeds; show each, since the tools they define are missing from the index.
+fn report_file_errors(stdout: &str) {
+    let Ok(summary) = serde_json::from_str::<serde_json::Value>(stdout) else {
+        return;
+    };
+    for e in summary["fileErrors"].as_array().into_iter().flatten() {
+        let file = e["filePath"].as_str().unwrap_or("?");
+        let message = e["message"].as_str().unwrap_or("");
+        progress(&format!("indexer: {file} was left out: {message}"));
+    }
 }
 
 /// Reads and parses a pack index.

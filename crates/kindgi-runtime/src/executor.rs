@@ -270,9 +270,8 @@ pub(crate) async fn execute_run(
     }
     run.status = RunStatus::Running;
     run.updated_at = format_millis(now_millis());
-    if let Err(e) = store.update_run(&run).await {
-        tracing::warn!(run = %run.id, error = %e, "could not mark the run running");
-    }
+    // Stored with the first journal write (one commit for both).
+    journal.set_run(run.clone()).await;
     let max_parallelism = max_parallelism
         .unwrap_or_else(|| flow.flow.max_parallelism_or_default())
         .max(1) as usize;
@@ -338,17 +337,23 @@ async fn finish(
             )
         }
     };
-    if let Some(j) = journal
-        && let Err(e) = async {
-            j.write(entry.0, None, "", Some(entry.1)).await?;
-            j.flush().await
+    let stored = match journal {
+        // The terminal entry and the final record in one commit.
+        Some(j) => {
+            async {
+                j.write(entry.0, None, "", Some(entry.1)).await?;
+                j.set_run(run.clone()).await;
+                j.flush().await
+            }
+            .await
         }
-        .await
-    {
+        None => shared.store.update_run(&run).await,
+    };
+    if let Err(e) = stored {
         tracing::warn!(run = %run.id, error = %e, "could not journal the run's end");
-    }
-    if let Err(e) = shared.store.update_run(&run).await {
-        tracing::warn!(run = %run.id, error = %e, "could not store the run's end");
+        if let Err(e) = shared.store.update_run(&run).await {
+            tracing::warn!(run = %run.id, error = %e, "could not store the run's end");
+        }
     }
     run
 }

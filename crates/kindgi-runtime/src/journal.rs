@@ -30,6 +30,8 @@ struct Pending {
     next: u64,
     buffer: Vec<JournalEntry>,
     last_flush: std::time::Instant,
+    /// The run's record to store with the next flush.
+    run: Option<crate::record::RunRecord>,
 }
 
 impl JournalWriter {
@@ -41,6 +43,7 @@ impl JournalWriter {
                 next: last_sequence + 1,
                 buffer: Vec::new(),
                 last_flush: std::time::Instant::now(),
+                run: None,
             }),
         }
     }
@@ -75,13 +78,21 @@ impl JournalWriter {
     /// flushes never interleave and the stored journal has no gaps.
     pub(crate) async fn flush(&self) -> Result<(), RunStoreError> {
         let mut st = self.state.lock().await;
-        if st.buffer.is_empty() {
+        if st.buffer.is_empty() && st.run.is_none() {
             return Ok(());
         }
-        self.store.append(&self.run_id, &st.buffer).await?;
+        self.store
+            .append_and_update(&self.run_id, &st.buffer, st.run.as_ref())
+            .await?;
         st.buffer.clear();
+        st.run = None;
         st.last_flush = std::time::Instant::now();
         Ok(())
+    }
+
+    /// Stores `run` with the next flush (replacing any record queued before).
+    pub(crate) async fn set_run(&self, run: crate::record::RunRecord) {
+        self.state.lock().await.run = Some(run);
     }
 
     /// Flushes when the oldest unflushed entry may be older than `max_age`, so a run made of

@@ -46,6 +46,22 @@ pub trait RunStore: Send + Sync + std::fmt::Debug {
     async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunRecord>, RunStoreError>;
     /// Appends entries whose sequences the caller assigned (in order, one transaction).
     async fn append(&self, run_id: &str, entries: &[JournalEntry]) -> Result<(), RunStoreError>;
+    /// Appends entries and stores `run` (when given) — in one transaction where the backend
+    /// can, so a step boundary and the run's new state cost one commit.
+    async fn append_and_update(
+        &self,
+        run_id: &str,
+        entries: &[JournalEntry],
+        run: Option<&RunRecord>,
+    ) -> Result<(), RunStoreError> {
+        if !entries.is_empty() {
+            self.append(run_id, entries).await?;
+        }
+        if let Some(r) = run {
+            self.update_run(r).await?;
+        }
+        Ok(())
+    }
     /// Entries with `sequence > after`, in order, at most `limit`.
     async fn journal(
         &self,
@@ -302,6 +318,15 @@ impl RunStore for DatabaseRunStore {
     }
 
     async fn append(&self, run_id: &str, entries: &[JournalEntry]) -> Result<(), RunStoreError> {
+        self.append_and_update(run_id, entries, None).await
+    }
+
+    async fn append_and_update(
+        &self,
+        run_id: &str,
+        entries: &[JournalEntry],
+        run: Option<&RunRecord>,
+    ) -> Result<(), RunStoreError> {
         let stored: Vec<StoredJournalEntry> = entries
             .iter()
             .map(|e| StoredJournalEntry {
@@ -314,19 +339,23 @@ impl RunStore for DatabaseRunStore {
                 timestamp: parse_millis(&e.timestamp),
             })
             .collect();
-        self.runs.append_journal(&stored).await.map_err(|e| {
-            if e.is_unique_violation() {
-                RunStoreError::DuplicateSequence {
-                    run_id: run_id.to_owned(),
-                    sequence: entries.first().map(|e| e.sequence).unwrap_or(0),
+        let run = run.map(to_stored);
+        self.runs
+            .append_journal_and_update(&stored, run.as_ref())
+            .await
+            .map_err(|e| {
+                if e.is_unique_violation() {
+                    RunStoreError::DuplicateSequence {
+                        run_id: run_id.to_owned(),
+                        sequence: entries.first().map(|e| e.sequence).unwrap_or(0),
+                    }
+                } else {
+                    RunStoreError::Backend {
+                        op: "append",
+                        message: e.to_string(),
+                    }
                 }
-            } else {
-                RunStoreError::Backend {
-                    op: "append",
-                    message: e.to_string(),
-                }
-            }
-        })
+            })
     }
 
     async fn journal(

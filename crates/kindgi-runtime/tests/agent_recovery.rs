@@ -39,32 +39,44 @@ fn model_server() -> (String, Arc<AtomicUsize>) {
     let (tx, rx) = std::sync::mpsc::channel();
     let c = count.clone();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             tx.send(listener.local_addr().unwrap()).unwrap();
-            let app = Router::new().route("/v1/chat/completions", post(chat)).with_state(c);
+            let app = Router::new()
+                .route("/v1/chat/completions", post(chat))
+                .with_state(c);
             axum::serve(listener, app).await.unwrap();
         });
     });
     (format!("http://{}/v1", rx.recv().unwrap()), count)
 }
 
-fn agent_runtime(db: Database, base: &str, calls: Arc<Mutex<HashMap<i64, usize>>>, block: Arc<AtomicBool>) -> Runtime {
+fn agent_runtime(
+    db: Database,
+    base: &str,
+    calls: Arc<Mutex<HashMap<i64, usize>>>,
+    block: Arc<AtomicBool>,
+) -> Runtime {
     let model = OpenAiCompatProvider::new(base, None, "m").unwrap();
     let rt = Runtime::with_database(db).model(Arc::new(model)).build();
-    rt.tools().insert_tool(tool("t.write", json!({}), move |v: Value| {
-        let (calls, block) = (calls.clone(), block.clone());
-        async move {
-            let k = v["k"].as_i64().unwrap_or(-1);
-            *calls.lock().unwrap().entry(k).or_default() += 1;
-            if k == 2 && block.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_secs(600)).await;
+    rt.tools()
+        .insert_tool(tool("t.write", json!({}), move |v: Value| {
+            let (calls, block) = (calls.clone(), block.clone());
+            async move {
+                let k = v["k"].as_i64().unwrap_or(-1);
+                *calls.lock().unwrap().entry(k).or_default() += 1;
+                if k == 2 && block.load(Ordering::SeqCst) {
+                    tokio::time::sleep(Duration::from_secs(600)).await;
+                }
+                Ok(json!({"wrote": k}))
             }
-            Ok(json!({"wrote": k}))
-        }
-    }));
-    rt.agents().insert(AgentSpec::new("t.agent").with_tools(["t.write"]));
+        }));
+    rt.agents()
+        .insert(AgentSpec::new("t.agent").with_tools(["t.write"]));
     rt.flows()
         .insert_json(&json!({"id": "t.turn", "version": "1.0.0", "nodes": [{"id": "ask", "kind": "agent", "ref": "t.agent"}],
             "edges": [{"id": "e1", "from": "$start", "to": "ask"}, {"id": "e2", "from": "ask", "to": "$end"}]}).to_string())
@@ -77,11 +89,18 @@ fn a_killed_agent_turn_resumes_without_repeating_finished_calls() {
     let (base, model_calls) = model_server();
     let calls = Arc::new(Mutex::new(HashMap::new()));
     let block = Arc::new(AtomicBool::new(true));
-    let first = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let first = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let (tdb, run_id) = first.block_on(async {
         let tdb = TestDatabase::new(DatabaseKind::Sqlite).await.unwrap();
         let rt = agent_runtime(tdb.db.clone(), &base, calls.clone(), block.clone());
-        let run = rt.start_run("t.turn", None, json!("write twice"), RunOptions::default()).await.unwrap();
+        let run = rt
+            .start_run("t.turn", None, json!("write twice"), RunOptions::default())
+            .await
+            .unwrap();
         for _ in 0..500 {
             if calls.lock().unwrap().contains_key(&2) {
                 break;
@@ -93,19 +112,43 @@ fn a_killed_agent_turn_resumes_without_repeating_finished_calls() {
     });
     first.shutdown_background();
 
-    let second = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let second = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     second.block_on(async {
         block.store(false, Ordering::SeqCst);
         let db = tdb.reopen().await.unwrap();
         let rt = agent_runtime(db.clone(), &base, calls.clone(), block.clone());
         assert_eq!(rt.recover().await.unwrap(), vec![run_id.clone()]);
-        let run = tokio::time::timeout(Duration::from_secs(30), rt.wait_for_run(&run_id)).await.unwrap().unwrap();
-        assert_eq!(run.status, RunStatus::Completed, "{:?}", run.failure_message);
+        let run = tokio::time::timeout(Duration::from_secs(30), rt.wait_for_run(&run_id))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            run.status,
+            RunStatus::Completed,
+            "{:?}",
+            run.failure_message
+        );
         assert_eq!(run.output.as_ref().unwrap()["text"], "finished");
-        assert_eq!(model_calls.load(Ordering::SeqCst), 3, "model answers 1 and 2 came from the journal");
+        assert_eq!(
+            model_calls.load(Ordering::SeqCst),
+            3,
+            "model answers 1 and 2 came from the journal"
+        );
         let calls = calls.lock().unwrap().clone();
-        assert_eq!(calls.get(&1), Some(&1), "the finished tool call did not run again");
-        assert_eq!(calls.get(&2), Some(&2), "the call in flight at the crash ran again");
+        assert_eq!(
+            calls.get(&1),
+            Some(&1),
+            "the finished tool call did not run again"
+        );
+        assert_eq!(
+            calls.get(&2),
+            Some(&2),
+            "the call in flight at the crash ran again"
+        );
         db.close().await;
     });
     drop(tdb);

@@ -12,20 +12,36 @@ fn cases() -> Vec<Value> {
 }
 
 fn bench(c: &mut Criterion) {
-    let opts = CompileOptions { mode: Mode::Pack, side: Side::Output };
+    let opts = CompileOptions {
+        mode: Mode::Pack,
+        side: Side::Output,
+    };
     let cases = cases();
     let find = |name: &str| cases.iter().find(|c| c["name"] == name).unwrap();
     let small = find("small-valid");
     let large = find("large-valid");
-    c.bench_function("compile/tool-schema", |b| b.iter(|| compile(black_box(&small["schema"]), opts).unwrap()));
-    c.bench_function("compile/record-schema", |b| b.iter(|| compile(black_box(&large["schema"]), opts).unwrap()));
-    for name in ["small-valid", "small-invalid", "large-valid", "large-invalid"] {
+    c.bench_function("compile/tool-schema", |b| {
+        b.iter(|| compile(black_box(&small["schema"]), opts).unwrap())
+    });
+    c.bench_function("compile/record-schema", |b| {
+        b.iter(|| compile(black_box(&large["schema"]), opts).unwrap())
+    });
+    for name in [
+        "small-valid",
+        "small-invalid",
+        "large-valid",
+        "large-invalid",
+    ] {
         let case = find(name);
         let v = compile(&case["schema"], opts).unwrap();
-        c.bench_function(&format!("validate/{name}"), |b| b.iter(|| v.validate(black_box(&case["instance"]))));
+        c.bench_function(&format!("validate/{name}"), |b| {
+            b.iter(|| v.validate(black_box(&case["instance"])))
+        });
     }
     let v = compile(&small["schema"], opts).unwrap();
-    c.bench_function("is_valid/small-valid", |b| b.iter(|| v.is_valid(black_box(&small["instance"]))));
+    c.bench_function("is_valid/small-valid", |b| {
+        b.iter(|| v.is_valid(black_box(&small["instance"])))
+    });
 }
 
 criterion_group!(benches, bench);

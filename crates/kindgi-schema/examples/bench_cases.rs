@@ -27,11 +27,16 @@ fn rate(budget: Duration, mut f: impl FnMut()) -> f64 {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().unwrap_or_else(|| format!("{}/benches/data/cases.json", env!("CARGO_MANIFEST_DIR")));
+    let path = args
+        .next()
+        .unwrap_or_else(|| format!("{}/benches/data/cases.json", env!("CARGO_MANIFEST_DIR")));
     let secs: f64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(2.0);
     let budget = Duration::from_secs_f64(secs);
     let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let opts = CompileOptions { mode: Mode::Pack, side: Side::Output };
+    let opts = CompileOptions {
+        mode: Mode::Pack,
+        side: Side::Output,
+    };
     for c in &cases {
         let v = compile(&c["schema"], opts).unwrap();
         let res = v.validate(&c["instance"]);

@@ -648,7 +648,13 @@ impl<'a> Compiler<'a> {
                 .iter()
                 .filter_map(|n| ty::by_name(n))
                 .fold(0u8, |a, b| a | b);
-            let raw = o.get("type").cloned().unwrap_or(Value::Null);
+            let mut raw = o.get("type").cloned().unwrap_or(Value::Null);
+            // Ajv appends "null" for `nullable: true` to the schema's own `type` array.
+            if let Value::Array(a) = &mut raw {
+                if names.contains(&"null") && !a.iter().any(|t| t == "null") {
+                    a.push(Value::String("null".into()));
+                }
+            }
             type_check = Some(TypeCheck {
                 types: bits,
                 at: if single_group {
@@ -1218,7 +1224,11 @@ impl<'a> Compiler<'a> {
                 };
                 let limit = js::num(n);
                 let param = js_number_value(n);
-                let word = if k.starts_with("max") { "more" } else { "fewer" };
+                let word = if k.starts_with("max") {
+                    "more"
+                } else {
+                    "fewer"
+                };
                 let what = if k.ends_with("Length") {
                     "characters"
                 } else if k.ends_with("Items") {
@@ -1226,15 +1236,46 @@ impl<'a> Compiler<'a> {
                 } else {
                     "properties"
                 };
-                let message: Box<str> = format!("must NOT have {word} than {} {what}", js::fmt_value(&param)).into();
+                let message: Box<str> =
+                    format!("must NOT have {word} than {} {what}", js::fmt_value(&param)).into();
                 let params = params1("limit", param);
                 out.push(match k {
-                    "maxLength" => Kw::MaxLength { limit, params, message, path },
-                    "minLength" => Kw::MinLength { limit, params, message, path },
-                    "maxItems" => Kw::MaxItems { limit, params, message, path },
-                    "minItems" => Kw::MinItems { limit, params, message, path },
-                    "maxProperties" => Kw::MaxProperties { limit, params, message, path },
-                    _ => Kw::MinProperties { limit, params, message, path },
+                    "maxLength" => Kw::MaxLength {
+                        limit,
+                        params,
+                        message,
+                        path,
+                    },
+                    "minLength" => Kw::MinLength {
+                        limit,
+                        params,
+                        message,
+                        path,
+                    },
+                    "maxItems" => Kw::MaxItems {
+                        limit,
+                        params,
+                        message,
+                        path,
+                    },
+                    "minItems" => Kw::MinItems {
+                        limit,
+                        params,
+                        message,
+                        path,
+                    },
+                    "maxProperties" => Kw::MaxProperties {
+                        limit,
+                        params,
+                        message,
+                        path,
+                    },
+                    _ => Kw::MinProperties {
+                        limit,
+                        params,
+                        message,
+                        path,
+                    },
                 });
             }
             "pattern" => {
@@ -1673,10 +1714,7 @@ impl<'a> Compiler<'a> {
                             .0,
                         )
                     };
-                    patterns.push((
-                        Arc::new(Pattern::new(p, regex)),
-                        node,
-                    ));
+                    patterns.push((Arc::new(Pattern::new(p, regex)), node));
                 }
                 out.push(Kw::PatternProperties { patterns, track });
             }

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 use crate::Issue;
 use crate::js;
-use crate::tree::*;
 use crate::tree::params1;
+use crate::tree::*;
 
 /// Deepest evaluation nesting (schema applications stacked on one another).
 pub(crate) const MAX_EVAL_DEPTH: usize = 2048;
@@ -203,7 +203,6 @@ fn type_ok(types: u8, v: &Value) -> bool {
     }
 }
 
-
 fn limit_violated(cmp: Cmp, x: f64, limit: f64) -> bool {
     match cmp {
         Cmp::Max => x > limit,
@@ -291,12 +290,20 @@ const SMALL_MAP: usize = 12;
 
 #[inline]
 fn get_small<'v>(m: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    if m.len() <= SMALL_MAP { m.iter().find(|(k, _)| js::key_eq(k, key)).map(|(_, v)| v) } else { m.get(key) }
+    if m.len() <= SMALL_MAP {
+        m.iter().find(|(k, _)| js::key_eq(k, key)).map(|(_, v)| v)
+    } else {
+        m.get(key)
+    }
 }
 
 #[inline]
 fn has_key(m: &Map<String, Value>, key: &str) -> bool {
-    if m.len() <= SMALL_MAP { m.keys().any(|k| js::key_eq(k, key)) } else { m.contains_key(key) }
+    if m.len() <= SMALL_MAP {
+        m.keys().any(|k| js::key_eq(k, key))
+    } else {
+        m.contains_key(key)
+    }
 }
 
 /// One validation run.

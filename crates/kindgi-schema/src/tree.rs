@@ -121,7 +121,11 @@ impl Pattern {
     /// `regex.test(s)` (unanchored); ASCII text takes regress' faster byte path.
     #[inline]
     pub(crate) fn matches(&self, s: &str) -> bool {
-        if s.is_ascii() { self.regex.find_ascii(s).is_some() } else { self.regex.find(s).is_some() }
+        if s.is_ascii() {
+            self.regex.find_ascii(s).is_some()
+        } else {
+            self.regex.find(s).is_some()
+        }
     }
 }
 

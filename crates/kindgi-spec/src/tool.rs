@@ -217,7 +217,7 @@ pub struct RuntimeLimits {
 
 /// Network egress policy, discriminated on `kind`.
 ///
-/// Read through [`NetworkPolicyWire`]: serde's internally tagged unit variants ignore
+/// Read through a flat wire struct (`NetworkPolicyWire`): serde's internally tagged unit variants ignore
 /// extra keys even under `deny_unknown_fields`, which would drop data silently.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", try_from = "NetworkPolicyWire")]
@@ -403,7 +403,7 @@ pub enum HttpAuthSpec {
     Connection { connection: String },
 }
 
-/// How an HTTP tool builds its request body. Read through [`HttpRequestBodyWire`], for the
+/// How an HTTP tool builds its request body. Read through `HttpRequestBodyWire`, for the
 /// same reason as [`NetworkPolicy`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(

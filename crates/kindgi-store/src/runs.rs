@@ -466,16 +466,24 @@ impl RunsStore {
     /// Appends journal entries (in one transaction). Each carries its sequence; a duplicate
     /// `(run_id, sequence)` is refused.
     pub async fn append_journal(&self, entries: &[StoredJournalEntry]) -> Result<(), StoreError> {
-        if entries.is_empty() {
+        self.append_journal_and_update(entries, None).await
+    }
+
+    /// Appends journal entries and, in the same transaction, writes the run's moving parts
+    /// (as [`RunsStore::update_run`]) — one commit for "these steps happened, and the run is
+    /// now in this state".
+    pub async fn append_journal_and_update(
+        &self,
+        entries: &[StoredJournalEntry],
+        run: Option<&StoredRun>,
+    ) -> Result<(), StoreError> {
+        if entries.is_empty() && run.is_none() {
             return Ok(());
         }
+        let op = "run_journal.append";
         match self.db.backend() {
             Backend::Sqlite(p) => {
-                let mut tx = p
-                    .writer
-                    .begin()
-                    .await
-                    .map_err(StoreError::query("run_journal.append"))?;
+                let mut tx = p.writer.begin().await.map_err(StoreError::query(op))?;
                 for e in entries {
                     sqlx::query(
                         "INSERT INTO run_journal (run_id, sequence, kind, node_id, scope, payload, timestamp) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -489,17 +497,26 @@ impl RunsStore {
                     .bind(e.timestamp)
                     .execute(&mut *tx)
                     .await
-                    .map_err(StoreError::query("run_journal.append"))?;
+                    .map_err(StoreError::query(op))?;
                 }
-                tx.commit()
+                if let Some(run) = run {
+                    sqlx::query(
+                        "UPDATE runs SET status = ?2, output = ?3, failure_message = ?4, updated_at = ?5, completed_at = ?6 WHERE id = ?1",
+                    )
+                    .bind(&run.id)
+                    .bind(&run.status)
+                    .bind(run.output.as_ref().map(json_text))
+                    .bind(&run.failure_message)
+                    .bind(run.updated_at)
+                    .bind(run.completed_at)
+                    .execute(&mut *tx)
                     .await
-                    .map_err(StoreError::query("run_journal.append"))?;
+                    .map_err(StoreError::query("runs.update"))?;
+                }
+                tx.commit().await.map_err(StoreError::query(op))?;
             }
             Backend::Postgres(pool) => {
-                let mut tx = pool
-                    .begin()
-                    .await
-                    .map_err(StoreError::query("run_journal.append"))?;
+                let mut tx = pool.begin().await.map_err(StoreError::query(op))?;
                 for e in entries {
                     sqlx::query(
                         "INSERT INTO run_journal (run_id, sequence, kind, node_id, scope, payload, timestamp) VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -513,11 +530,23 @@ impl RunsStore {
                     .bind(e.timestamp)
                     .execute(&mut *tx)
                     .await
-                    .map_err(StoreError::query("run_journal.append"))?;
+                    .map_err(StoreError::query(op))?;
                 }
-                tx.commit()
+                if let Some(run) = run {
+                    sqlx::query(
+                        "UPDATE runs SET status = $2, output = $3, failure_message = $4, updated_at = $5, completed_at = $6 WHERE id = $1",
+                    )
+                    .bind(&run.id)
+                    .bind(&run.status)
+                    .bind(run.output.as_ref().map(json_text))
+                    .bind(&run.failure_message)
+                    .bind(run.updated_at)
+                    .bind(run.completed_at)
+                    .execute(&mut *tx)
                     .await
-                    .map_err(StoreError::query("run_journal.append"))?;
+                    .map_err(StoreError::query("runs.update"))?;
+                }
+                tx.commit().await.map_err(StoreError::query(op))?;
             }
         }
         Ok(())
