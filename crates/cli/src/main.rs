@@ -11,7 +11,11 @@ use std::process::ExitCode;
 mod cmd;
 
 #[derive(Debug, Parser)]
-#[command(name = "kindgi", version, about = "Kindgi: an agent runtime whose unit of work is the tool")]
+#[command(
+    name = "kindgi",
+    version,
+    about = "Kindgi: an agent runtime whose unit of work is the tool"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

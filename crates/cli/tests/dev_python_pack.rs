@@ -93,17 +93,9 @@ fn a_pack_service_killed_mid_call_fails_the_run_clearly_and_is_restarted() {
     );
     assert_eq!(out.code, 0, "{out:?}");
     let id = out.json()["id"].as_str().unwrap().to_owned();
-    // Wait until the run executes, then give the call time to reach the service.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let got = kindgi_in(tmp.path(), &["runs", "get", &id]);
-        if got.stdout.contains("\"running\"") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the run never started: {got:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(1500));
+    // Give the call time to reach the service (the runtime stores the record's `running`
+    // status and the step's journal entries lazily, so neither is a reliable signal here).
+    std::thread::sleep(Duration::from_millis(2000));
     let pid = dev.pack_pid().expect("a pack service child");
     let killed_at = Instant::now();
     signal(pid, "KILL");

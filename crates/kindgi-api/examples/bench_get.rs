@@ -18,7 +18,11 @@ use serde_json::json;
 
 fn arg(name: &str, default: &str) -> String {
     let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.to_owned())
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| default.to_owned())
 }
 
 #[tokio::main]
@@ -42,7 +46,10 @@ async fn main() {
         let _ = stop_rx.await;
     }));
 
-    let http = reqwest::Client::builder().pool_max_idle_per_host(concurrency).build().unwrap();
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(concurrency)
+        .build()
+        .unwrap();
     // A realistic manifest, and 50 versions so the row lookup is not on a one-row table.
     for minor in 0..50 {
         let body = json!({
@@ -52,13 +59,24 @@ async fn main() {
             "output": {"type": "object", "properties": {"status": {"enum": ["open", "shipped", "closed"]}, "total": {"type": "number"}}},
             "effects": [{"kind": "reads", "resource": "orders"}], "mutating": false
         });
-        let r = http.post(format!("{url}/v1/tools")).bearer_auth(&key).json(&body).send().await.unwrap();
+        let r = http
+            .post(format!("{url}/v1/tools"))
+            .bearer_auth(&key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 201);
     }
     let target = Arc::new(format!("{url}/v1/tools/acme.lookup-order/versions/1.25.0"));
     // Warm up connections and caches.
     for _ in 0..200 {
-        let r = http.get(target.as_str()).bearer_auth(&key).send().await.unwrap();
+        let r = http
+            .get(target.as_str())
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 200);
         r.bytes().await.unwrap();
     }
@@ -68,7 +86,8 @@ async fn main() {
     let started = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..concurrency {
-        let (http, key, target, issued) = (http.clone(), key.clone(), target.clone(), issued.clone());
+        let (http, key, target, issued) =
+            (http.clone(), key.clone(), target.clone(), issued.clone());
         workers.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut errors = 0usize;
@@ -94,7 +113,12 @@ async fn main() {
     }
     let elapsed = started.elapsed();
     all.sort_unstable();
-    let pct = |p: f64| all[((all.len() as f64 * p).ceil() as usize).saturating_sub(1).min(all.len() - 1)] as f64 / 1000.0;
+    let pct = |p: f64| {
+        all[((all.len() as f64 * p).ceil() as usize)
+            .saturating_sub(1)
+            .min(all.len() - 1)] as f64
+            / 1000.0
+    };
     println!(
         "store={store} requests={} errors={errors} concurrency={concurrency} elapsed={:.2}s rps={:.0} p50={:.3}ms p90={:.3}ms p99={:.3}ms max={:.3}ms",
         all.len(),

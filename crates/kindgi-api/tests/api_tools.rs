@@ -344,6 +344,12 @@ async fn auth_and_tenants(kind: DatabaseKind) {
         StatusCode::CREATED
     );
 
+    // An expired key.
+    let expired = e.state.tokens.create("acme", Some(1)).await.unwrap().key;
+    let auth = format!("Bearer {expired}");
+    let r = e.anon.send(Method::GET, "/v1/tools", None, &[("authorization", &auth)]).await;
+    assert_envelope(&r, StatusCode::UNAUTHORIZED, "auth-expired");
+
     // A revoked key stops working (once the short auth cache is cleared).
     e.state.tokens.revoke(&e.acme_key_id).await.unwrap();
     e.state.clear_auth_cache();

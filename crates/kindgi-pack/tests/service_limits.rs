@@ -122,6 +122,13 @@ async fn garbage_truncated_and_abandoned_requests_do_not_hurt() {
     )
     .await;
     assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+    // With `Expect: 100-continue` an oversized body is refused before it is sent.
+    let mut h = head(Some(MIB10 + 1), false);
+    h.insert_str(h.len() - 2, "expect: 100-continue\r\n");
+    let started = Instant::now();
+    let out = raw(svc.port, h.as_bytes(), Duration::from_secs(8)).await;
+    assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+    assert!(started.elapsed() < Duration::from_millis(900));
     // Deeply nested JSON is a malformed message, not a crash.
     let nested = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let res = svc

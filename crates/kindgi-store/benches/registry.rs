@@ -49,28 +49,44 @@ fn bench(c: &mut Criterion) {
     rt.block_on(async {
         for v in &versions {
             let m = manifest("acme.many", v);
-            memory.register("t", &m, RegisterOptions::default()).await.unwrap();
-            store.register("t", &m, RegisterOptions::default()).await.unwrap();
+            memory
+                .register("t", &m, RegisterOptions::default())
+                .await
+                .unwrap();
+            store
+                .register("t", &m, RegisterOptions::default())
+                .await
+                .unwrap();
         }
     });
-    c.bench_function("registry/memory resolve over 10k versions x 4 ranges", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                for r in RANGES {
-                    std::hint::black_box(memory.resolve("t", "acme.many", Some(r)).await.unwrap());
-                }
+    c.bench_function(
+        "registry/memory resolve over 10k versions x 4 ranges",
+        |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    for r in RANGES {
+                        std::hint::black_box(
+                            memory.resolve("t", "acme.many", Some(r)).await.unwrap(),
+                        );
+                    }
+                })
             })
-        })
-    });
-    c.bench_function("registry/sqlite resolve over 10k versions x 4 ranges", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                for r in RANGES {
-                    std::hint::black_box(store.resolve("t", "acme.many", Some(r)).await.unwrap());
-                }
+        },
+    );
+    c.bench_function(
+        "registry/sqlite resolve over 10k versions x 4 ranges",
+        |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    for r in RANGES {
+                        std::hint::black_box(
+                            store.resolve("t", "acme.many", Some(r)).await.unwrap(),
+                        );
+                    }
+                })
             })
-        })
-    });
+        },
+    );
     rt.block_on(t.cleanup()).unwrap();
 }
 

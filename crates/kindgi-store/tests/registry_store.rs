@@ -93,8 +93,16 @@ async fn concurrent_registrations(kind: DatabaseKind) {
     for i in 0..8 {
         let r = r.clone();
         tasks.push(tokio::spawn(async move {
-            let options = RegisterOptions { project_id: Some(format!("p{}", i % 2)), retired: false };
-            r.register("t", &manifest("acme.contested", &format!("1.{i}.0")), options).await
+            let options = RegisterOptions {
+                project_id: Some(format!("p{}", i % 2)),
+                retired: false,
+            };
+            r.register(
+                "t",
+                &manifest("acme.contested", &format!("1.{i}.0")),
+                options,
+            )
+            .await
         }));
     }
     let mut projects = std::collections::HashSet::new();

@@ -365,6 +365,15 @@ async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
+    // A caller waiting for `100 Continue` before sending a body declared too large is told
+    // 413 at once: reading the body would invite it to send all of it.
+    let expects_continue = req
+        .headers()
+        .get(http::header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if expects_continue && hint.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return error(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large");
+    }
     // A body slower than the call's own deadline (at most a minute) is not worth waiting for.
     let read_limit = deadline.min(Duration::from_secs(60));
     let body = match tokio::time::timeout(read_limit, read_body(req.into_body(), hint)).await {
