@@ -49,11 +49,14 @@ struct Env {
 async fn env(kind: DatabaseKind) -> Env {
     let db = TestDatabase::new(kind).await.unwrap();
     let rt = Runtime::with_database(db.db.clone()).build();
-    rt.tools().insert_tool(tool("my-pack.lookup-order", true, |i| {
-        Ok(json!({"status": "shipped", "orderId": i["orderId"], "totalCents": 4200}))
-    }));
     rt.tools()
-        .insert_tool(tool("my-pack.add-order-note", false, |_| Ok(json!({"noteId": "n1"}))));
+        .insert_tool(tool("my-pack.lookup-order", true, |i| {
+            Ok(json!({"status": "shipped", "orderId": i["orderId"], "totalCents": 4200}))
+        }));
+    rt.tools()
+        .insert_tool(tool("my-pack.add-order-note", false, |_| {
+            Ok(json!({"noteId": "n1"}))
+        }));
     let check = json!({
         "id": "my-pack.check-order", "version": "1.0.0", "name": "Check an order",
         "nodes": [{"id": "lookup", "kind": "tool", "ref": "my-pack.lookup-order"}],
@@ -124,7 +127,10 @@ async fn dry_runs_follow_the_guide(kind: DatabaseKind) {
     let run = r.json();
     assert_eq!(run["status"], "completed");
     assert_eq!(run["dryRun"], true);
-    assert_eq!(run["flowVersion"], "1.1.0", "the highest version by default");
+    assert_eq!(
+        run["flowVersion"], "1.1.0",
+        "the highest version by default"
+    );
     assert_eq!(
         run["output"],
         json!({"status": "shipped", "orderId": "ord_1001", "totalCents": 4200})
@@ -189,7 +195,12 @@ async fn refusals_use_the_error_envelope(kind: DatabaseKind) {
     let e = env(kind).await;
     let cases = [
         (json!({"input": {}}), 400, "bad-input", "flowId"),
-        (json!({"flowId": 3, "input": {}}), 400, "bad-input", "flowId"),
+        (
+            json!({"flowId": 3, "input": {}}),
+            400,
+            "bad-input",
+            "flowId",
+        ),
         (
             json!({"flowId": "my-pack.check-order", "input": {"orderId": "o"}, "dryRun": "yes"}),
             400,
@@ -229,7 +240,10 @@ async fn refusals_use_the_error_envelope(kind: DatabaseKind) {
         assert!(env.to_string().contains(mentions), "{body}: {env}");
         assert!(env["error"]["requestId"].as_str().is_some());
         let msg = env["error"]["message"].as_str().unwrap();
-        assert!(!msg.starts_with(code), "the message does not repeat the code: {msg}");
+        assert!(
+            !msg.starts_with(code),
+            "the message does not repeat the code: {msg}"
+        );
     }
     let r = e
         .acme
@@ -265,7 +279,10 @@ async fn journal_and_cancel(kind: DatabaseKind) {
     assert_eq!(kinds.last(), Some(&"run.failed"));
     assert!(kinds.contains(&"step.failed"));
     // Paging.
-    let j = e.acme.get(&format!("/v1/runs/{id}/journal?after=1&limit=2")).await;
+    let j = e
+        .acme
+        .get(&format!("/v1/runs/{id}/journal?after=1&limit=2"))
+        .await;
     let page = j.json()["entries"].as_array().unwrap().clone();
     assert_eq!(page.len(), 2);
     assert_eq!(page[0]["sequence"], 2);
@@ -289,7 +306,10 @@ async fn flows_are_listed_and_read(kind: DatabaseKind) {
     assert_eq!(flows[0]["versions"], json!(["1.0.0", "1.1.0"]));
     assert_eq!(flows[0]["latestVersion"], "1.1.0");
     assert_eq!(flows[0]["name"], "Check an order");
-    let f = e.acme.get("/v1/flows/my-pack.check-order?version=1.0.0").await;
+    let f = e
+        .acme
+        .get("/v1/flows/my-pack.check-order?version=1.0.0")
+        .await;
     assert_eq!(f.status, 200);
     assert_eq!(f.json()["version"], "1.0.0");
     assert_eq!(f.json()["nodes"][0]["ref"], "my-pack.lookup-order");

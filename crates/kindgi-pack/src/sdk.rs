@@ -15,7 +15,7 @@
 //! ```no_run
 //! use kindgi_pack::sdk::Pack;
 //! fn main() -> std::process::ExitCode {
-//!     Pack::new("acme", "1.0.0").main()
+//!     kindgi_pack::sdk::main(|| Pack::new("acme", "1.0.0"))
 //! }
 //! ```
 
@@ -50,6 +50,15 @@ pub enum SdkError {
     },
     #[error("The pack index cannot be written: {0}")]
     Write(String),
+}
+
+/// The entry point of a pack binary: takes the service token out of the environment, then
+/// builds the pack with `build` and runs the command line (`index` / `serve`). Prefer it to
+/// [`Pack::main`]: the code that defines the pack's tools then never sees the token either.
+/// Call it from a plain `fn main` (no async runtime, no threads started yet).
+pub fn main(build: impl FnOnce() -> Pack) -> ExitCode {
+    crate::service::process::stash_token();
+    build().main()
 }
 
 /// The wire `ctx` of the tool call the current handler runs for — every field as sent,

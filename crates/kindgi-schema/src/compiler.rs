@@ -87,6 +87,7 @@ struct Sub2 {
 
 pub(crate) struct Compiler<'a> {
     docs: Vec<&'a Value>,
+    lazy: Vec<&'a Value>,
     set: Settings,
     nodes: Vec<Node>,
     index: Index,
@@ -344,7 +345,9 @@ fn merge_items(to: &mut ISt, from: ISt, to_name: bool, in_if: bool) -> Merge {
 }
 
 impl<'a> Compiler<'a> {
-    pub(crate) fn new(docs: Vec<&'a Value>, set: Settings) -> Result<Self, CompileError> {
+    /// `docs` are indexed now; `lazy` documents (the meta-schemas) only when a reference does
+    /// not resolve without them.
+    pub(crate) fn new(docs: Vec<&'a Value>, lazy: Vec<&'a Value>, set: Settings) -> Result<Self, CompileError> {
         let mut index = Index::default();
         for (i, d) in docs.iter().enumerate() {
             index.add_document(i, d)?;
@@ -352,6 +355,7 @@ impl<'a> Compiler<'a> {
         let track = set.dialect.modern();
         Ok(Compiler {
             docs,
+            lazy,
             set,
             nodes: Vec::new(),
             index,
@@ -377,6 +381,24 @@ impl<'a> Compiler<'a> {
             track: self.track && self.uses_uneval,
             has_defaults: self.has_defaults,
         })
+    }
+
+    /// Resolves a reference, indexing the lazy documents on first need.
+    fn resolve(&mut self, base: &str, r: &str) -> Option<Loc> {
+        if let Some(l) = self.index.resolve_ref(&self.docs, base, r) {
+            return Some(l);
+        }
+        if self.lazy.is_empty() {
+            return None;
+        }
+        for d in std::mem::take(&mut self.lazy) {
+            let i = self.docs.len();
+            self.docs.push(d);
+            if self.index.add_document(i, d).is_err() {
+                return None;
+            }
+        }
+        self.index.resolve_ref(&self.docs, base, r)
     }
 
     fn value_at(&self, loc: &Loc) -> Option<&'a Value> {
@@ -1887,9 +1909,7 @@ impl<'a> Compiler<'a> {
                 ptr: String::new(),
             }
         } else {
-            self.index
-                .resolve_ref(&self.docs, &cx.base, r)
-                .ok_or_else(missing)?
+            self.resolve(&cx.base, r).ok_or_else(missing)?
         };
         // Ajv follows a target that is only a `$ref` to its own target.
         let mut seen = HashSet::new();
@@ -1902,7 +1922,7 @@ impl<'a> Compiler<'a> {
                 break;
             }
             let tb = self.index.base_of(&target);
-            match self.index.resolve_ref(&self.docs, &tb, next) {
+            match self.resolve(&tb, next) {
                 Some(n) if n.ptr.is_empty() => break,
                 Some(n) => target = n,
                 None => break,

@@ -536,7 +536,8 @@ impl<'t> Run<'t> {
                         apply_merge(ev, &child, b.props, b.items, ok);
                     }
                     any |= ok;
-                    if any && (!track || !self.collect) {
+                    // With `unevaluated*` in play every branch's annotations count (Ajv evaluates them all).
+                    if any && !track {
                         break;
                     }
                 }

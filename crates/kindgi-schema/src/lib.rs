@@ -230,10 +230,8 @@ fn build(schema: &Value, class: Dialect, set: Settings) -> Result<Validator, Com
             compiler::MAX_SCHEMA_DEPTH
         )));
     }
-    let mut docs = vec![schema];
-    docs.extend(meta::documents(class));
     let fills_defaults = set.use_defaults;
-    let compiler = Compiler::new(docs, set)?;
+    let compiler = Compiler::new(vec![schema], meta::documents(class), set)?;
     let default_meta = class;
     meta::validate_schema(schema, class, default_meta)?;
     let tree = compiler.compile()?;

@@ -85,7 +85,7 @@ fn build(dialect: Dialect, first: usize) -> Option<Tree> {
         dialect: class,
         ..meta_settings()
     };
-    Compiler::new(docs, set).ok()?.compile().ok()
+    Compiler::new(docs, Vec::new(), set).ok()?.compile().ok()
 }
 
 static TREES: LazyLock<[Option<Tree>; 4]> = LazyLock::new(|| {

@@ -63,6 +63,11 @@ fn answer(case: &Value) -> Value {
             out.insert("compileError".into(), Value::String(e.message));
         }
         Ok(v) => {
+            // `is_valid` (short-circuiting, no issues) must agree with `validate`.
+            let plain = v.validate(&case["instance"]).is_ok();
+            if v.is_valid(&case["instance"]) != plain {
+                out.insert("isValidMismatch".into(), Value::Bool(true));
+            }
             let mut data = case["instance"].clone();
             let res = v.validate_in_place(&mut data);
             out.insert("compiles".into(), Value::Bool(true));
@@ -78,7 +83,7 @@ fn answer(case: &Value) -> Value {
 }
 
 fn agrees(want: &Value, got: &Value) -> bool {
-    if want["compiles"] != got["compiles"] {
+    if got.get("isValidMismatch").is_some() || want["compiles"] != got["compiles"] {
         return false;
     }
     if want["compiles"] == false {

@@ -8,6 +8,7 @@
 
 pub mod db;
 pub mod error;
+pub mod idempotency;
 pub mod runs;
 pub mod testing;
 pub mod tokens;

@@ -107,5 +107,6 @@ fn pack() -> Pack {
 }
 
 fn main() -> ExitCode {
-    pack().main()
+    // Takes the service token out of the environment before any tool is even defined.
+    kindgi_pack::sdk::main(pack)
 }

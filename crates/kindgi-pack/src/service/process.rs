@@ -24,16 +24,36 @@ fn problems_record(name: &'static str, message: &str, problems: Vec<String>) -> 
 }
 
 fn var(name: &str) -> Option<String> {
+    if name == TOKEN_VAR {
+        if let Some(stashed) = STASHED_TOKEN.get() {
+            return stashed.clone();
+        }
+    }
     std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+}
+
+const TOKEN_VAR: &str = "KINDGI_PACK_SERVICE_TOKEN";
+
+/// The token, taken out of the environment by [`stash_token`] before any pack code ran.
+static STASHED_TOKEN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// Takes `KINDGI_PACK_SERVICE_TOKEN` out of the process environment now, keeping its value
+/// for `serve`. [`crate::sdk::main`] calls it first thing, so even the code that defines a
+/// pack's tools never sees the token. Call only while the process has a single thread.
+pub fn stash_token() {
+    let value = std::env::var_os(TOKEN_VAR).map(|v| v.to_string_lossy().into_owned());
+    if STASHED_TOKEN.set(value).is_ok() {
+        remove_vars(&[OsString::from(TOKEN_VAR)]);
+    }
 }
 
 /// Removes variables from the process environment.
 #[allow(unsafe_code)]
 fn remove_vars(names: &[OsString]) {
     for name in names {
-        // SAFETY: called only from `serve_process` before the tokio runtime is built and
-        // before any pack code runs; the SDK documents that `Pack::main` must be called from
-        // a plain `fn main`, so no other thread reads or writes the environment meanwhile.
+        // SAFETY: called only from `stash_token` and `serve_process`, before the tokio
+        // runtime is built; the SDK documents that `sdk::main` / `Pack::main` must be called
+        // from a plain `fn main`, so no other thread reads or writes the environment meanwhile.
         unsafe { std::env::remove_var(name) };
     }
 }
@@ -62,7 +82,7 @@ pub fn serve_process(registry: &ModuleRegistry, args: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    remove_vars(&[OsString::from("KINDGI_PACK_SERVICE_TOKEN")]);
+    remove_vars(&[OsString::from(TOKEN_VAR)]);
     let boot_failed = |problems: Vec<String>| {
         logger.write(problems_record(
             "boot-failed",
