@@ -145,3 +145,56 @@ fn a_pack_service_killed_mid_call_fails_the_run_clearly_and_is_restarted() {
     let status = dev.stop();
     assert!(status.success(), "{status}");
 }
+
+#[test]
+fn a_saved_change_is_rebuilt_reindexed_and_served() {
+    let Some(python) = reference_python("a_saved_change_is_rebuilt_reindexed_and_served") else {
+        return;
+    };
+    let tmp = copy_pack(&repo_root().join("examples/my-pack-python"));
+    let py = python.display().to_string();
+    let dev = start_dev(tmp.path(), &[("KINDGI_PYTHON", &py)], &[]);
+    let greet = |dir: &std::path::Path| {
+        let out = kindgi_in(
+            dir,
+            &[
+                "runs",
+                "start",
+                "--flow=my-pack.echo-flow",
+                "--input={\"name\":\"Ada\"}",
+                "--dry-run",
+            ],
+        );
+        out.json()["output"]["greeting"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    };
+    assert_eq!(greet(tmp.path()), "Hello, Ada!");
+    let file = tmp.path().join("tools/greet.py");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("Hello, {person.name}!", "Hi, {person.name}!"),
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if greet(tmp.path()) == "Hi, Ada!" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never reloaded:\n{}",
+            dev.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert!(
+        dev.stderr().contains("change detected: reloading"),
+        "{}",
+        dev.stderr()
+    );
+    let status = dev.stop();
+    assert!(status.success(), "{status}");
+}

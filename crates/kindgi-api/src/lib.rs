@@ -2,7 +2,8 @@
 //!
 //! * [`router`] builds the whole API over an [`AppState`]; [`router_with`] merges more
 //!   routes (flows, runs) written against the same state, so they share the middleware:
-//!   request ids, error envelopes, the 1 MiB body limit and the trailing-slash redirect.
+//!   request ids, error envelopes, `Idempotency-Key` replays, the 1 MiB body limit and the
+//!   trailing-slash redirect.
 //! * Authentication is per route, with the [`auth::Tenant`] extractor (bearer API key →
 //!   tenant). Public routes: `GET /health` and `GET /v1/openapi.json`.
 //! * Errors are [`error::ApiError`]s, rendered as `{"error": {"code", "message", "details"?,
@@ -15,6 +16,7 @@
 pub mod auth;
 pub mod error;
 pub mod flows;
+pub mod idempotency;
 pub mod request_id;
 pub mod routes;
 pub mod runs;
@@ -53,6 +55,10 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         .merge(extra)
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            idempotency::middleware,
+        ))
         .layer(axum::middleware::from_fn(request_id::middleware))
         .with_state(state)
 }

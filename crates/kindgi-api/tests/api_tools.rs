@@ -347,7 +347,10 @@ async fn auth_and_tenants(kind: DatabaseKind) {
     // An expired key.
     let expired = e.state.tokens.create("acme", Some(1)).await.unwrap().key;
     let auth = format!("Bearer {expired}");
-    let r = e.anon.send(Method::GET, "/v1/tools", None, &[("authorization", &auth)]).await;
+    let r = e
+        .anon
+        .send(Method::GET, "/v1/tools", None, &[("authorization", &auth)])
+        .await;
     assert_envelope(&r, StatusCode::UNAUTHORIZED, "auth-expired");
 
     // A revoked key stops working (once the short auth cache is cleared).
@@ -528,7 +531,121 @@ async fn request_ids(kind: DatabaseKind) {
     e.db.cleanup().await.unwrap();
 }
 
+async fn idempotency_keys(kind: DatabaseKind) {
+    let e = env(kind).await;
+    let b = body("acme.idem", "1.0.0").to_string().into_bytes();
+    let post = |key: &'static str, b: Vec<u8>| {
+        let acme = e.acme.clone();
+        async move {
+            acme.send(
+                Method::POST,
+                "/v1/tools",
+                Some(b),
+                &[("idempotency-key", key)],
+            )
+            .await
+        }
+    };
+    let first = post("k-1", b.clone()).await;
+    assert_eq!(first.status, StatusCode::CREATED);
+    assert!(first.header("x-idempotent-replay").is_none());
+    // The retry replays the first answer instead of a 409.
+    let again = post("k-1", b.clone()).await;
+    assert_eq!(again.status, StatusCode::CREATED);
+    assert_eq!(again.body, first.body);
+    assert_eq!(again.header("x-idempotent-replay"), Some("true"));
+    // Without the key the duplicate is refused as usual.
+    let dup = e
+        .acme
+        .send(Method::POST, "/v1/tools", Some(b.clone()), &[])
+        .await;
+    assert_envelope(&dup, StatusCode::CONFLICT, "tool-already-registered");
+    // Same key, other body.
+    let other = body("acme.idem", "2.0.0").to_string().into_bytes();
+    let r = post("k-1", other.clone()).await;
+    assert_envelope(&r, StatusCode::CONFLICT, "idempotency-key-body-mismatch");
+    assert_eq!(
+        e.acme
+            .get("/v1/tools/acme.idem/versions/2.0.0")
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    // A failed request releases its key.
+    let r = post("k-2", b"{broken".to_vec()).await;
+    assert_envelope(&r, StatusCode::BAD_REQUEST, "bad-input");
+    assert_eq!(post("k-2", other).await.status, StatusCode::CREATED);
+    // Keys are per tenant.
+    let theirs = e
+        .other
+        .send(
+            Method::POST,
+            "/v1/tools",
+            Some(b.clone()),
+            &[("idempotency-key", "k-1")],
+        )
+        .await;
+    assert_eq!(theirs.status, StatusCode::CREATED);
+    assert!(theirs.header("x-idempotent-replay").is_none());
+    // Unregister replays too.
+    let u1 = e
+        .acme
+        .send(
+            Method::POST,
+            "/v1/tools/acme.idem/versions/1.0.0/unregister",
+            None,
+            &[("idempotency-key", "u-1")],
+        )
+        .await;
+    let u2 = e
+        .acme
+        .send(
+            Method::POST,
+            "/v1/tools/acme.idem/versions/1.0.0/unregister",
+            None,
+            &[("idempotency-key", "u-1")],
+        )
+        .await;
+    assert_eq!(u1.status, StatusCode::OK);
+    assert_eq!(u2.body, u1.body);
+    assert_eq!(u2.header("x-idempotent-replay"), Some("true"));
+    // A bad key; GETs ignore the header; no bearer key → 401 as usual.
+    let long = "k".repeat(300);
+    let r = e
+        .acme
+        .send(
+            Method::POST,
+            "/v1/tools",
+            Some(b.clone()),
+            &[("idempotency-key", &long)],
+        )
+        .await;
+    assert_envelope(&r, StatusCode::BAD_REQUEST, "bad-input");
+    let r = e
+        .acme
+        .send(
+            Method::GET,
+            "/v1/tools/acme.idem",
+            None,
+            &[("idempotency-key", &long)],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = e
+        .anon
+        .send(
+            Method::POST,
+            "/v1/tools",
+            Some(b),
+            &[("idempotency-key", "k-1")],
+        )
+        .await;
+    assert_envelope(&r, StatusCode::UNAUTHORIZED, "auth-missing");
+    e.db.cleanup().await.unwrap();
+}
+
 both_stores!(
+    idempotency_keys,
     register_and_read,
     declarative_http_tool,
     bad_bodies,

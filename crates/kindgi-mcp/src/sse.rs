@@ -45,16 +45,20 @@ pub(crate) struct SseParser {
 impl SseParser {
     /// Feeds bytes; returns the events completed by them, or an error if one is too large.
     pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, String> {
+        // What is left from earlier chunks holds no newline: search only the new bytes, so
+        // a long line arriving in small chunks costs linear, not quadratic, time.
+        let mut from = self.buf.len();
         self.buf.extend_from_slice(chunk);
         let mut events = Vec::new();
         let mut start = 0;
-        while let Some(pos) = self.buf[start..].iter().position(|b| *b == b'\n') {
-            let end = start + pos;
+        while let Some(pos) = self.buf[from..].iter().position(|b| *b == b'\n') {
+            let end = from + pos;
             let line_bytes = self.buf[start..end]
                 .strip_suffix(b"\r")
                 .unwrap_or(&self.buf[start..end]);
             let line = String::from_utf8_lossy(line_bytes).into_owned();
             start = end + 1;
+            from = start;
             if line.is_empty() {
                 if self.has_data {
                     let event = if self.event.is_empty() {
@@ -207,10 +211,9 @@ pub(crate) async fn connect(url: &Url) -> Result<SseTransport, String> {
                 })?;
             let status = response.status();
             if !status.is_success() {
-                let text = response.text().await.unwrap_or_default();
+                let text = body_prefix(response, ERROR_BODY_CHARS).await;
                 return Err(std::io::Error::other(format!(
-                    "POST {post_url} answered {status}: {}",
-                    text.chars().take(300).collect::<String>()
+                    "POST {post_url} answered {status}: {text}"
                 )));
             }
             Ok((client, post_url))
@@ -224,6 +227,23 @@ pub(crate) async fn connect(url: &Url) -> Result<SseTransport, String> {
         diagnostics,
         reader,
     })
+}
+
+/// Characters of a failed POST's body quoted in the error.
+const ERROR_BODY_CHARS: usize = 300;
+
+/// The first `chars` characters of a response body, reading no more than it takes (a
+/// misbehaving server's error page may be endless).
+async fn body_prefix(mut response: reqwest::Response, chars: usize) -> String {
+    let limit = chars * 4;
+    let mut bytes = Vec::new();
+    while bytes.len() < limit {
+        match response.chunk().await {
+            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk[..chunk.len().min(limit - bytes.len())]),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&bytes).chars().take(chars).collect()
 }
 
 fn describe(error: &dyn std::error::Error) -> String {
@@ -243,6 +263,32 @@ fn describe(error: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_split_over_many_chunks_is_one_line() {
+        let mut p = SseParser::default();
+        let data = "x".repeat(10_000);
+        let text = format!("event: message\ndata: {data}\r\n\r\n");
+        let mut events = Vec::new();
+        for piece in text.as_bytes().chunks(7) {
+            events.extend(p.feed(piece).unwrap());
+        }
+        assert_eq!(
+            events,
+            vec![SseEvent {
+                event: "message".into(),
+                data
+            }]
+        );
+    }
+
+    #[test]
+    fn an_event_over_the_cap_is_an_error() {
+        let mut p = SseParser::default();
+        p.feed(b"data: ").unwrap();
+        let err = p.feed(&vec![b'x'; MAX_EVENT_BYTES + 1]).unwrap_err();
+        assert!(err.contains("larger than"), "{err}");
+    }
 
     #[test]
     fn parses_events_across_chunks_and_line_endings() {

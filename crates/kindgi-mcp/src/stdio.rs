@@ -8,7 +8,7 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tokio_util::sync::CancellationToken;
@@ -17,6 +17,8 @@ use crate::diag::Diagnostics;
 
 /// The longest stdout line accepted (a tool result with images can be large).
 const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// Bytes of one stderr line kept (the diagnostics quote far less than this).
+const KEPT_STDERR_LINE_BYTES: usize = 4096;
 
 pub(crate) type MessageSink =
     Pin<Box<dyn Sink<ClientJsonRpcMessage, Error = std::io::Error> + Send>>;
@@ -52,12 +54,7 @@ pub(crate) fn spawn(command: &str, args: &[String]) -> Result<ChildTransport, St
     let kill = CancellationToken::new();
 
     let diag = diagnostics.clone();
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            diag.stderr_line(&line);
-        }
-    });
+    tokio::spawn(drain_lines(stderr, move |line| diag.stderr_line(line)));
 
     let (tx, rx) = mpsc::channel::<ServerJsonRpcMessage>(64);
     let diag = diagnostics.clone();
@@ -128,4 +125,64 @@ pub(crate) fn spawn(command: &str, args: &[String]) -> Result<ChildTransport, St
         diagnostics,
         kill,
     })
+}
+
+/// Reads `reader` to its end, handing each line to `on_line` (decoded lossily, `\r\n` or
+/// `\n` ended, at most [`KEPT_STDERR_LINE_BYTES`] of it kept). It stops only at end of file
+/// or a read error, never at bytes that are not UTF-8 or at an overlong line: a child whose
+/// stderr pipe is no longer drained blocks once the pipe fills, and its calls would hang.
+async fn drain_lines<R: AsyncRead + Unpin>(reader: R, mut on_line: impl FnMut(&str)) {
+    let mut reader = BufReader::new(reader);
+    let mut line: Vec<u8> = Vec::new();
+    let mut emit = |line: &mut Vec<u8>| {
+        let bytes = line.strip_suffix(b"\r").unwrap_or(line);
+        on_line(&String::from_utf8_lossy(bytes));
+        line.clear();
+    };
+    loop {
+        let buf = match reader.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(buf) => buf,
+        };
+        let newline = buf.iter().position(|b| *b == b'\n');
+        let content = &buf[..newline.unwrap_or(buf.len())];
+        let room = KEPT_STDERR_LINE_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&content[..content.len().min(room)]);
+        let used = newline.map_or(buf.len(), |i| i + 1);
+        reader.consume(used);
+        if newline.is_some() {
+            emit(&mut line);
+        }
+    }
+    if !line.is_empty() {
+        emit(&mut line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn drained(bytes: &[u8]) -> Vec<String> {
+        let mut lines = Vec::new();
+        drain_lines(bytes, |l| lines.push(l.to_owned())).await;
+        lines
+    }
+
+    #[tokio::test]
+    async fn stderr_draining_survives_bytes_that_are_not_utf8() {
+        // `lines()` stopped at the first invalid line, leaving the pipe undrained.
+        let got = drained(b"one\r\n\xff\xfe bad\nthree").await;
+        assert_eq!(got, vec!["one", "\u{fffd}\u{fffd} bad", "three"]);
+    }
+
+    #[tokio::test]
+    async fn stderr_draining_keeps_a_bounded_prefix_of_an_overlong_line() {
+        let mut input = vec![b'x'; KEPT_STDERR_LINE_BYTES * 3];
+        input.extend_from_slice(b"\nafter\n");
+        let got = drained(&input).await;
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].len(), KEPT_STDERR_LINE_BYTES);
+        assert_eq!(got[1], "after");
+    }
 }

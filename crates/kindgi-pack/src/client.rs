@@ -31,6 +31,14 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 /// major version is what a service could act on.
 pub const PROTOCOL_HEADER_VALUE: &str = "2";
 
+/// The largest 200 answer body a client reads by default (64 MiB): a tool's output may be
+/// big, but a service streaming without end must not exhaust the runtime's memory.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+/// How much of a non-200 answer is read: its `{"error": …}` body is small, the rest is
+/// dropped.
+const ERROR_BODY_BYTES: usize = 64 * 1024;
+
 /// How a [`PackClient`] talks to one pack service.
 #[derive(Debug, Clone)]
 pub struct PackClientConfig {
@@ -51,6 +59,8 @@ pub struct PackClientConfig {
     pub connect_timeout: Duration,
     /// Idle pooled connections kept per host.
     pub pool_max_idle_per_host: usize,
+    /// The largest 200 answer body read; a larger one is [`PackCallError::TooLarge`].
+    pub max_response_bytes: usize,
 }
 
 impl PackClientConfig {
@@ -65,6 +75,7 @@ impl PackClientConfig {
             answer_grace: Duration::from_secs(2),
             connect_timeout: Duration::from_secs(5),
             pool_max_idle_per_host: 64,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 }
@@ -171,6 +182,13 @@ pub enum PackCallError {
          ({detail}); the call may have run"
     )]
     BadResponse { url: String, detail: String },
+    /// The answer body is larger than [`PackClientConfig::max_response_bytes`]: the call
+    /// may have run.
+    #[error(
+        "the pack service at {url} answered with a body larger than the {limit} byte limit \
+         (PackClientConfig::max_response_bytes); the call may have run"
+    )]
+    TooLarge { url: String, limit: usize },
     /// The request could not be serialized (never for well-formed messages).
     #[error("could not serialize the request: {source}")]
     Encode {
@@ -191,7 +209,8 @@ impl PackCallError {
             Self::Timeout { .. }
             | Self::Interrupted { .. }
             | Self::ServerFailed { .. }
-            | Self::BadResponse { .. } => true,
+            | Self::BadResponse { .. }
+            | Self::TooLarge { .. } => true,
         }
     }
 }
@@ -314,15 +333,12 @@ impl PackClient {
             .http
             .get(url)
             .header(headers::PACK_TOKEN, self.token.clone())
-            .timeout(self.config.connect_timeout + self.config.answer_grace)
+            .timeout(self.short_timeout())
             .send()
             .await
             .map_err(|e| self.transport_error(e, 0))?;
         let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| self.transport_error(e, 0))?;
+        let bytes = self.read_answer(response, status, 0, url).await?;
         if status != StatusCode::OK {
             return Err(self.status_error(status, &bytes, 1, false));
         }
@@ -337,15 +353,14 @@ impl PackClient {
         let response = self
             .http
             .get(&self.ready_url)
-            .timeout(self.config.connect_timeout + self.config.answer_grace)
+            .timeout(self.short_timeout())
             .send()
             .await
             .map_err(|e| self.transport_error(e, 0))?;
         let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| self.transport_error(e, 0))?;
+        let bytes = self
+            .read_answer(response, status, 0, &self.ready_url)
+            .await?;
         if status == StatusCode::OK {
             Ok(())
         } else {
@@ -361,7 +376,13 @@ impl PackClient {
         options: &CallOptions,
     ) -> Result<Answer, PackCallError> {
         let timeout = options.timeout.unwrap_or(self.config.default_timeout);
-        let deadline = Instant::now() + timeout;
+        // A deadline past what the clock can hold (e.g. `Duration::MAX`) means "no deadline":
+        // a century is as good, and adding would panic.
+        let now = Instant::now();
+        let deadline = now
+            .checked_add(timeout)
+            .or_else(|| now.checked_add(FAR_FUTURE))
+            .unwrap_or(now);
         let traceparent = match &options.traceparent {
             Some(t) => t.clone(),
             None => new_traceparent(),
@@ -382,23 +403,22 @@ impl PackClient {
             attempts += 1;
             // The deadline is relative on the wire; a retried call carries what is left.
             let left = deadline.saturating_duration_since(Instant::now());
-            let left_ms = left.as_millis().max(1) as u64;
+            let left_ms = u64::try_from(left.as_millis().max(1)).unwrap_or(u64::MAX);
             let response = self
                 .http
                 .post(&self.invoke_url)
                 .headers(fixed.clone())
                 .header(headers::TIMEOUT_MS, left_ms)
-                .timeout(left + self.config.answer_grace)
+                .timeout(left.saturating_add(self.config.answer_grace))
                 .body(body.clone())
                 .send()
                 .await
                 .map_err(|e| self.transport_error(e, left_ms))?;
             let status = response.status();
             let response_headers = response.headers().clone();
-            let bytes = response
-                .bytes()
-                .await
-                .map_err(|e| self.transport_error(e, left_ms))?;
+            let bytes = self
+                .read_answer(response, status, left_ms, &self.invoke_url)
+                .await?;
             if status == StatusCode::OK {
                 let parsed: Response =
                     serde_json::from_slice(&bytes).map_err(|e| PackCallError::BadResponse {
@@ -417,13 +437,64 @@ impl PackClient {
             if status == StatusCode::SERVICE_UNAVAILABLE && attempts <= self.config.max_retries {
                 let wait = retry_after(&response_headers).min(self.config.max_retry_after);
                 // Waiting past the deadline would only send a call that is already late.
-                if Instant::now() + wait < deadline {
+                if Instant::now()
+                    .checked_add(wait)
+                    .is_some_and(|t| t < deadline)
+                {
                     tokio::time::sleep(wait).await;
                     continue;
                 }
             }
             return Err(self.status_error(status, &bytes, attempts, true));
         }
+    }
+
+    /// The bound on `/v1/info` and `/readyz`.
+    fn short_timeout(&self) -> Duration {
+        self.config
+            .connect_timeout
+            .saturating_add(self.config.answer_grace)
+    }
+
+    /// Reads an answer's body: a 200's up to `max_response_bytes` (more is an error), any
+    /// other status's first [`ERROR_BODY_BYTES`] (only its small `{"error": …}` matters).
+    async fn read_answer(
+        &self,
+        mut response: reqwest::Response,
+        status: StatusCode,
+        waited_ms: u64,
+        url: &str,
+    ) -> Result<Bytes, PackCallError> {
+        let ok = status == StatusCode::OK;
+        let limit = if ok {
+            self.config.max_response_bytes
+        } else {
+            ERROR_BODY_BYTES
+        };
+        let too_large = || PackCallError::TooLarge {
+            url: url.to_owned(),
+            limit,
+        };
+        if ok && response.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| self.transport_error(e, waited_ms))?
+        {
+            let room = limit.saturating_sub(body.len());
+            if chunk.len() > room {
+                if ok {
+                    return Err(too_large());
+                }
+                body.extend_from_slice(&chunk[..room]);
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Bytes::from(body))
     }
 
     fn transport_error(&self, error: reqwest::Error, waited_ms: u64) -> PackCallError {
@@ -433,7 +504,9 @@ impl PackClient {
         } else if error.is_timeout() {
             PackCallError::Timeout {
                 url,
-                waited_ms: waited_ms + self.config.answer_grace.as_millis() as u64,
+                waited_ms: waited_ms.saturating_add(
+                    u64::try_from(self.config.answer_grace.as_millis()).unwrap_or(u64::MAX),
+                ),
             }
         } else {
             PackCallError::Interrupted { url, source: error }
@@ -497,6 +570,9 @@ fn retry_after(map: &HeaderMap) -> Duration {
         .map(Duration::from_secs)
         .unwrap_or(Duration::from_secs(1))
 }
+
+/// Stands in for a deadline too far away for the clock (about a century).
+const FAR_FUTURE: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// A fresh W3C `traceparent` (version 00, sampled) with random trace and span ids.
 pub fn new_traceparent() -> String {

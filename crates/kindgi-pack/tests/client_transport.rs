@@ -456,3 +456,73 @@ async fn connections_are_pooled_across_calls() {
         "five sequential calls should reuse one pooled keep-alive connection"
     );
 }
+
+#[tokio::test]
+async fn a_deadline_too_far_for_the_clock_is_no_deadline_not_a_panic() {
+    // `Instant::now() + Duration::MAX` used to panic, and the millis were truncated.
+    let s = server(|_| ok_result()).await;
+    let options = CallOptions {
+        timeout: Some(Duration::MAX),
+        ..CallOptions::default()
+    };
+    let answer = client(&s.url).invoke_tool(&echo(), &options).await.unwrap();
+    assert_eq!(answer.attempts, 1);
+    let sent = s.seen.lock().unwrap()[0].header("kindgi-timeout-ms").unwrap();
+    let sent: u64 = sent.parse().unwrap();
+    assert!(sent > 1_000_000_000_000, "{sent}");
+}
+
+#[tokio::test]
+async fn an_answer_over_the_size_limit_is_refused_and_may_have_run() {
+    let big = format!(
+        r#"{{"v":2,"kind":"result","output":{{"blob":"{}"}}}}"#,
+        "x".repeat(4096)
+    );
+    let s = server(move |_| Action::Respond(200, vec![], big.clone())).await;
+    let mut config = PackClientConfig::new(&s.url, "tok-abcdefghijklmnopqrstuvwxyz012345");
+    config.max_response_bytes = 1024;
+    let err = PackClient::new(config)
+        .unwrap()
+        .invoke_tool(&echo(), &CallOptions::default())
+        .await
+        .unwrap_err();
+    match &err {
+        PackCallError::TooLarge { limit, .. } => assert_eq!(*limit, 1024),
+        other => panic!("{other:?}"),
+    }
+    assert!(err.may_have_run());
+    assert!(err.to_string().contains("1024 byte limit"), "{err}");
+
+    // Within the limit the same answer is read.
+    let big = format!(
+        r#"{{"v":2,"kind":"result","output":{{"blob":"{}"}}}}"#,
+        "x".repeat(100)
+    );
+    let s = server(move |_| Action::Respond(200, vec![], big.clone())).await;
+    let mut config = PackClientConfig::new(&s.url, "tok-abcdefghijklmnopqrstuvwxyz012345");
+    config.max_response_bytes = 1024;
+    let answer = PackClient::new(config)
+        .unwrap()
+        .invoke_tool(&echo(), &CallOptions::default())
+        .await
+        .unwrap();
+    assert!(matches!(answer.response, Response::Result(_)), "{answer:?}");
+}
+
+#[tokio::test]
+async fn a_huge_error_body_is_cut_and_still_classified() {
+    let body = format!(r#"{{"error":"Bad pack token"}}{}"#, " ".repeat(200_000));
+    let s = server(move |_| Action::Respond(401, vec![], body.clone())).await;
+    let err = client(&s.url)
+        .invoke_tool(&echo(), &CallOptions::default())
+        .await
+        .unwrap_err();
+    match &err {
+        // Only a 64 KiB prefix is read; the object and some padding fit in it.
+        PackCallError::Refused { status, error, .. } => {
+            assert_eq!(*status, 401);
+            assert_eq!(error, "Bad pack token");
+        }
+        other => panic!("{other:?}"),
+    }
+}

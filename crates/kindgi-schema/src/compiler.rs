@@ -347,7 +347,11 @@ fn merge_items(to: &mut ISt, from: ISt, to_name: bool, in_if: bool) -> Merge {
 impl<'a> Compiler<'a> {
     /// `docs` are indexed now; `lazy` documents (the meta-schemas) only when a reference does
     /// not resolve without them.
-    pub(crate) fn new(docs: Vec<&'a Value>, lazy: Vec<&'a Value>, set: Settings) -> Result<Self, CompileError> {
+    pub(crate) fn new(
+        docs: Vec<&'a Value>,
+        lazy: Vec<&'a Value>,
+        set: Settings,
+    ) -> Result<Self, CompileError> {
         let mut index = Index::default();
         for (i, d) in docs.iter().enumerate() {
             index.add_document(i, d)?;

@@ -4,8 +4,6 @@
 //! deleted when it fails. Rows expire after 24 hours; a claim left in flight for 30 seconds
 //! (a crashed request) may be taken over.
 
-use sqlx::Row as _;
-
 use crate::{Backend, Database, StoreError, now_millis};
 
 /// How long a stored response is replayed.
@@ -64,7 +62,12 @@ impl IdempotencyStore {
     }
 
     /// Claim `key` for a request whose method, path and body hash to `request_hash`.
-    pub async fn claim(&self, tenant: &str, key: &str, request_hash: &str) -> Result<Claim, StoreError> {
+    pub async fn claim(
+        &self,
+        tenant: &str,
+        key: &str,
+        request_hash: &str,
+    ) -> Result<Claim, StoreError> {
         let now = now_millis();
         let op = StoreError::query("idempotency.claim");
         let (expired, stale) = (now - RETENTION_MS, now - IN_FLIGHT_HOLD_MS);
@@ -99,7 +102,9 @@ impl IdempotencyStore {
                     .fetch_one(&mut *tx)
                     .await
                     .map_err(StoreError::query("idempotency.claim"))?;
-                tx.commit().await.map_err(StoreError::query("idempotency.claim"))?;
+                tx.commit()
+                    .await
+                    .map_err(StoreError::query("idempotency.claim"))?;
                 (inserted, read(&row)?)
             }
             Backend::Postgres(p) => {
@@ -131,7 +136,9 @@ impl IdempotencyStore {
                     .fetch_one(&mut *tx)
                     .await
                     .map_err(StoreError::query("idempotency.claim"))?;
-                tx.commit().await.map_err(StoreError::query("idempotency.claim"))?;
+                tx.commit()
+                    .await
+                    .map_err(StoreError::query("idempotency.claim"))?;
                 (inserted, read(&row)?)
             }
         };
@@ -143,33 +150,46 @@ impl IdempotencyStore {
         } else {
             match status {
                 None => Claim::InFlight,
-                Some(s) => Claim::Replay { status: u16::try_from(s).unwrap_or(200), body: body.unwrap_or_default() },
+                Some(s) => Claim::Replay {
+                    status: u16::try_from(s).unwrap_or(200),
+                    body: body.unwrap_or_default(),
+                },
             }
         })
     }
 
     /// Store the successful response of a claimed key.
-    pub async fn complete(&self, tenant: &str, key: &str, status: u16, body: &str) -> Result<(), StoreError> {
+    pub async fn complete(
+        &self,
+        tenant: &str,
+        key: &str,
+        status: u16,
+        body: &str,
+    ) -> Result<(), StoreError> {
         let op = StoreError::query("idempotency.complete");
         match self.db.backend() {
-            Backend::Sqlite(p) => sqlx::query("UPDATE idempotency_keys SET status = ?, body = ? WHERE tenant = ? AND key = ?")
-                .bind(i32::from(status))
-                .bind(body)
-                .bind(tenant)
-                .bind(key)
-                .execute(&p.writer)
-                .await
-                .map(drop)
-                .map_err(op),
-            Backend::Postgres(p) => sqlx::query("UPDATE idempotency_keys SET status = $1, body = $2 WHERE tenant = $3 AND key = $4")
-                .bind(i32::from(status))
-                .bind(body)
-                .bind(tenant)
-                .bind(key)
-                .execute(p)
-                .await
-                .map(drop)
-                .map_err(op),
+            Backend::Sqlite(p) => sqlx::query(
+                "UPDATE idempotency_keys SET status = ?, body = ? WHERE tenant = ? AND key = ?",
+            )
+            .bind(i32::from(status))
+            .bind(body)
+            .bind(tenant)
+            .bind(key)
+            .execute(&p.writer)
+            .await
+            .map(drop)
+            .map_err(op),
+            Backend::Postgres(p) => sqlx::query(
+                "UPDATE idempotency_keys SET status = $1, body = $2 WHERE tenant = $3 AND key = $4",
+            )
+            .bind(i32::from(status))
+            .bind(body)
+            .bind(tenant)
+            .bind(key)
+            .execute(p)
+            .await
+            .map(drop)
+            .map_err(op),
         }
     }
 
@@ -177,20 +197,24 @@ impl IdempotencyStore {
     pub async fn release(&self, tenant: &str, key: &str) -> Result<(), StoreError> {
         let op = StoreError::query("idempotency.release");
         match self.db.backend() {
-            Backend::Sqlite(p) => sqlx::query("DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND status IS NULL")
-                .bind(tenant)
-                .bind(key)
-                .execute(&p.writer)
-                .await
-                .map(drop)
-                .map_err(op),
-            Backend::Postgres(p) => sqlx::query("DELETE FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND status IS NULL")
-                .bind(tenant)
-                .bind(key)
-                .execute(p)
-                .await
-                .map(drop)
-                .map_err(op),
+            Backend::Sqlite(p) => sqlx::query(
+                "DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND status IS NULL",
+            )
+            .bind(tenant)
+            .bind(key)
+            .execute(&p.writer)
+            .await
+            .map(drop)
+            .map_err(op),
+            Backend::Postgres(p) => sqlx::query(
+                "DELETE FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND status IS NULL",
+            )
+            .bind(tenant)
+            .bind(key)
+            .execute(p)
+            .await
+            .map(drop)
+            .map_err(op),
         }
     }
 }
@@ -205,7 +229,10 @@ where
     Option<i32>: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
     Option<String>: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
 {
-    let corrupt = |e: sqlx::Error| StoreError::Corrupt { what: "idempotency_keys row".into(), reason: e.to_string() };
+    let corrupt = |e: sqlx::Error| StoreError::Corrupt {
+        what: "idempotency_keys row".into(),
+        reason: e.to_string(),
+    };
     Ok((
         r.try_get("request_hash").map_err(corrupt)?,
         r.try_get("status").map_err(corrupt)?,

@@ -237,8 +237,11 @@ impl SpecSynthesizer for HttpSynthesizer {
 fn check_url_template(id: &str, template: &str) -> Result<(), String> {
     let scheme_len = ["https://", "http://"]
         .iter()
+        // `get`, not slicing: a multi-byte character across the prefix length must not panic.
         .find(|prefix| {
-            template.len() >= prefix.len() && template[..prefix.len()].eq_ignore_ascii_case(prefix)
+            template
+                .get(..prefix.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
         })
         .map(|prefix| prefix.len());
     let Some(scheme_len) = scheme_len else {

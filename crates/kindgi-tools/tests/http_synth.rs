@@ -123,6 +123,28 @@ async fn placeholders_in_the_host_are_refused_at_definition() {
 }
 
 #[tokio::test]
+async fn a_multibyte_character_at_the_scheme_boundary_is_an_error_not_a_panic() {
+    // "é" straddles byte 8 (the length of "https://"): slicing there used to panic.
+    for t in ["http:/xé/y", "http:/é", "httpé://h/x", "ééééé"] {
+        let err = synthesize(&manifest("acme.lookup", get_spec(t.to_owned()), json!({})))
+            .err()
+            .unwrap();
+        assert!(
+            err.ends_with("must start with http:// or https:// and a host"),
+            "{t}: {err}"
+        );
+    }
+    assert!(
+        synthesize(&manifest(
+            "acme.lookup",
+            get_spec("https://é.example/{id}".into()),
+            json!({})
+        ))
+        .is_ok()
+    );
+}
+
+#[tokio::test]
 async fn bearer_and_header_auth_resolve_the_secret_ref_on_each_call() {
     let s = start().await;
     let mut spec = get_spec(format!("{}/x", s.base()));

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 
 /// How long a service may take to write `listening` (the reference supervisor's boot timeout).
@@ -248,22 +248,10 @@ impl ServiceCommand {
         let stdout = Lines::default();
         let stderr = Lines::default();
         if let Some(out) = child.stdout.take() {
-            let lines = stdout.clone();
-            tokio::spawn(async move {
-                let mut reader = BufReader::new(out).lines();
-                while let Ok(Some(line)) = reader.next_line().await {
-                    lines.push(line);
-                }
-            });
+            tokio::spawn(collect_lines(out, stdout.clone()));
         }
         if let Some(err) = child.stderr.take() {
-            let lines = stderr.clone();
-            tokio::spawn(async move {
-                let mut reader = BufReader::new(err).lines();
-                while let Ok(Some(line)) = reader.next_line().await {
-                    lines.push(line);
-                }
-            });
+            tokio::spawn(collect_lines(err, stderr.clone()));
         }
         Ok(Process {
             child,
@@ -359,6 +347,30 @@ impl Process {
     }
 }
 
+/// Collects every line `reader` yields into `lines` until end of file. Bytes that are not
+/// UTF-8 are replaced, not a reason to stop: a service whose pipe is no longer drained
+/// blocks on its next log line, and the check waiting on it would fail for the wrong reason.
+async fn collect_lines(reader: impl AsyncRead + Unpin, lines: Lines) {
+    let mut reader = BufReader::new(reader);
+    while let Some(line) = next_lossy_line(&mut reader).await {
+        lines.push(line);
+    }
+}
+
+/// The next `\n`- or `\r\n`-ended line (the last may lack one), lossily decoded; `None` at
+/// end of file or on a read error.
+async fn next_lossy_line(reader: &mut (impl AsyncBufRead + Unpin)) -> Option<String> {
+    let mut bytes = Vec::new();
+    match reader.read_until(b'\n', &mut bytes).await {
+        Ok(0) | Err(_) => None,
+        Ok(_) => {
+            let line = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            Some(String::from_utf8_lossy(line).into_owned())
+        }
+    }
+}
+
 /// The last lines of a stream, for error messages.
 pub fn tail(lines: &[String]) -> String {
     let start = lines.len().saturating_sub(3);
@@ -369,5 +381,18 @@ pub fn tail(lines: &[String]) -> String {
         format!("{}…", joined.chars().take(600).collect::<String>())
     } else {
         joined
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_that_are_not_utf8_do_not_stop_the_collector() {
+        // `lines()` stopped at the first invalid line and left the pipe undrained.
+        let lines = Lines::default();
+        collect_lines(&b"{\"a\":1}\r\n\xff oops\nlast"[..], lines.clone()).await;
+        assert_eq!(lines.snapshot(), vec!["{\"a\":1}", "\u{fffd} oops", "last"]);
     }
 }

@@ -25,6 +25,11 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const ENV_MODEL: &str = "KINDGI_MODEL";
 pub const ENV_BASE_URL: &str = "KINDGI_MODEL_BASE_URL";
 pub const ENV_API_KEY: &str = "KINDGI_MODEL_API_KEY";
+/// The largest completion body read (32 MiB): far above any real answer, and a bound on what
+/// a misbehaving endpoint can make the runtime hold.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+/// Characters of a failed answer's body kept in [`ModelError::Status`].
+const ERROR_BODY_CHARS: usize = 500;
 
 /// The client. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -35,6 +40,7 @@ pub struct OpenAiCompatProvider {
     model: String,
     attempts: u32,
     retry_base: Duration,
+    max_response_bytes: usize,
 }
 
 /// `.` → `__` (function names allow `[a-zA-Z0-9_-]`).
@@ -75,6 +81,7 @@ impl OpenAiCompatProvider {
             model: model.into(),
             attempts: 3,
             retry_base: Duration::from_millis(1000),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         })
     }
 
@@ -98,6 +105,12 @@ impl OpenAiCompatProvider {
     pub fn with_retries(mut self, attempts: u32, base: Duration) -> Self {
         self.attempts = attempts.max(1);
         self.retry_base = base;
+        self
+    }
+
+    /// Caps the completion body read; a larger one is [`ModelError::BadResponse`].
+    pub fn with_max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
         self
     }
 
@@ -300,15 +313,39 @@ impl ModelProvider for OpenAiCompatProvider {
                 Ok(resp) => {
                     let status = resp.status();
                     if status.is_success() {
-                        let value: Value = resp.json().await.map_err(|e| {
+                        let limit = self.max_response_bytes;
+                        let bytes = match read_capped(resp, limit, true).await {
+                            Ok(bytes) => bytes,
+                            Err(ReadError::TooLarge) => {
+                                return Err(ModelError::BadResponse(format!(
+                                    "the body is larger than the {limit} byte limit"
+                                )));
+                            }
+                            // The answer broke off mid-body: like no answer, worth a retry.
+                            Err(ReadError::Failed(e)) => {
+                                let err = ModelError::Transport(format!(
+                                    "POST {url}: reading the answer failed: {e}"
+                                ));
+                                if attempt >= self.attempts {
+                                    return Err(err);
+                                }
+                                tokio::time::sleep(self.retry_pause(attempt, None)).await;
+                                continue;
+                            }
+                        };
+                        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
                             ModelError::BadResponse(format!("the body is not JSON: {e}"))
                         })?;
                         return parse_response(&value);
                     }
                     let headers = resp.headers().clone();
                     let code = status.as_u16();
-                    let text = resp.text().await.unwrap_or_default();
-                    let text: String = text.chars().take(500).collect();
+                    // Up to 4 bytes a character: enough for the quoted prefix, no more.
+                    let text = read_capped(resp, ERROR_BODY_CHARS * 4, false)
+                        .await
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .unwrap_or_default();
+                    let text: String = text.chars().take(ERROR_BODY_CHARS).collect();
                     let retryable = matches!(code, 408 | 409 | 429) || code >= 500;
                     (
                         retryable,
@@ -326,4 +363,34 @@ impl ModelProvider for OpenAiCompatProvider {
             tokio::time::sleep(self.retry_pause(attempt, headers.as_ref())).await;
         }
     }
+}
+
+enum ReadError {
+    TooLarge,
+    Failed(reqwest::Error),
+}
+
+/// Reads at most `limit` body bytes; with `strict`, more is an error, otherwise the rest is
+/// left unread.
+async fn read_capped(
+    mut resp: reqwest::Response,
+    limit: usize,
+    strict: bool,
+) -> Result<Vec<u8>, ReadError> {
+    if strict && resp.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(ReadError::TooLarge);
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(ReadError::Failed)? {
+        let room = limit.saturating_sub(bytes.len());
+        if chunk.len() > room {
+            if strict {
+                return Err(ReadError::TooLarge);
+            }
+            bytes.extend_from_slice(&chunk[..room]);
+            break;
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
 }
