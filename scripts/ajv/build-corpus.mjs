@@ -432,6 +432,26 @@ mcpIn('r2.defaults-d19-dependentSchemas', { $schema: D19, type: 'object', depend
 mcpIn('r2.defaults-d7-if', { $schema: D7, type: 'object', if: { required: ['a'] }, then: { properties: { b: { default: 1 } } } }, { a: 1 });
 mcpIn('r2.defaults-d7-dependencies', { $schema: D7, type: 'object', dependencies: { a: { properties: { b: { default: 1 } } } } }, { a: 1 });
 
+// ---- round 3: strict messages through references and ids --------------------------------------
+pack('r3.strict-types-inlined-ref', { type: 'object', properties: { a: { $ref: '#/$defs/n' } }, $defs: { n: { minimum: 1 } } }, {});
+pack('r3.strict-types-inlined-id', { $id: 'https://x.org/s.json', type: 'object', properties: { a: { $ref: 'a.json' } }, $defs: { a: { $id: 'a.json', type: 'object', properties: { b: { minimum: 1 } } } } }, {});
+pack('r3.strict-types-function-id', { $id: 'https://x.org/s.json', type: 'object', properties: { a: { $ref: 'a.json' } }, $defs: { a: { $id: 'a.json', type: 'object', properties: { b: { minimum: 1 }, c: { $ref: '#' } } } } }, {});
+pack('r3.unknown-format-inlined', { type: 'object', properties: { a: { $ref: '#/$defs/f' } }, $defs: { f: { type: 'string', format: 'zip' } } }, {});
+pack('r3.required-inlined', { type: 'object', properties: { a: { $ref: '#/$defs/r' } }, $defs: { r: { type: 'object', required: ['x'] } } }, {});
+pack('r3.required-with-id', { $id: 'https://x.org/r.json', type: 'object', required: ['x'] }, {});
+pack('r3.tuple-inlined', { type: 'object', properties: { a: { $ref: '#/$defs/t' } }, $defs: { t: { type: 'array', prefixItems: [true] } } }, {});
+pack('r3.pattern-bad-inlined', { type: 'object', properties: { a: { $ref: '#/$defs/p' } }, $defs: { p: { type: 'string', pattern: '(' } } }, {});
+pack('r3.context-types-inlined', { type: 'object', properties: { a: { type: 'string', allOf: [{ $ref: '#/$defs/n' }] } }, $defs: { n: { type: 'number' } } }, { a: 'x' });
+pack('r3.default-in-inlined-anyOf', { type: 'object', anyOf: [{ $ref: '#/$defs/d' }] , $defs: { d: { properties: { a: { default: 1 } } } } }, {});
+packIn('r3.default-in-inlined-anyOf', { type: 'object', anyOf: [{ $ref: '#/$defs/d' }], $defs: { d: { properties: { a: { default: 1 } } } } }, {});
+packIn('r3.default-in-function-anyOf', { type: 'object', anyOf: [{ $ref: '#/$defs/d' }], $defs: { d: { properties: { a: { default: 1 }, s: { $ref: '#/$defs/d' } } } } }, {});
+pack('r3.ref-sibling-strict-types', { $defs: { s: { type: 'string' } }, $ref: '#/$defs/s', minLength: 1 }, 'a');
+pack('r3.ref-in-properties-default', { type: 'object', properties: { a: { $ref: '#/$defs/x', default: 1 } }, $defs: { x: { type: 'integer' } } }, {});
+mcp('r3.mcp-bad-format-limit', { type: 'string', format: 'email', formatMaximum: 'x' }, 'a');
+mcp('r3.mcp-format-limit-date', { type: 'string', format: 'date', formatMaximum: '2020-01-01' }, '2021-01-01', 'x');
+mcp('r3.mcp-dynamic-2019', { $schema: D19, $dynamicAnchor: 'a', type: 'object', properties: { k: { $dynamicRef: '#a' }, v: { type: 'string' } } }, { k: { v: 1 } });
+mcp('r3.mcp-recursiveRef-2020', { $recursiveAnchor: true, type: 'object', properties: { k: { $recursiveRef: '#' }, v: { type: 'string' } } }, { k: { v: 1 } });
+
 const outDir = join(repoRoot, 'crates', 'kindgi-schema', 'tests', 'vectors');
 const ids = new Set();
 for (const c of cases) {

@@ -70,7 +70,8 @@ async fn run(
 }
 
 /// Builds (Rust) and indexes the pack in `dir`, writing `.kindgi/index.json`.
-pub async fn prepare(dir: &Path, kind: &PackKind) -> Result<Prepared, DevError> {
+/// `release`: build a Rust pack with `cargo build --release`.
+pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepared, DevError> {
     let state = state_dir(dir);
     std::fs::create_dir_all(&state).map_err(|source| DevError::Io {
         what: "cannot create",
@@ -80,7 +81,7 @@ pub async fn prepare(dir: &Path, kind: &PackKind) -> Result<Prepared, DevError> 
     let index_path = state.join("index.json");
     let (program, args) = match kind {
         PackKind::Rust => {
-            let exe = cargo_build(dir).await?;
+            let exe = cargo_build(dir, release).await?;
             progress(&format!("indexing ({} index)", exe.display()));
             let args = vec![
                 "index".to_owned(),
@@ -180,7 +181,7 @@ pub fn read_index(path: &Path) -> Result<PackIndex, DevError> {
 }
 
 /// `cargo build` in `dir`; the executable of the package whose manifest is `dir/Cargo.toml`.
-async fn cargo_build(dir: &Path) -> Result<PathBuf, DevError> {
+async fn cargo_build(dir: &Path, release: bool) -> Result<PathBuf, DevError> {
     let cargo = std::env::var_os("CARGO")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("cargo"));
@@ -190,12 +191,15 @@ async fn cargo_build(dir: &Path) -> Result<PathBuf, DevError> {
         dir.display()
     ));
     let manifest = dir.join("Cargo.toml");
-    let args = vec![
+    let mut args = vec![
         "build".to_owned(),
         "--manifest-path".to_owned(),
         manifest.display().to_string(),
         "--message-format=json-render-diagnostics".to_owned(),
     ];
+    if release {
+        args.push("--release".to_owned());
+    }
     let (ok, out, err) = run(dir, &cargo, &args).await?;
     if !ok {
         return Err(DevError::Build {

@@ -37,6 +37,8 @@ pub struct DevOptions {
     pub watch: bool,
     /// Start from an empty database (deletes `.kindgi/dev.db`).
     pub reset: bool,
+    /// Build a Rust pack with `--release`.
+    pub release: bool,
 }
 
 impl DevOptions {
@@ -47,6 +49,7 @@ impl DevOptions {
             port: DEFAULT_PORT,
             watch: true,
             reset: false,
+            release: false,
         }
     }
 }
@@ -60,7 +63,7 @@ pub async fn run(options: DevOptions) -> Result<(), DevError> {
     })?;
     let kind = detect(&dir)?;
     progress(&format!("{} pack in {}", kind.label(), dir.display()));
-    let prepared = prepare(&dir, &kind).await?;
+    let prepared = prepare(&dir, &kind, options.release).await?;
     let pack = prepared.index.pack_id.clone();
 
     let db = open_database(&dir, options.reset).await?;
@@ -163,7 +166,7 @@ pub async fn run(options: DevOptions) -> Result<(), DevError> {
                 tokio::time::sleep(watch::POLL_INTERVAL).await;
                 last = Some(fingerprint(&dir).await);
                 progress("change detected: reloading");
-                supervisor = reload(&dir, &kind, &rt, &caller, &state, &slot, supervisor).await;
+                supervisor = reload(&dir, &kind, options.release, &rt, &caller, &state, &slot, supervisor).await;
             }
         }
     }
@@ -178,17 +181,19 @@ pub async fn run(options: DevOptions) -> Result<(), DevError> {
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 /// Rebuild, re-index, restart, re-register. A failed build keeps the running service.
 async fn reload(
     dir: &Path,
     kind: &PackKind,
+    release: bool,
     rt: &Runtime,
     caller: &Arc<DevPackCaller>,
     state: &AppState,
     slot: &Arc<ServiceSlot>,
     old: Supervisor,
 ) -> Supervisor {
-    let prepared = match prepare(dir, kind).await {
+    let prepared = match prepare(dir, kind, release).await {
         Ok(p) => p,
         Err(e) => {
             progress(&format!(

@@ -239,11 +239,16 @@ async fn body_prefix(mut response: reqwest::Response, chars: usize) -> String {
     let mut bytes = Vec::new();
     while bytes.len() < limit {
         match response.chunk().await {
-            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk[..chunk.len().min(limit - bytes.len())]),
+            Ok(Some(chunk)) => {
+                bytes.extend_from_slice(&chunk[..chunk.len().min(limit - bytes.len())])
+            }
             Ok(None) | Err(_) => break,
         }
     }
-    String::from_utf8_lossy(&bytes).chars().take(chars).collect()
+    String::from_utf8_lossy(&bytes)
+        .chars()
+        .take(chars)
+        .collect()
 }
 
 fn describe(error: &dyn std::error::Error) -> String {

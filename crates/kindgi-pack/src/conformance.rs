@@ -127,6 +127,9 @@ pub enum KitError {
     UnknownCheck(u32),
 }
 
+/// The widest `--only` range accepted (the checklist has far fewer checks).
+const MAX_ONLY_RANGE: u32 = 10_000;
+
 /// Parses `--only` (`12,14,30-36`).
 pub fn parse_only(text: &str) -> Result<BTreeSet<u32>, String> {
     let mut set = BTreeSet::new();
@@ -137,6 +140,12 @@ pub fn parse_only(text: &str) -> Result<BTreeSet<u32>, String> {
             let b: u32 = b.trim().parse().map_err(|_| bad())?;
             if a > b {
                 return Err(bad());
+            }
+            // A range is expanded into the set: `1-4294967295` must not fill memory.
+            if b - a >= MAX_ONLY_RANGE {
+                return Err(format!(
+                    "`{part}` spans more than {MAX_ONLY_RANGE} checks, far more than the checklist has: give the check numbers or a narrower range like 30-36"
+                ));
             }
             set.extend(a..=b);
         } else {
@@ -389,6 +398,13 @@ mod tests {
         assert!(parse_only("x").is_err());
         assert!(parse_only("5-3").is_err());
         assert!(parse_only(",").is_err());
+    }
+
+    #[test]
+    fn an_absurdly_wide_only_range_is_refused_not_expanded() {
+        let err = parse_only("1-4294967295").unwrap_err();
+        assert!(err.contains("spans more than 10000 checks"), "{err}");
+        assert_eq!(parse_only("1-10000").unwrap().len(), 10_000);
     }
 
     #[test]

@@ -467,7 +467,9 @@ async fn a_deadline_too_far_for_the_clock_is_no_deadline_not_a_panic() {
     };
     let answer = client(&s.url).invoke_tool(&echo(), &options).await.unwrap();
     assert_eq!(answer.attempts, 1);
-    let sent = s.seen.lock().unwrap()[0].header("kindgi-timeout-ms").unwrap();
+    let sent = s.seen.lock().unwrap()[0]
+        .header("kindgi-timeout-ms")
+        .unwrap();
     let sent: u64 = sent.parse().unwrap();
     assert!(sent > 1_000_000_000_000, "{sent}");
 }

@@ -393,3 +393,53 @@ async fn an_unknown_tool_goes_back_to_the_model_once_then_fails_the_step() {
         "Call one of the tools you were given instead."
     );
 }
+
+#[tokio::test]
+async fn an_answer_over_the_size_limit_is_a_bad_response_not_held_in_memory() {
+    let big = completion(Some(&"x".repeat(4096)), &[]);
+    let (base, _) = serve(vec![(200, big)]).await;
+    let err = OpenAiCompatProvider::new(base.clone(), None, "m")
+        .unwrap()
+        .with_max_response_bytes(1024)
+        .invoke(ModelRequest {
+            messages: vec![Message::user("x")],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("larger than the 1024 byte limit"),
+        "{err}"
+    );
+    // The default limit reads the same answer.
+    let r = OpenAiCompatProvider::new(base, None, "m")
+        .unwrap()
+        .invoke(ModelRequest {
+            messages: vec![Message::user("x")],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.text.len(), 4096);
+}
+
+#[tokio::test]
+async fn a_failed_answer_quotes_at_most_500_characters_of_its_body() {
+    let (base, _) = serve(vec![(400, json!({"error": {"message": "y".repeat(5000)}}))]).await;
+    let err = OpenAiCompatProvider::new(base, None, "m")
+        .unwrap()
+        .invoke(ModelRequest {
+            messages: vec![Message::user("x")],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    match err {
+        kindgi_runtime::model::ModelError::Status { status, body } => {
+            assert_eq!(status, 400);
+            assert_eq!(body.chars().count(), 500);
+            assert!(body.starts_with(r#"{"error":{"message":"yyy"#), "{body}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

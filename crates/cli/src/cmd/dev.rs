@@ -23,6 +23,9 @@ pub struct DevArgs {
     /// Start from an empty dev database (deletes .kindgi/dev.db).
     #[arg(long)]
     pub reset: bool,
+    /// Build a Rust pack with `cargo build --release`.
+    #[arg(long)]
+    pub release: bool,
 }
 
 pub fn run(args: DevArgs) -> anyhow::Result<ExitCode> {
@@ -31,6 +34,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<ExitCode> {
     options.port = args.port;
     options.watch = !args.no_watch;
     options.reset = args.reset;
+    options.release = args.release;
     match runtime.block_on(kindgi_dev::run(options)) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => {

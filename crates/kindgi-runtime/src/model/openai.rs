@@ -321,16 +321,10 @@ impl ModelProvider for OpenAiCompatProvider {
                                     "the body is larger than the {limit} byte limit"
                                 )));
                             }
-                            // The answer broke off mid-body: like no answer, worth a retry.
                             Err(ReadError::Failed(e)) => {
-                                let err = ModelError::Transport(format!(
-                                    "POST {url}: reading the answer failed: {e}"
-                                ));
-                                if attempt >= self.attempts {
-                                    return Err(err);
-                                }
-                                tokio::time::sleep(self.retry_pause(attempt, None)).await;
-                                continue;
+                                return Err(ModelError::Transport(format!(
+                                    "POST {url}: the answer broke off while being read: {e}"
+                                )));
                             }
                         };
                         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
