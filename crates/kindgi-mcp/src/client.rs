@@ -3,10 +3,13 @@
 use kindgi_spec::ToolManifest;
 use kindgi_tools::BoxFuture;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams,
+};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::Value;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -20,6 +23,15 @@ use crate::{sse, stdio};
 
 /// The default bound on connecting (spawn or HTTP handshake plus `initialize`) and on listing.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most `tools/list` pages read before the listing is taken for a loop.
+pub const MAX_LIST_PAGES: usize = 10_000;
+
+/// Why paging through `tools/list` stopped.
+enum ListError {
+    Service(ServiceError),
+    Pagination(String),
+}
 
 /// How to connect.
 #[derive(Debug, Clone)]
@@ -255,11 +267,17 @@ impl McpClient {
     /// Lists every tool (following pagination) as manifests.
     pub async fn list_tools(&self) -> Result<Vec<ToolManifest>, McpError> {
         let what = "tools/list".to_owned();
-        let listed =
-            tokio::time::timeout(self.options.timeout, self.service.peer().list_all_tools()).await;
+        let listed = tokio::time::timeout(self.options.timeout, self.list_all_pages()).await;
         let tools = match listed {
             Ok(Ok(tools)) => tools,
-            Ok(Err(e)) => return Err(self.service_error(what, e).await),
+            Ok(Err(ListError::Service(e))) => return Err(self.service_error(what, e).await),
+            Ok(Err(ListError::Pagination(message))) => {
+                return Err(McpError::Protocol {
+                    endpoint: self.endpoint.clone(),
+                    what,
+                    message,
+                });
+            }
             Err(_) => {
                 return Err(McpError::Timeout {
                     endpoint: self.endpoint.clone(),
@@ -283,6 +301,36 @@ impl McpClient {
             ));
         }
         Ok(manifests)
+    }
+
+    /// Every `tools/list` page. A cursor the server already sent, or more than
+    /// [`MAX_LIST_PAGES`] pages, ends the listing with an error: a server whose cursors go
+    /// round in circles would otherwise be asked forever (rmcp's own `list_all_tools` has
+    /// no such guard, and its response cache can make the loop spin without I/O).
+    async fn list_all_pages(&self) -> Result<Vec<rmcp::model::Tool>, ListError> {
+        let peer = self.service.peer();
+        let mut tools = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let params = cursor
+                .take()
+                .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let page = peer.list_tools(params).await.map_err(ListError::Service)?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                None => return Ok(tools),
+                Some(next) if !seen.insert(next.clone()) => {
+                    return Err(ListError::Pagination(format!(
+                        "the server sent the page cursor \"{next}\" twice, so its tool list would never end; fix the server's pagination"
+                    )));
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(ListError::Pagination(format!(
+            "the server's tool list runs past {MAX_LIST_PAGES} pages; fix the server's pagination"
+        )))
     }
 
     /// Calls tool `name` with `input` (a JSON object, or null for none), within `timeout`.

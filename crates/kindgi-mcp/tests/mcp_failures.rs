@@ -196,3 +196,36 @@ async fn a_server_that_hangs_at_initialize_times_out() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_server_whose_tool_list_cursors_go_round_in_circles() {
+    // Before, the listing asked again and again until the connect timeout, then said
+    // "did not answer" about a server that answered every page.
+    let client = connect("cursor-loop").await;
+    let started = Instant::now();
+    let err = client.list_tools().await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(err, McpError::Protocol { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("sent the page cursor \"again\" twice"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_floods_stderr_with_bytes_that_are_not_utf8_still_answers() {
+    // Before, stderr draining stopped at the first line that is not UTF-8; the server then
+    // blocked on its full stderr pipe and the call hung until its timeout.
+    let client = connect("stderr-flood").await;
+    let outcome = client
+        .call_tool("boom", json!({}), Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert!(!outcome.is_error);
+    assert_eq!(outcome.value, json!([{"type": "text", "text": "survived"}]));
+}

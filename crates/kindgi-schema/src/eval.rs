@@ -38,32 +38,86 @@ impl PathNode<'_> {
         seg: Seg::Root,
     };
 
+    /// The JSON Pointer of this location, built in one allocation: the length is summed
+    /// walking up the parents, then the segments are written back to front into a buffer of
+    /// exactly that size (no recursion, no re-encoding, no intermediate strings).
     fn render(&self) -> String {
-        let mut out = String::new();
-        self.write(&mut out);
-        out
+        let mut len = 0;
+        let mut node = Some(self);
+        while let Some(n) = node {
+            len += n.seg.rendered_len();
+            node = n.parent;
+        }
+        let mut buf = vec![0u8; len];
+        let mut end = len;
+        let mut node = Some(self);
+        while let Some(n) = node {
+            end = n.seg.write_before(&mut buf[..end]);
+            node = n.parent;
+        }
+        // Every segment is whole UTF-8 (keys are `&str`, the rest ASCII), so this cannot fail;
+        // the fallback keeps it panic-free anyway.
+        String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
+impl Seg<'_> {
+    /// Bytes this segment adds to the pointer (`/` plus the escaped key or the index).
+    #[inline]
+    fn rendered_len(&self) -> usize {
+        match *self {
+            Seg::Root => 0,
+            Seg::Key(k) => 1 + k.len() + k.bytes().filter(|b| matches!(b, b'~' | b'/')).count(),
+            Seg::Index(i) => 1 + decimal_len(i),
+        }
     }
 
-    fn write(&self, out: &mut String) {
-        if let Some(p) = self.parent {
-            js::grow(|| p.write(out));
-        }
-        match self.seg {
-            Seg::Root => {}
+    /// Writes the segment at the end of `buf`; returns where it starts.
+    #[inline]
+    fn write_before(&self, buf: &mut [u8]) -> usize {
+        let mut end = buf.len();
+        match *self {
+            Seg::Root => return end,
             Seg::Key(k) => {
-                out.push('/');
-                if k.contains(['~', '/']) {
-                    out.push_str(&crate::path::escape_pointer(k));
-                } else {
-                    out.push_str(k);
+                for &b in k.as_bytes().iter().rev() {
+                    match b {
+                        b'~' => {
+                            buf[end - 2..end].copy_from_slice(b"~0");
+                            end -= 2;
+                        }
+                        b'/' => {
+                            buf[end - 2..end].copy_from_slice(b"~1");
+                            end -= 2;
+                        }
+                        _ => {
+                            buf[end - 1] = b;
+                            end -= 1;
+                        }
+                    }
                 }
             }
-            Seg::Index(i) => {
-                use std::fmt::Write;
-                let _ = write!(out, "/{i}");
-            }
+            Seg::Index(mut i) => loop {
+                buf[end - 1] = b'0' + (i % 10) as u8;
+                end -= 1;
+                i /= 10;
+                if i == 0 {
+                    break;
+                }
+            },
         }
+        buf[end - 1] = b'/';
+        end - 1
     }
+}
+
+#[inline]
+fn decimal_len(mut i: usize) -> usize {
+    let mut n = 1;
+    while i >= 10 {
+        i /= 10;
+        n += 1;
+    }
+    n
 }
 
 /// Evaluated properties as Ajv's generated code holds them (`undefined`, `true`, or a set).
@@ -306,6 +360,29 @@ fn has_key(m: &Map<String, Value>, key: &str) -> bool {
     }
 }
 
+/// Room made for issues at the first one.
+const ISSUES_RESERVED: usize = 8;
+
+/// Params templates for the keywords whose single param is only known at run time.
+struct Templates {
+    additional_property: Map<String, Value>,
+    unevaluated_property: Map<String, Value>,
+    property_name: Map<String, Value>,
+    unique_items: Map<String, Value>,
+}
+
+static TEMPLATES: std::sync::LazyLock<Templates> = std::sync::LazyLock::new(|| {
+    let mut unique_items = Map::with_capacity(2);
+    unique_items.insert("i".into(), Value::Null);
+    unique_items.insert("j".into(), Value::Null);
+    Templates {
+        additional_property: params1("additionalProperty", Value::Null),
+        unevaluated_property: params1("unevaluatedProperty", Value::Null),
+        property_name: params1("propertyName", Value::Null),
+        unique_items,
+    }
+});
+
 /// One validation run.
 pub(crate) struct Run<'t> {
     pub tree: &'t Tree,
@@ -342,6 +419,61 @@ impl<'t> Run<'t> {
     ) {
         if !self.collect {
             return;
+        }
+        self.push(path, schema_path, keyword, params, message);
+    }
+
+    /// An issue whose params and message were prepared at compile time: they are only
+    /// cloned when issues are being collected (not inside `not`/`if`, nor for `is_valid`).
+    #[inline]
+    fn issue_ready(
+        &mut self,
+        path: &PathNode<'_>,
+        schema_path: &str,
+        keyword: &str,
+        params: &Map<String, Value>,
+        message: &str,
+    ) {
+        if !self.collect {
+            return;
+        }
+        self.push(path, schema_path, keyword, params.clone(), message.to_owned());
+    }
+
+    /// An issue with a one-entry params map from a prepared template (`{key: _}`): cloning
+    /// the template copies its hash table as is, where building the map would hash the key.
+    #[inline]
+    fn issue_with(
+        &mut self,
+        path: &PathNode<'_>,
+        schema_path: &str,
+        keyword: &str,
+        template: &Map<String, Value>,
+        value: Value,
+        message: &str,
+    ) {
+        if !self.collect {
+            return;
+        }
+        let mut params = template.clone();
+        if let Some(slot) = params.values_mut().next() {
+            *slot = value;
+        }
+        self.push(path, schema_path, keyword, params, message.to_owned());
+    }
+
+    fn push(
+        &mut self,
+        path: &PathNode<'_>,
+        schema_path: &str,
+        keyword: &str,
+        params: Map<String, Value>,
+        message: String,
+    ) {
+        if self.errors.capacity() == 0 {
+            // Invalid instances usually have a few issues: one allocation for them up front
+            // instead of growing 1 → 2 → 4 → 8 (an `Issue` is about 200 bytes).
+            self.errors.reserve(ISSUES_RESERVED);
         }
         self.errors.push(Issue {
             instance_path: path.render(),
@@ -417,7 +549,7 @@ impl<'t> Run<'t> {
         let mut valid = true;
         if let Some(tc) = &o.type_check {
             if tc.at == TypeAt::Upfront && !type_ok(tc.types, data) {
-                self.issue(path, &tc.path, "type", tc.params.clone(), tc.message.to_string());
+                self.issue_ready(path, &tc.path, "type", &tc.params, &tc.message);
                 valid = false;
                 if !self.collect {
                     return false;
@@ -457,7 +589,7 @@ impl<'t> Run<'t> {
                 }
             } else if let Some(tc) = &o.type_check {
                 if tc.at == TypeAt::Group(bit) {
-                    self.issue(path, &tc.path, "type", tc.params.clone(), tc.message.to_string());
+                    self.issue_ready(path, &tc.path, "type", &tc.params, &tc.message);
                     valid = false;
                     if !self.collect {
                         return false;
@@ -651,14 +783,13 @@ impl<'t> Run<'t> {
                 if !limit_violated(*cmp, js::num(n), *limit) {
                     return true;
                 }
-                let p = params.clone();
                 let keyword = match cmp {
                     Cmp::Max => "maximum",
                     Cmp::Min => "minimum",
                     Cmp::ExMax => "exclusiveMaximum",
                     Cmp::ExMin => "exclusiveMinimum",
                 };
-                self.issue(path, sp, keyword, p, message.to_string());
+                self.issue_ready(path, sp, keyword, params, message);
                 false
             }
             Kw::MultipleOf { by, params, message, path: sp } => {
@@ -666,7 +797,7 @@ impl<'t> Run<'t> {
                 if !not_multiple(js::num(n), *by) {
                     return true;
                 }
-                self.issue(path, sp, "multipleOf", params.clone(), message.to_string());
+                self.issue_ready(path, sp, "multipleOf", params, message);
                 false
             }
             Kw::Format { format, params, message, path: sp } => {
@@ -678,7 +809,7 @@ impl<'t> Run<'t> {
                 if ok {
                     return true;
                 }
-                self.issue(path, sp, "format", params.clone(), message.to_string());
+                self.issue_ready(path, sp, "format", params, message);
                 false
             }
             Kw::FormatLimit { keyword, format, cmp, limit, path: sp } => {
@@ -707,7 +838,7 @@ impl<'t> Run<'t> {
                     return true;
                 }
                 let keyword = if max { "maxLength" } else { "minLength" };
-                self.issue(path, sp, keyword, params.clone(), message.to_string());
+                self.issue_ready(path, sp, keyword, params, message);
                 false
             }
             Kw::Pattern { pattern, path: sp } => {
@@ -715,7 +846,7 @@ impl<'t> Run<'t> {
                 if pattern.matches(s) {
                     return true;
                 }
-                self.issue(path, sp, "pattern", pattern.params.clone(), pattern.message.to_string());
+                self.issue_ready(path, sp, "pattern", &pattern.params, &pattern.message);
                 false
             }
             Kw::MaxItems { limit, params, message, path: sp } | Kw::MinItems { limit, params, message, path: sp } => {
@@ -726,7 +857,7 @@ impl<'t> Run<'t> {
                     return true;
                 }
                 let keyword = if max { "maxItems" } else { "minItems" };
-                self.issue(path, sp, keyword, params.clone(), message.to_string());
+                self.issue_ready(path, sp, keyword, params, message);
                 false
             }
             Kw::MaxProperties { limit, params, message, path: sp } | Kw::MinProperties { limit, params, message, path: sp } => {
@@ -737,7 +868,7 @@ impl<'t> Run<'t> {
                     return true;
                 }
                 let keyword = if max { "maxProperties" } else { "minProperties" };
-                self.issue(path, sp, keyword, params.clone(), message.to_string());
+                self.issue_ready(path, sp, keyword, params, message);
                 false
             }
             Kw::Tuple { items } => {
@@ -850,10 +981,15 @@ impl<'t> Run<'t> {
             Kw::UniqueItems { scalar_types, path: sp } => {
                 let Value::Array(arr) = &*data else { return true };
                 let Some((i, j)) = find_duplicate(arr, *scalar_types) else { return true };
-                let mut p = Map::new();
-                p.insert("i".into(), Value::from(i));
-                p.insert("j".into(), Value::from(j));
-                self.issue(path, sp, "uniqueItems", p, format!("must NOT have duplicate items (items ## {j} and {i} are identical)"));
+if self.collect {
+                    let mut p = TEMPLATES.unique_items.clone();
+                    let mut slots = p.values_mut();
+                    if let (Some(a), Some(b)) = (slots.next(), slots.next()) {
+                        *a = Value::from(i);
+                        *b = Value::from(j);
+                    }
+                    self.push(path, sp, "uniqueItems", p, format!("must NOT have duplicate items (items ## {j} and {i} are identical)"));
+                }
                 false
             }
             Kw::UnevaluatedItems { child, at, path: sp } => {
@@ -907,7 +1043,7 @@ impl<'t> Run<'t> {
                     if !self.collect {
                         return false;
                     }
-                    self.issue(path, sp, "required", n.params.clone(), n.message.to_string());
+                    self.issue_ready(path, sp, "required", &n.params, &n.message);
                 }
                 valid
             }
@@ -921,7 +1057,7 @@ impl<'t> Run<'t> {
                         if !self.collect {
                             return false;
                         }
-                        self.issue(path, sp, "propertyNames", params1("propertyName", Value::String(k.clone())), "property name must be valid".into());
+                        self.issue_with(path, sp, "propertyNames", &TEMPLATES.property_name, Value::String(k.clone()), "property name must be valid");
                     }
                 }
                 valid
@@ -948,12 +1084,13 @@ impl<'t> Run<'t> {
                             if !self.collect {
                                 return false;
                             }
-                            self.issue(
+                            self.issue_with(
                                 path,
                                 sp,
                                 "additionalProperties",
-                                params1("additionalProperty", Value::String(k.clone())),
-                                "must NOT have additional properties".into(),
+                                &TEMPLATES.additional_property,
+                                Value::String(k.clone()),
+                                "must NOT have additional properties",
                             );
                         }
                         Child::Node(node) => {
@@ -1101,12 +1238,13 @@ impl<'t> Run<'t> {
                             if !self.collect {
                                 return false;
                             }
-                            self.issue(
+                            self.issue_with(
                                 path,
                                 sp,
                                 "unevaluatedProperties",
-                                params1("unevaluatedProperty", Value::String(k.clone())),
-                                "must NOT have unevaluated properties".into(),
+                                &TEMPLATES.unevaluated_property,
+                                Value::String(k.clone()),
+                                "must NOT have unevaluated properties",
                             );
                         }
                         Child::Node(node) => {

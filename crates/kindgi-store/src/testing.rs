@@ -91,24 +91,51 @@ impl TestDatabase {
     }
 
     /// Close the pools and drop the schema (PostgreSQL) or the directory (SQLite).
-    pub async fn cleanup(self) -> Result<(), StoreError> {
+    pub async fn cleanup(mut self) -> Result<(), StoreError> {
         self.db.close().await;
-        if let Some(schema) = &self.schema {
-            // A fresh connection: the test may have closed the handle's pool already.
-            use sqlx::Connection as _;
-            let mut conn = sqlx::PgConnection::connect(&self.url)
-                .await
-                .map_err(|source| StoreError::Connect {
-                    target: crate::db::redact(&self.url),
-                    source,
-                })?;
-            sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
-                .execute(&mut conn)
-                .await
-                .map_err(StoreError::query("testing.drop_schema"))?;
-            let _ = conn.close().await;
+        if let Some(schema) = self.schema.take() {
+            drop_schema(&self.url, &schema).await?;
         }
-        drop(self.dir);
+        drop(self.dir.take());
         Ok(())
+    }
+}
+
+/// Drop a test schema over a fresh connection (the test may have closed its pool already).
+async fn drop_schema(url: &str, schema: &str) -> Result<(), StoreError> {
+    use sqlx::Connection as _;
+    let mut conn =
+        sqlx::PgConnection::connect(url)
+            .await
+            .map_err(|source| StoreError::Connect {
+                target: crate::db::redact(url),
+                source,
+            })?;
+    sqlx::query(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+        .execute(&mut conn)
+        .await
+        .map_err(StoreError::query("testing.drop_schema"))?;
+    let _ = conn.close().await;
+    Ok(())
+}
+
+impl Drop for TestDatabase {
+    /// A safety net for tests that never call [`TestDatabase::cleanup`] (or panic first):
+    /// drop the PostgreSQL schema from a helper thread with its own runtime, so the shared
+    /// test database does not fill up with abandoned schemas.
+    fn drop(&mut self) {
+        let Some(schema) = self.schema.take() else {
+            return;
+        };
+        let url = self.url.clone();
+        let handle = std::thread::spawn(move || {
+            if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                let _ = rt.block_on(drop_schema(&url, &schema));
+            }
+        });
+        let _ = handle.join();
     }
 }

@@ -127,3 +127,24 @@ async fn bad_urls_are_clear_errors() {
         .unwrap_err();
     assert!(matches!(err, StoreError::Connect { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn abandoned_test_schemas_are_dropped() {
+    let t = TestDatabase::postgres().await.unwrap();
+    let schema = t.schema().unwrap().to_owned();
+    let probe = Database::connect(&kindgi_store::testing::postgres_test_url())
+        .await
+        .unwrap();
+    let count = |probe: Database, schema: String| async move {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_namespace WHERE nspname = $1")
+            .bind(schema)
+            .fetch_one(probe.postgres().unwrap())
+            .await
+            .unwrap();
+        n
+    };
+    assert_eq!(count(probe.clone(), schema.clone()).await, 1);
+    drop(t); // no cleanup(): Drop removes it
+    assert_eq!(count(probe.clone(), schema).await, 0);
+    probe.close().await;
+}

@@ -1,8 +1,11 @@
 """A hand-written stdio MCP server that misbehaves on purpose (no SDK), for kindgi-mcp tests.
 
-Usage: python misbehaving.py exit|hang|garbage|garbage-at-start|exit-at-start
-It answers initialize and tools/list properly (except the *-at-start modes); on tools/call
-it exits (code 3, after a line on stderr), never answers, or prints a line that is not JSON.
+Usage: python misbehaving.py exit|hang|garbage|garbage-at-start|exit-at-start|cursor-loop|stderr-flood
+It answers initialize and tools/list properly (except the *-at-start modes and cursor-loop,
+whose tools/list always names a next page with the same cursor); on tools/call it exits
+(code 3, after a line on stderr), never answers, prints a line that is not JSON, or
+(stderr-flood) first writes bytes that are not UTF-8 and then 1 MiB to stderr, far more than
+a pipe holds, and then answers.
 """
 
 import json
@@ -38,6 +41,12 @@ for line in sys.stdin:
                 "serverInfo": {"name": "misbehaving", "version": "1.2.3"},
             },
         })
+    elif method == "tools/list" and MODE == "cursor-loop":
+        send({
+            "jsonrpc": "2.0",
+            "id": msg["id"],
+            "result": {"tools": [], "nextCursor": "again"},
+        })
     elif method == "tools/list":
         send({
             "jsonrpc": "2.0",
@@ -49,7 +58,18 @@ for line in sys.stdin:
             }]},
         })
     elif method == "tools/call":
-        if MODE == "exit":
+        if MODE == "stderr-flood":
+            sys.stderr.buffer.write(b"\xff\xfe not utf-8\n")
+            for _ in range(1024):
+                sys.stderr.buffer.write(b"x" * 1023 + b"\n")
+            sys.stderr.buffer.write(b"flood over\n")
+            sys.stderr.flush()
+            send({
+                "jsonrpc": "2.0",
+                "id": msg["id"],
+                "result": {"content": [{"type": "text", "text": "survived"}]},
+            })
+        elif MODE == "exit":
             sys.stderr.write("dying on purpose in the middle of a call\n")
             sys.stderr.flush()
             sys.exit(3)
