@@ -32,7 +32,8 @@ fn the_python_example_pack_runs_the_guides_dry_runs() {
     assert_eq!(run["output"]["greeting"], "Hello, Ada!");
     // Live, the dev stand-in model answers (it is not the dry-run text).
     assert_ne!(run["output"]["reply"], "[dry-run: model call skipped]");
-    let status = dev.stop();
+    // Ctrl-C: a clean stop too.
+    let status = dev.stop_with("INT");
     assert!(status.success(), "{status}");
 }
 

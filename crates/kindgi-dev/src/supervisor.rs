@@ -259,6 +259,10 @@ async fn boot(spec: &Spec) -> Result<(Child, Arc<Service>), DevError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Its own process group: a terminal's Ctrl-C reaches `kindgi dev` only, which then stops
+    // the service in order (SIGTERM, drain) instead of racing it.
+    #[cfg(unix)]
+    cmd.process_group(0);
     let command = p.command_line();
     let mut child = cmd.spawn().map_err(|source| DevError::Spawn {
         command: command.clone(),

@@ -57,7 +57,8 @@ impl PathNode<'_> {
         }
         // Every segment is whole UTF-8 (keys are `&str`, the rest ASCII), so this cannot fail;
         // the fallback keeps it panic-free anyway.
-        String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        String::from_utf8(buf)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
@@ -360,9 +361,6 @@ fn has_key(m: &Map<String, Value>, key: &str) -> bool {
     }
 }
 
-/// Room made for issues at the first one.
-const ISSUES_RESERVED: usize = 8;
-
 /// Params templates for the keywords whose single param is only known at run time.
 struct Templates {
     additional_property: Map<String, Value>,
@@ -437,7 +435,13 @@ impl<'t> Run<'t> {
         if !self.collect {
             return;
         }
-        self.push(path, schema_path, keyword, params.clone(), message.to_owned());
+        self.push(
+            path,
+            schema_path,
+            keyword,
+            params.clone(),
+            message.to_owned(),
+        );
     }
 
     /// An issue with a one-entry params map from a prepared template (`{key: _}`): cloning
@@ -470,11 +474,6 @@ impl<'t> Run<'t> {
         params: Map<String, Value>,
         message: String,
     ) {
-        if self.errors.capacity() == 0 {
-            // Invalid instances usually have a few issues: one allocation for them up front
-            // instead of growing 1 → 2 → 4 → 8 (an `Issue` is about 200 bytes).
-            self.errors.reserve(ISSUES_RESERVED);
-        }
         self.errors.push(Issue {
             instance_path: path.render(),
             schema_path: schema_path.to_owned(),
@@ -1396,3 +1395,52 @@ impl<'a, 'b> IterEither for &'b Entries<'a> {
 
 evaluator!(node_r, obj_r, kw_r,);
 evaluator!(node_m, obj_m, kw_m, mut);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_instance_paths_as_json_pointers() {
+        assert_eq!(PathNode::ROOT.render(), "");
+        let a = PathNode {
+            parent: Some(&PathNode::ROOT),
+            seg: Seg::Key("a/b~c"),
+        };
+        let i = PathNode {
+            parent: Some(&a),
+            seg: Seg::Index(1207),
+        };
+        let z = PathNode {
+            parent: Some(&i),
+            seg: Seg::Index(0),
+        };
+        let e = PathNode {
+            parent: Some(&z),
+            seg: Seg::Key("prénom"),
+        };
+        assert_eq!(e.render(), "/a~1b~0c/1207/0/prénom");
+        let empty = PathNode {
+            parent: Some(&PathNode::ROOT),
+            seg: Seg::Key(""),
+        };
+        assert_eq!(empty.render(), "/");
+    }
+
+    #[test]
+    fn renders_deep_paths_without_recursion() {
+        fn nest(depth: usize, parent: &PathNode<'_>) -> String {
+            if depth == 0 {
+                return parent.render();
+            }
+            let p = PathNode {
+                parent: Some(parent),
+                seg: Seg::Index(depth % 10),
+            };
+            nest(depth - 1, &p)
+        }
+        let s = js::grow(|| nest(3000, &PathNode::ROOT));
+        assert_eq!(s.len(), 6000);
+        assert!(s.starts_with("/0/9/8/"));
+    }
+}

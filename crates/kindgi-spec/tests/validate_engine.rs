@@ -254,7 +254,10 @@ fn everything_wrong_at_once_over_the_real_engine() {
 fn manifests_from_the_official_indexers_pass() {
     // Tool entries of pack indexes written by the official Python indexer (and the
     // specification's example), minus the index-only `modulePath`.
-    for file in ["conformance-pack-python.index.json", "pack-index.example.python-pack.json"] {
+    for file in [
+        "conformance-pack-python.index.json",
+        "pack-index.example.python-pack.json",
+    ] {
         let index = data(file);
         for tool in index["tools"].as_array().unwrap() {
             let mut manifest = tool.clone();

@@ -141,11 +141,25 @@ pub fn start_dev(dir: &Path, envs: &[(&str, &str)], extra: &[&str]) -> Dev {
 
 impl Dev {
     /// SIGTERM; the exit status (must be 0 within 20 s).
-    pub fn stop(mut self) -> std::process::ExitStatus {
-        signal(self.child.id(), "TERM");
+    pub fn stop(self) -> std::process::ExitStatus {
+        self.stop_with("TERM")
+    }
+
+    /// Sends `sig` (`TERM`, `INT`); the exit status (within 20 s).
+    pub fn stop_with(mut self, sig: &str) -> std::process::ExitStatus {
+        let pack = self.pack_pid();
+        signal(self.child.id(), sig);
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
+                if let Some(p) = pack {
+                    assert!(
+                        !std::path::Path::new(&format!("/proc/{p}")).exists()
+                            || std::fs::read_to_string(format!("/proc/{p}/stat"))
+                                .is_ok_and(|st| st.contains(") Z ")),
+                        "the pack service {p} outlived kindgi dev"
+                    );
+                }
                 return s;
             }
             if Instant::now() > deadline {

@@ -1,0 +1,131 @@
+//! The supervisor's pure pieces on real folders: pack detection, index → manifest,
+//! the change fingerprint, the discovery file.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use kindgi_dev::DevError;
+use kindgi_dev::detect::{PackKind, detect};
+use kindgi_dev::discovery::{self, Discovery};
+use kindgi_dev::register::manifest_of;
+use kindgi_dev::watch::fingerprint;
+use kindgi_spec::pack_index::IndexTool;
+use serde_json::json;
+
+#[test]
+fn packs_are_detected_by_their_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    assert!(matches!(detect(d), Err(DevError::NoPack { .. })));
+    std::fs::write(d.join("Cargo.toml"), "[package]\nname = \"p\"\n").unwrap();
+    assert_eq!(detect(d).unwrap(), PackKind::Rust);
+    // A pyproject without a kindgi section is not a Python pack; with one, it wins.
+    std::fs::write(d.join("pyproject.toml"), "[project]\nname = \"p\"\n").unwrap();
+    assert_eq!(detect(d).unwrap(), PackKind::Rust);
+    std::fs::write(d.join("pyproject.toml"), "[tool.kindgi.pack]\nid = \"p\"\n").unwrap();
+    assert!(matches!(detect(d).unwrap(), PackKind::Python { .. }));
+
+    let ts = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ts.path().join("package.json"),
+        r#"{"name": "p", "kindgi": {}}"#,
+    )
+    .unwrap();
+    let err = detect(ts.path()).unwrap_err().to_string();
+    assert!(err.contains("@kindgi/handler-runtime"), "{err}");
+    let main = ts
+        .path()
+        .join("node_modules/@kindgi/handler-runtime/dist/pack-service");
+    std::fs::create_dir_all(&main).unwrap();
+    std::fs::write(main.join("main.js"), "").unwrap();
+    assert!(matches!(
+        detect(ts.path()).unwrap(),
+        PackKind::TypeScript { .. }
+    ));
+    std::fs::write(ts.path().join("package.json"), "{not json").unwrap();
+    let err = detect(ts.path()).unwrap_err().to_string();
+    assert!(err.contains("package.json is not valid JSON"), "{err}");
+}
+
+#[test]
+fn index_tools_become_manifests_with_the_safe_defaults() {
+    let tool = IndexTool {
+        id: "my-pack.add-order-note".into(),
+        input: json!({"type": "object"}),
+        output: json!({"type": "object"}),
+        effects: Some(vec![
+            json!({"kind": "writes", "resource": "external:orders"}),
+        ]),
+        module_path: "tools/add_order_note.py".into(),
+        ..IndexTool::default()
+    };
+    let m = manifest_of(&tool).unwrap();
+    assert!(m.is_mutating(), "mutating left out means true");
+    assert!(!m.is_read_only());
+    assert_eq!(m.version, "0.0.0");
+
+    let read = IndexTool {
+        id: "my-pack.lookup-order".into(),
+        version: Some("0.1.0".into()),
+        input: json!({"type": "object"}),
+        output: json!({"type": "object"}),
+        effects: Some(vec![]),
+        mutating: Some(false),
+        module_path: "tools/lookup_order.py".into(),
+        ..IndexTool::default()
+    };
+    let m = manifest_of(&read).unwrap();
+    assert!(m.is_read_only());
+    assert_eq!(m.version, "0.1.0");
+
+    let bad = IndexTool {
+        effects: Some(vec![json!({"kind": "teleports"})]),
+        ..read
+    };
+    let err = manifest_of(&bad).unwrap_err();
+    assert!(err.contains("effects"), "{err}");
+}
+
+#[test]
+fn the_fingerprint_sees_source_changes_and_ignores_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir_all(d.join("src")).unwrap();
+    std::fs::write(d.join("src/main.rs"), "fn main() {}").unwrap();
+    let a = fingerprint(d);
+    for ignored in ["target", ".kindgi", ".venv", "__pycache__", "node_modules"] {
+        std::fs::create_dir_all(d.join(ignored)).unwrap();
+        std::fs::write(d.join(ignored).join("x"), "noise").unwrap();
+    }
+    std::fs::write(d.join(".kindgirc.json"), "{}").unwrap();
+    assert_eq!(fingerprint(d), a, "state and build output are not sources");
+    std::fs::write(d.join("src/main.rs"), "fn main() { }").unwrap();
+    assert_ne!(fingerprint(d), a);
+    let b = fingerprint(d);
+    std::fs::write(d.join("src/new.rs"), "").unwrap();
+    assert_ne!(fingerprint(d), b);
+}
+
+#[test]
+fn the_discovery_file_is_found_from_below() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let rc = Discovery {
+        url: "http://127.0.0.1:4000".into(),
+        token: "kgi_x".into(),
+        pid: Some(1),
+        pack_id: Some("my-pack".into()),
+    };
+    let path = discovery::write(d, &rc).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "it holds an API key");
+    }
+    let below = d.join("a/b");
+    std::fs::create_dir_all(&below).unwrap();
+    let (found, parsed) = discovery::find(&below).unwrap();
+    assert_eq!(found, path);
+    assert_eq!(parsed.unwrap(), rc);
+    std::fs::write(&path, "nope").unwrap();
+    assert!(discovery::find(&below).unwrap().1.is_err());
+}
