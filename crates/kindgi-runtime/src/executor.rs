@@ -93,12 +93,12 @@ pub(crate) fn issues_text(issues: &[kindgi_schema::Issue]) -> String {
     issues
         .iter()
         .map(|i| {
-            let at = if i.instance_path.is_empty() {
+            let at = if i.instance_path().is_empty() {
                 "/"
             } else {
-                &i.instance_path
+                i.instance_path()
             };
-            format!("{at}: {}", i.message)
+            format!("{at}: {}", i.message())
         })
         .collect::<Vec<_>>()
         .join("; ")

@@ -37,9 +37,21 @@ fn main() {
         mode: Mode::Pack,
         side: Side::Output,
     };
+    // KINDGI_BENCH_ITERS=N validates each case exactly N times and prints nothing else (for
+    // instruction counts under callgrind).
+    let iters: Option<u64> = std::env::var("KINDGI_BENCH_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok());
     for c in &cases {
         let v = compile(&c["schema"], opts).unwrap();
-        let res = v.validate(&c["instance"]);
+        let instance = &c["instance"];
+        if let Some(n) = iters {
+            for _ in 0..n {
+                let _ = black_box(v.validate(black_box(instance)));
+            }
+            continue;
+        }
+        let res = v.validate(instance);
         let issues = res.as_ref().err().map_or(0, Vec::len);
         // KINDGI_BENCH_SKIP_COMPILE=1 times validation only (for profiling).
         let compile_rate = if std::env::var_os("KINDGI_BENCH_SKIP_COMPILE").is_some() {
@@ -50,7 +62,7 @@ fn main() {
             })
         };
         let validate_rate = rate(budget, || {
-            let _ = black_box(v.validate(black_box(&c["instance"])));
+            let _ = black_box(v.validate(black_box(instance)));
         });
         println!(
             "{}",

@@ -605,7 +605,12 @@ impl<'a> Compiler<'a> {
             Value::Bool(true) => return Ok(Node::True),
             Value::Bool(false) => {
                 return Ok(Node::False {
-                    path: format!("{}/false schema", cx.path).into(),
+                    site: Site::fixed(
+                        format!("{}/false schema", cx.path),
+                        "false schema",
+                        Map::new(),
+                        "boolean schema is false",
+                    ),
                 });
             }
             Value::Object(o) => o,
@@ -688,9 +693,15 @@ impl<'a> Compiler<'a> {
                 } else {
                     TypeAt::Upfront
                 },
-                message: format!("must be {}", js::fmt_value(&raw)).into(),
-                params: params1("type", raw),
-                path: format!("{}/type", cx.path).into(),
+                site: {
+                    let message = format!("must be {}", js::fmt_value(&raw));
+                    Site::fixed(
+                        format!("{}/type", cx.path),
+                        "type",
+                        params1("type", raw),
+                        message,
+                    )
+                },
             });
         }
         let mut node = ObjNode {
@@ -985,7 +996,12 @@ impl<'a> Compiler<'a> {
             }
             "const" => out.push(Kw::Const {
                 value: v.clone(),
-                path,
+                site: Site::fixed(
+                    path,
+                    "const",
+                    params1("allowedValue", v.clone()),
+                    "must be equal to constant",
+                ),
             }),
             "enum" => {
                 let Some(a) = v.as_array() else {
@@ -996,16 +1012,18 @@ impl<'a> Compiler<'a> {
                 }
                 out.push(Kw::Enum {
                     values: a.clone(),
-                    param: v.clone(),
-                    path,
+                    site: Site::fixed(
+                        path,
+                        "enum",
+                        params1("allowedValues", v.clone()),
+                        "must be equal to one of the allowed values",
+                    ),
                 });
             }
             "not" => {
                 if self.always_valid(cx, v)? {
                     out.push(Kw::Fail {
-                        path,
-                        keyword: "not",
-                        message: "must NOT be valid",
+                        site: Site::fixed(path, "not", Map::new(), "must NOT be valid"),
                     });
                 } else {
                     let (n, _, _) = self.sub(
@@ -1018,7 +1036,10 @@ impl<'a> Compiler<'a> {
                             ..Default::default()
                         },
                     )?;
-                    out.push(Kw::Not { node: n, path });
+                    out.push(Kw::Not {
+                        node: n,
+                        site: Site::fixed(path, "not", Map::new(), "must NOT be valid"),
+                    });
                 }
             }
             "anyOf" | "oneOf" | "allOf" => {
@@ -1080,11 +1101,21 @@ impl<'a> Compiler<'a> {
                 out.push(match k {
                     "anyOf" => Kw::AnyOf {
                         branches: subs,
-                        path,
+                        site: Site::fixed(
+                            path,
+                            "anyOf",
+                            Map::new(),
+                            "must match a schema in anyOf",
+                        ),
                     },
                     "oneOf" => Kw::OneOf {
                         branches: opt,
-                        path,
+                        site: Site::open(
+                            path,
+                            "oneOf",
+                            "passingSchemas",
+                            "must match exactly one schema in oneOf",
+                        ),
                     },
                     _ => Kw::AllOf { branches: subs },
                 });
@@ -1152,11 +1183,19 @@ impl<'a> Compiler<'a> {
                 };
                 let then = branch(self, cx, "then", has_then)?;
                 let els = branch(self, cx, "else", has_else)?;
+                let site = |name: &str| {
+                    Site::fixed(
+                        path.clone(),
+                        "if",
+                        params1("failingKeyword", Value::String(name.into())),
+                        format!("must match \"{name}\" schema"),
+                    )
+                };
                 out.push(Kw::If {
                     cond,
                     then,
                     els,
-                    path,
+                    sites: Box::new([site("then"), site("else")]),
                     merge_cond,
                 });
             }
@@ -1181,9 +1220,12 @@ impl<'a> Compiler<'a> {
                 out.push(Kw::Limit {
                     cmp,
                     limit,
-                    params,
-                    message: format!("must be {} {}", cmp.ok_str(), js::fmt_number(limit)).into(),
-                    path,
+                    site: Site::fixed(
+                        path,
+                        k,
+                        params,
+                        format!("must be {} {}", cmp.ok_str(), js::fmt_number(limit)),
+                    ),
                 });
             }
             "multipleOf" => {
@@ -1193,9 +1235,12 @@ impl<'a> Compiler<'a> {
                 let by = js::num(n);
                 out.push(Kw::MultipleOf {
                     by,
-                    params: params1("multipleOf", js_number_value(n)),
-                    message: format!("must be multiple of {}", js::fmt_number(by)).into(),
-                    path,
+                    site: Site::fixed(
+                        path,
+                        "multipleOf",
+                        params1("multipleOf", js_number_value(n)),
+                        format!("must be multiple of {}", js::fmt_number(by)),
+                    ),
                 });
             }
             "format" => self.format(cx, v, out, path)?,
@@ -1234,12 +1279,19 @@ impl<'a> Compiler<'a> {
                     "formatExclusiveMaximum" => ("formatExclusiveMaximum", Cmp::ExMax),
                     _ => ("formatExclusiveMinimum", Cmp::ExMin),
                 };
+                let mut params = Map::new();
+                params.insert("comparison".into(), Value::String(cmp.ok_str().into()));
+                params.insert("limit".into(), Value::String(limit.to_owned()));
                 out.push(Kw::FormatLimit {
-                    keyword,
                     format,
                     cmp,
                     limit: limit.into(),
-                    path,
+                    site: Site::fixed(
+                        path,
+                        keyword,
+                        params,
+                        format!("should be {} {}", cmp.ok_str(), limit),
+                    ),
                 });
             }
             // string
@@ -1262,46 +1314,15 @@ impl<'a> Compiler<'a> {
                 } else {
                     "properties"
                 };
-                let message: Box<str> =
-                    format!("must NOT have {word} than {} {what}", js::fmt_value(&param)).into();
-                let params = params1("limit", param);
+                let message = format!("must NOT have {word} than {} {what}", js::fmt_value(&param));
+                let site = Site::fixed(path, k, params1("limit", param), message);
                 out.push(match k {
-                    "maxLength" => Kw::MaxLength {
-                        limit,
-                        params,
-                        message,
-                        path,
-                    },
-                    "minLength" => Kw::MinLength {
-                        limit,
-                        params,
-                        message,
-                        path,
-                    },
-                    "maxItems" => Kw::MaxItems {
-                        limit,
-                        params,
-                        message,
-                        path,
-                    },
-                    "minItems" => Kw::MinItems {
-                        limit,
-                        params,
-                        message,
-                        path,
-                    },
-                    "maxProperties" => Kw::MaxProperties {
-                        limit,
-                        params,
-                        message,
-                        path,
-                    },
-                    _ => Kw::MinProperties {
-                        limit,
-                        params,
-                        message,
-                        path,
-                    },
+                    "maxLength" => Kw::MaxLength { limit, site },
+                    "minLength" => Kw::MinLength { limit, site },
+                    "maxItems" => Kw::MaxItems { limit, site },
+                    "minItems" => Kw::MinItems { limit, site },
+                    "maxProperties" => Kw::MaxProperties { limit, site },
+                    _ => Kw::MinProperties { limit, site },
                 });
             }
             "pattern" => {
@@ -1310,8 +1331,13 @@ impl<'a> Compiler<'a> {
                 };
                 let regex = compile_u(p)?;
                 out.push(Kw::Pattern {
-                    pattern: Arc::new(Pattern::new(p, regex)),
-                    path,
+                    pattern: Arc::new(Pattern::new(regex)),
+                    site: Site::fixed(
+                        path,
+                        "pattern",
+                        params1("pattern", Value::String(p.to_owned())),
+                        format!("must match pattern \"{p}\""),
+                    ),
                 });
             }
             // array
@@ -1391,7 +1417,7 @@ impl<'a> Compiler<'a> {
                             node: None,
                             min,
                             max,
-                            path,
+                            site: contains_site(path, min, max),
                         });
                         return Ok(());
                     }
@@ -1401,7 +1427,7 @@ impl<'a> Compiler<'a> {
                         node: None,
                         min,
                         max,
-                        path,
+                        site: contains_site(path, min, max),
                     });
                     return Ok(());
                 }
@@ -1423,7 +1449,7 @@ impl<'a> Compiler<'a> {
                     node: Some(n),
                     min,
                     max,
-                    path,
+                    site: contains_site(path, min, max),
                 });
             }
             "uniqueItems" => {
@@ -1519,11 +1545,15 @@ impl<'a> Compiler<'a> {
                         .iter()
                         .map(|n| RequiredName {
                             name: (*n).into(),
-                            params: params1("missingProperty", Value::String((*n).to_owned())),
-                            message: format!("must have required property '{n}'").into(),
+                            site: Site::fixed(
+                                path.clone(),
+                                "required",
+                                params1("missingProperty", Value::String((*n).to_owned())),
+                                format!("must have required property '{n}'"),
+                            ),
                         })
                         .collect();
-                    out.push(Kw::Required { names, path });
+                    out.push(Kw::Required { names });
                 }
             }
             "propertyNames" => {
@@ -1541,7 +1571,15 @@ impl<'a> Compiler<'a> {
                         ..Default::default()
                     },
                 )?;
-                out.push(Kw::PropertyNames { node: n, path });
+                out.push(Kw::PropertyNames {
+                    node: n,
+                    site: Site::open(
+                        path,
+                        "propertyNames",
+                        "propertyName",
+                        "property name must be valid",
+                    ),
+                });
             }
             "additionalProperties" => {
                 if self.track {
@@ -1557,7 +1595,7 @@ impl<'a> Compiler<'a> {
                 let mut patterns = Vec::new();
                 for p in schema_props(o.get("patternProperties")) {
                     let regex = compile_u(&p)?;
-                    patterns.push(Arc::new(Pattern::new(&p, regex)));
+                    patterns.push(Arc::new(Pattern::new(regex)));
                 }
                 let child = if v == &Value::Bool(false) {
                     Child::False
@@ -1578,7 +1616,12 @@ impl<'a> Compiler<'a> {
                     child,
                     props,
                     patterns,
-                    path,
+                    site: Site::open(
+                        path,
+                        "additionalProperties",
+                        "additionalProperty",
+                        "must NOT have additional properties",
+                    ),
                 });
             }
             "dependencies" | "dependentRequired" | "dependentSchemas" => {
@@ -1605,13 +1648,7 @@ impl<'a> Compiler<'a> {
                         if deps.is_empty() {
                             continue;
                         }
-                        let joined: Box<str> = deps
-                            .iter()
-                            .map(|d| d.as_ref())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                            .into();
-                        prop_deps.push((key.as_str().into(), deps, joined));
+                        prop_deps.push((key.as_str(), deps));
                     } else {
                         schema_deps.push((key, dv));
                     }
@@ -1622,11 +1659,14 @@ impl<'a> Compiler<'a> {
                     } else {
                         "dependentRequired"
                     };
-                    out.push(Kw::PropertyDeps {
-                        keyword,
-                        deps: prop_deps,
-                        path: path.clone(),
-                    });
+                    let deps = prop_deps
+                        .into_iter()
+                        .map(|(prop, deps)| {
+                            let sites = dependency_sites(&path, keyword, prop, &deps);
+                            (prop.into(), deps.into_iter().zip(sites).collect())
+                        })
+                        .collect();
+                    out.push(Kw::PropertyDeps { deps });
                 }
                 let mut deps = Vec::new();
                 for (key, dv) in schema_deps {
@@ -1740,7 +1780,7 @@ impl<'a> Compiler<'a> {
                             .0,
                         )
                     };
-                    patterns.push((Arc::new(Pattern::new(p, regex)), node));
+                    patterns.push((Arc::new(Pattern::new(regex)), node));
                 }
                 out.push(Kw::PatternProperties { patterns, track });
             }
@@ -1768,7 +1808,15 @@ impl<'a> Compiler<'a> {
                 };
                 cx.props = PSt::All;
                 if let Some(child) = child {
-                    out.push(Kw::UnevaluatedProperties { child, path });
+                    out.push(Kw::UnevaluatedProperties {
+                        child,
+                        site: Site::open(
+                            path,
+                            "unevaluatedProperties",
+                            "unevaluatedProperty",
+                            "must NOT have unevaluated properties",
+                        ),
+                    });
                 }
             }
             _ => {}
@@ -1801,9 +1849,12 @@ impl<'a> Compiler<'a> {
         if format.data_type().is_some() && !out.iter().any(|k| matches!(k, Kw::Format { .. })) {
             out.push(Kw::Format {
                 format,
-                params: params1("format", Value::String(name.to_owned())),
-                message: format!("must match format \"{name}\"").into(),
-                path,
+                site: Site::fixed(
+                    path,
+                    "format",
+                    params1("format", Value::String(name.to_owned())),
+                    format!("must match format \"{name}\""),
+                ),
             });
         }
         Ok(())
@@ -1838,8 +1889,12 @@ impl<'a> Compiler<'a> {
         out.push(Kw::ItemsFrom {
             start,
             child,
-            keyword,
-            path,
+            site: Site::fixed(
+                path,
+                keyword,
+                params1("limit", Value::from(start)),
+                format!("must NOT have more than {start} items"),
+            ),
         });
         Ok(())
     }
@@ -2010,4 +2065,51 @@ impl<'a> Compiler<'a> {
             items: mi,
         }))
     }
+}
+
+/// The issue `contains` reports (`minContains`, `maxContains` as the schema gives them).
+fn contains_site(path: Box<str>, min: f64, max: Option<f64>) -> SiteRef {
+    let mut params = Map::new();
+    params.insert("minContains".into(), js::number_value(min));
+    let message = match max {
+        None => format!(
+            "must contain at least {} valid item(s)",
+            js::fmt_number(min)
+        ),
+        Some(mx) => {
+            params.insert("maxContains".into(), js::number_value(mx));
+            format!(
+                "must contain at least {} and no more than {} valid item(s)",
+                js::fmt_number(min),
+                js::fmt_number(mx)
+            )
+        }
+    };
+    Site::fixed(path, "contains", params, message)
+}
+
+/// The issue each missing name of `prop`'s dependency list reports (Ajv's
+/// `{property, missingProperty, depsCount, deps}` and one message for the whole list).
+fn dependency_sites(path: &str, keyword: &str, prop: &str, deps: &[Box<str>]) -> Vec<SiteRef> {
+    let joined = deps
+        .iter()
+        .map(|d| d.as_ref())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let word = if deps.len() == 1 {
+        "property"
+    } else {
+        "properties"
+    };
+    let message = format!("must have {word} {joined} when property {prop} is present");
+    deps.iter()
+        .map(|d| {
+            let mut p = Map::new();
+            p.insert("property".into(), Value::String(prop.to_owned()));
+            p.insert("missingProperty".into(), Value::String(d.to_string()));
+            p.insert("depsCount".into(), Value::from(deps.len()));
+            p.insert("deps".into(), Value::String(joined.clone()));
+            Site::fixed(path, keyword, p, message.as_str())
+        })
+        .collect()
 }

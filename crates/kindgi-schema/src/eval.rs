@@ -3,8 +3,10 @@
 //! `default`s as Ajv's `useDefaults` does, interleaved with validation); a macro stamps out both.
 //!
 //! Nothing is allocated on the valid path: the instance path is a linked list on the stack and
-//! is only spelled out when an issue is reported.
+//! is only spelled out when an issue is reported. An issue points at its site, prepared at
+//! compile time (see [`crate::issue`]).
 
+use compact_str::CompactString;
 use serde_json::{Map, Value};
 
 use crate::Issue;
@@ -38,27 +40,41 @@ impl PathNode<'_> {
         seg: Seg::Root,
     };
 
-    /// The JSON Pointer of this location, built in one allocation: the length is summed
-    /// walking up the parents, then the segments are written back to front into a buffer of
-    /// exactly that size (no recursion, no re-encoding, no intermediate strings).
-    fn render(&self) -> String {
+    /// The JSON Pointer of this location: the length is summed walking up the parents, then
+    /// the segments are written back to front into a buffer of exactly that size (no recursion,
+    /// no re-encoding, no intermediate strings). Pointers up to 24 bytes are built on the stack
+    /// and kept inline, so most issues allocate nothing for their path.
+    pub(crate) fn render(&self) -> CompactString {
+        const INLINE: usize = 24;
         let mut len = 0;
         let mut node = Some(self);
         while let Some(n) = node {
             len += n.seg.rendered_len();
             node = n.parent;
         }
+        if len <= INLINE {
+            let mut buf = [0u8; INLINE];
+            self.write_into(&mut buf[..len]);
+            // Every segment is whole UTF-8 (keys are `&str`, the rest ASCII), so this cannot
+            // fail; the fallback keeps it panic-free anyway.
+            return CompactString::from_utf8(&buf[..len])
+                .unwrap_or_else(|_| CompactString::from(String::from_utf8_lossy(&buf[..len])));
+        }
         let mut buf = vec![0u8; len];
-        let mut end = len;
+        self.write_into(&mut buf);
+        match String::from_utf8(buf) {
+            Ok(s) => CompactString::from(s),
+            Err(e) => CompactString::from(String::from_utf8_lossy(e.as_bytes())),
+        }
+    }
+
+    fn write_into(&self, buf: &mut [u8]) {
+        let mut end = buf.len();
         let mut node = Some(self);
         while let Some(n) = node {
             end = n.seg.write_before(&mut buf[..end]);
             node = n.parent;
         }
-        // Every segment is whole UTF-8 (keys are `&str`, the rest ASCII), so this cannot fail;
-        // the fallback keeps it panic-free anyway.
-        String::from_utf8(buf)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
@@ -361,26 +377,6 @@ fn has_key(m: &Map<String, Value>, key: &str) -> bool {
     }
 }
 
-/// Params templates for the keywords whose single param is only known at run time.
-struct Templates {
-    additional_property: Map<String, Value>,
-    unevaluated_property: Map<String, Value>,
-    property_name: Map<String, Value>,
-    unique_items: Map<String, Value>,
-}
-
-static TEMPLATES: std::sync::LazyLock<Templates> = std::sync::LazyLock::new(|| {
-    let mut unique_items = Map::with_capacity(2);
-    unique_items.insert("i".into(), Value::Null);
-    unique_items.insert("j".into(), Value::Null);
-    Templates {
-        additional_property: params1("additionalProperty", Value::Null),
-        unevaluated_property: params1("unevaluatedProperty", Value::Null),
-        property_name: params1("propertyName", Value::Null),
-        unique_items,
-    }
-});
-
 /// One validation run.
 pub(crate) struct Run<'t> {
     pub tree: &'t Tree,
@@ -407,6 +403,28 @@ impl<'t> Run<'t> {
         }
     }
 
+    /// Reports an issue at a site prepared at compile time.
+    #[inline]
+    fn report(&mut self, path: &PathNode<'_>, site: &SiteRef) {
+        self.report_with(path, site, Value::Null);
+    }
+
+    /// Reports an issue at a site whose open params slot takes `fill`.
+    #[inline]
+    fn report_with(&mut self, path: &PathNode<'_>, site: &SiteRef, fill: Value) {
+        if !self.collect {
+            return;
+        }
+        if self.errors.capacity() == 0 {
+            // An invalid instance usually has a few issues: skip the 1-2-4 growth steps.
+            self.errors.reserve(8);
+        }
+        let issue = Issue::at(path.render(), site, fill, self.prop_name.as_deref());
+        self.errors.push(issue);
+    }
+
+    /// An issue whose message or params only the instance decides (`uniqueItems`,
+    /// `unevaluatedItems`, the depth limit): its site is built on the spot.
     fn issue(
         &mut self,
         path: &PathNode<'_>,
@@ -418,70 +436,8 @@ impl<'t> Run<'t> {
         if !self.collect {
             return;
         }
-        self.push(path, schema_path, keyword, params, message);
-    }
-
-    /// An issue whose params and message were prepared at compile time: they are only
-    /// cloned when issues are being collected (not inside `not`/`if`, nor for `is_valid`).
-    #[inline]
-    fn issue_ready(
-        &mut self,
-        path: &PathNode<'_>,
-        schema_path: &str,
-        keyword: &str,
-        params: &Map<String, Value>,
-        message: &str,
-    ) {
-        if !self.collect {
-            return;
-        }
-        self.push(
-            path,
-            schema_path,
-            keyword,
-            params.clone(),
-            message.to_owned(),
-        );
-    }
-
-    /// An issue with a one-entry params map from a prepared template (`{key: _}`): cloning
-    /// the template copies its hash table as is, where building the map would hash the key.
-    #[inline]
-    fn issue_with(
-        &mut self,
-        path: &PathNode<'_>,
-        schema_path: &str,
-        keyword: &str,
-        template: &Map<String, Value>,
-        value: Value,
-        message: &str,
-    ) {
-        if !self.collect {
-            return;
-        }
-        let mut params = template.clone();
-        if let Some(slot) = params.values_mut().next() {
-            *slot = value;
-        }
-        self.push(path, schema_path, keyword, params, message.to_owned());
-    }
-
-    fn push(
-        &mut self,
-        path: &PathNode<'_>,
-        schema_path: &str,
-        keyword: &str,
-        params: Map<String, Value>,
-        message: String,
-    ) {
-        self.errors.push(Issue {
-            instance_path: path.render(),
-            schema_path: schema_path.to_owned(),
-            keyword: keyword.to_owned(),
-            params,
-            message,
-            property_name: self.prop_name.clone(),
-        });
+        let site = Site::fixed(schema_path, keyword, params, message);
+        self.report(path, &site);
     }
 
     fn deep(&mut self, path: &PathNode<'_>) {
@@ -525,8 +481,8 @@ impl<'t> Run<'t> {
         let tree = self.tree;
         match &tree.nodes[id] {
             Node::True | Node::Pending => true,
-            Node::False { path: sp } => {
-                self.issue(path, sp, "false schema", Map::new(), "boolean schema is false".into());
+            Node::False { site } => {
+                self.report(path, site);
                 false
             }
             Node::Obj(o) => {
@@ -548,7 +504,7 @@ impl<'t> Run<'t> {
         let mut valid = true;
         if let Some(tc) = &o.type_check {
             if tc.at == TypeAt::Upfront && !type_ok(tc.types, data) {
-                self.issue_ready(path, &tc.path, "type", &tc.params, &tc.message);
+                self.report(path, &tc.site);
                 valid = false;
                 if !self.collect {
                     return false;
@@ -588,7 +544,7 @@ impl<'t> Run<'t> {
                 }
             } else if let Some(tc) = &o.type_check {
                 if tc.at == TypeAt::Group(bit) {
-                    self.issue_ready(path, &tc.path, "type", &tc.params, &tc.message);
+                    self.report(path, &tc.site);
                     valid = false;
                     if !self.collect {
                         return false;
@@ -625,25 +581,25 @@ impl<'t> Run<'t> {
                 }
                 ok
             }
-            Kw::Fail { path: sp, keyword, message } => {
-                self.issue(path, sp, keyword, Map::new(), (*message).to_owned());
+            Kw::Fail { site } => {
+                self.report(path, site);
                 false
             }
-            Kw::Const { value, path: sp } => {
+            Kw::Const { value, site } => {
                 if js::equal(&*data, value) {
                     return true;
                 }
-                self.issue(path, sp, "const", params1("allowedValue", value.clone()), "must be equal to constant".into());
+                self.report(path, site);
                 false
             }
-            Kw::Enum { values, param, path: sp } => {
+            Kw::Enum { values, site } => {
                 if values.iter().any(|v| js::equal(&*data, v)) {
                     return true;
                 }
-                self.issue(path, sp, "enum", params1("allowedValues", param.clone()), "must be equal to one of the allowed values".into());
+                self.report(path, site);
                 false
             }
-            Kw::Not { node, path: sp } => {
+            Kw::Not { node, site } => {
                 let before = self.errors.len();
                 let was = self.collect;
                 self.collect = false;
@@ -652,12 +608,12 @@ impl<'t> Run<'t> {
                 self.collect = was;
                 self.errors.truncate(before);
                 if ok {
-                    self.issue(path, sp, "not", Map::new(), "must NOT be valid".into());
+                    self.report(path, site);
                     return false;
                 }
                 true
             }
-            Kw::AnyOf { branches, path: sp } => {
+            Kw::AnyOf { branches, site } => {
                 let before = self.errors.len();
                 let mut any = false;
                 for b in branches {
@@ -676,10 +632,10 @@ impl<'t> Run<'t> {
                     self.errors.truncate(before);
                     return true;
                 }
-                self.issue(path, sp, "anyOf", Map::new(), "must match a schema in anyOf".into());
+                self.report(path, site);
                 false
             }
-            Kw::OneOf { branches, path: sp } => {
+            Kw::OneOf { branches, site } => {
                 let before = self.errors.len();
                 let mut valid = false;
                 let mut passing: Value = Value::Null;
@@ -722,7 +678,7 @@ impl<'t> Run<'t> {
                     self.errors.truncate(before);
                     return true;
                 }
-                self.issue(path, sp, "oneOf", params1("passingSchemas", passing), "must match exactly one schema in oneOf".into());
+                self.report_with(path, site, passing);
                 false
             }
             Kw::AllOf { branches } => {
@@ -742,7 +698,7 @@ impl<'t> Run<'t> {
                 }
                 valid
             }
-            Kw::If { cond, then, els, path: sp, merge_cond } => {
+            Kw::If { cond, then, els, sites, merge_cond } => {
                 let before = self.errors.len();
                 let was = self.collect;
                 self.collect = false;
@@ -753,7 +709,7 @@ impl<'t> Run<'t> {
                 if track {
                     apply_merge(ev, &child, merge_cond.0, merge_cond.1, c);
                 }
-                let (branch, other, name) = if c { (then, els, "then") } else { (els, then, "else") };
+                let (branch, other, site) = if c { (then, els, &sites[0]) } else { (els, then, &sites[1]) };
                 if track {
                     if let Some(o) = other {
                         skip_merge(ev, o.props, o.items);
@@ -768,38 +724,26 @@ impl<'t> Run<'t> {
                 if ok {
                     return true;
                 }
-                self.issue(
-                    path,
-                    sp,
-                    "if",
-                    params1("failingKeyword", Value::String(name.into())),
-                    format!("must match \"{name}\" schema"),
-                );
+                self.report(path, site);
                 false
             }
-            Kw::Limit { cmp, limit, params, message, path: sp } => {
+            Kw::Limit { cmp, limit, site } => {
                 let Value::Number(n) = &*data else { return true };
                 if !limit_violated(*cmp, js::num(n), *limit) {
                     return true;
                 }
-                let keyword = match cmp {
-                    Cmp::Max => "maximum",
-                    Cmp::Min => "minimum",
-                    Cmp::ExMax => "exclusiveMaximum",
-                    Cmp::ExMin => "exclusiveMinimum",
-                };
-                self.issue_ready(path, sp, keyword, params, message);
+                self.report(path, site);
                 false
             }
-            Kw::MultipleOf { by, params, message, path: sp } => {
+            Kw::MultipleOf { by, site } => {
                 let Value::Number(n) = &*data else { return true };
                 if !not_multiple(js::num(n), *by) {
                     return true;
                 }
-                self.issue_ready(path, sp, "multipleOf", params, message);
+                self.report(path, site);
                 false
             }
-            Kw::Format { format, params, message, path: sp } => {
+            Kw::Format { format, site } => {
                 let ok = match &*data {
                     Value::String(s) => format.data_type() != Some(crate::formats::FormatType::String) || format.check_str(s),
                     Value::Number(n) => format.data_type() != Some(crate::formats::FormatType::Number) || format.check_num(n),
@@ -808,10 +752,10 @@ impl<'t> Run<'t> {
                 if ok {
                     return true;
                 }
-                self.issue_ready(path, sp, "format", params, message);
+                self.report(path, site);
                 false
             }
-            Kw::FormatLimit { keyword, format, cmp, limit, path: sp } => {
+            Kw::FormatLimit { format, cmp, limit, site } => {
                 let Value::String(s) = &*data else { return true };
                 let Some(c) = format.compare(s, limit) else { return true };
                 let fail = match cmp {
@@ -823,51 +767,45 @@ impl<'t> Run<'t> {
                 if !fail {
                     return true;
                 }
-                let mut p = Map::new();
-                p.insert("comparison".into(), Value::String(cmp.ok_str().into()));
-                p.insert("limit".into(), Value::String(limit.to_string()));
-                self.issue(path, sp, keyword, p, format!("should be {} {}", cmp.ok_str(), limit));
+                self.report(path, site);
                 false
             }
-            Kw::MaxLength { limit, params, message, path: sp } | Kw::MinLength { limit, params, message, path: sp } => {
+            Kw::MaxLength { limit, site } | Kw::MinLength { limit, site } => {
                 let Value::String(s) = &*data else { return true };
                 let max = matches!(kw, Kw::MaxLength { .. });
                 let len = js::str_len(s) as f64;
                 if (max && len <= *limit) || (!max && len >= *limit) {
                     return true;
                 }
-                let keyword = if max { "maxLength" } else { "minLength" };
-                self.issue_ready(path, sp, keyword, params, message);
+                self.report(path, site);
                 false
             }
-            Kw::Pattern { pattern, path: sp } => {
+            Kw::Pattern { pattern, site } => {
                 let Value::String(s) = &*data else { return true };
                 if pattern.matches(s) {
                     return true;
                 }
-                self.issue_ready(path, sp, "pattern", &pattern.params, &pattern.message);
+                self.report(path, site);
                 false
             }
-            Kw::MaxItems { limit, params, message, path: sp } | Kw::MinItems { limit, params, message, path: sp } => {
+            Kw::MaxItems { limit, site } | Kw::MinItems { limit, site } => {
                 let Value::Array(a) = &*data else { return true };
                 let max = matches!(kw, Kw::MaxItems { .. });
                 let len = a.len() as f64;
                 if (max && len <= *limit) || (!max && len >= *limit) {
                     return true;
                 }
-                let keyword = if max { "maxItems" } else { "minItems" };
-                self.issue_ready(path, sp, keyword, params, message);
+                self.report(path, site);
                 false
             }
-            Kw::MaxProperties { limit, params, message, path: sp } | Kw::MinProperties { limit, params, message, path: sp } => {
+            Kw::MaxProperties { limit, site } | Kw::MinProperties { limit, site } => {
                 let Value::Object(m) = &*data else { return true };
                 let max = matches!(kw, Kw::MaxProperties { .. });
                 let len = m.len() as f64;
                 if (max && len <= *limit) || (!max && len >= *limit) {
                     return true;
                 }
-                let keyword = if max { "maxProperties" } else { "minProperties" };
-                self.issue_ready(path, sp, keyword, params, message);
+                self.report(path, site);
                 false
             }
             Kw::Tuple { items } => {
@@ -889,7 +827,7 @@ impl<'t> Run<'t> {
                 }
                 valid
             }
-            Kw::ItemsFrom { start, child, keyword, path: sp } => {
+            Kw::ItemsFrom { start, child, site } => {
                 if track {
                     ev.items = Items::All;
                 }
@@ -899,7 +837,7 @@ impl<'t> Run<'t> {
                         if arr.len() <= *start {
                             return true;
                         }
-                        self.issue(path, sp, keyword, params1("limit", Value::from(*start)), format!("must NOT have more than {start} items"));
+                        self.report(path, site);
                         false
                     }
                     Child::Node(node) => {
@@ -918,7 +856,7 @@ impl<'t> Run<'t> {
                     }
                 }
             }
-            Kw::Contains { node, min, max, path: sp } => {
+            Kw::Contains { node, min, max, site } => {
                 let Value::Array(arr) = data else { return true };
                 let len = arr.len();
                 let valid = match node {
@@ -965,29 +903,17 @@ impl<'t> Run<'t> {
                 if valid {
                     return true;
                 }
-                let mut p = Map::new();
-                p.insert("minContains".into(), js::number_value(*min));
-                let message = match max {
-                    None => format!("must contain at least {} valid item(s)", js::fmt_number(*min)),
-                    Some(mx) => {
-                        p.insert("maxContains".into(), js::number_value(*mx));
-                        format!("must contain at least {} and no more than {} valid item(s)", js::fmt_number(*min), js::fmt_number(*mx))
-                    }
-                };
-                self.issue(path, sp, "contains", p, message);
+                self.report(path, site);
                 false
             }
             Kw::UniqueItems { scalar_types, path: sp } => {
                 let Value::Array(arr) = &*data else { return true };
                 let Some((i, j)) = find_duplicate(arr, *scalar_types) else { return true };
-if self.collect {
-                    let mut p = TEMPLATES.unique_items.clone();
-                    let mut slots = p.values_mut();
-                    if let (Some(a), Some(b)) = (slots.next(), slots.next()) {
-                        *a = Value::from(i);
-                        *b = Value::from(j);
-                    }
-                    self.push(path, sp, "uniqueItems", p, format!("must NOT have duplicate items (items ## {j} and {i} are identical)"));
+                if self.collect {
+                    let mut p = Map::with_capacity(2);
+                    p.insert("i".into(), Value::from(i));
+                    p.insert("j".into(), Value::from(j));
+                    self.issue(path, sp, "uniqueItems", p, format!("must NOT have duplicate items (items ## {j} and {i} are identical)"));
                 }
                 false
             }
@@ -1031,7 +957,7 @@ if self.collect {
                     }
                 }
             }
-            Kw::Required { names, path: sp } => {
+            Kw::Required { names } => {
                 let Value::Object(m) = &*data else { return true };
                 let mut valid = true;
                 for n in names {
@@ -1042,11 +968,11 @@ if self.collect {
                     if !self.collect {
                         return false;
                     }
-                    self.issue_ready(path, sp, "required", &n.params, &n.message);
+                    self.report(path, &n.site);
                 }
                 valid
             }
-            Kw::PropertyNames { node, path: sp } => {
+            Kw::PropertyNames { node, site } => {
                 let Value::Object(m) = &*data else { return true };
                 let mut valid = true;
                 let keys: Vec<&String> = if js::in_js_order(m) { m.keys().collect() } else { js::ordered_keys(m.keys()) };
@@ -1056,12 +982,12 @@ if self.collect {
                         if !self.collect {
                             return false;
                         }
-                        self.issue_with(path, sp, "propertyNames", &TEMPLATES.property_name, Value::String(k.clone()), "property name must be valid");
+                        self.report_with(path, site, Value::String(k.clone()));
                     }
                 }
                 valid
             }
-            Kw::AdditionalProperties { child, props, patterns, path: sp } => {
+            Kw::AdditionalProperties { child, props, patterns, site } => {
                 if track {
                     ev.props = Props::All;
                 }
@@ -1083,14 +1009,7 @@ if self.collect {
                             if !self.collect {
                                 return false;
                             }
-                            self.issue_with(
-                                path,
-                                sp,
-                                "additionalProperties",
-                                &TEMPLATES.additional_property,
-                                Value::String(k.clone()),
-                                "must NOT have additional properties",
-                            );
+                            self.report_with(path, site, Value::String(k.clone()));
                         }
                         Child::Node(node) => {
                             let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
@@ -1106,14 +1025,14 @@ if self.collect {
                 }
                 valid
             }
-            Kw::PropertyDeps { keyword, deps, path: sp } => {
+            Kw::PropertyDeps { deps } => {
                 let Value::Object(m) = &*data else { return true };
                 let mut valid = true;
-                for (prop, list, joined) in deps {
+                for (prop, list) in deps {
                     if !(has_key(m, prop) || js::inherited(prop)) {
                         continue;
                     }
-                    for d in list {
+                    for (d, site) in list {
                         if has_key(m, d) || js::inherited(d) {
                             continue;
                         }
@@ -1121,13 +1040,7 @@ if self.collect {
                         if !self.collect {
                             return false;
                         }
-                        let mut p = Map::new();
-                        p.insert("property".into(), Value::String(prop.to_string()));
-                        p.insert("missingProperty".into(), Value::String(d.to_string()));
-                        p.insert("depsCount".into(), Value::from(list.len()));
-                        p.insert("deps".into(), Value::String(joined.to_string()));
-                        let word = if list.len() == 1 { "property" } else { "properties" };
-                        self.issue(path, sp, keyword, p, format!("must have {word} {joined} when property {prop} is present"));
+                        self.report(path, site);
                     }
                 }
                 valid
@@ -1217,7 +1130,7 @@ if self.collect {
                 }
                 valid
             }
-            Kw::UnevaluatedProperties { child, path: sp } => {
+            Kw::UnevaluatedProperties { child, site } => {
                 let evaluated = std::mem::replace(&mut ev.props, Props::All);
                 if evaluated == Props::All {
                     return true;
@@ -1237,14 +1150,7 @@ if self.collect {
                             if !self.collect {
                                 return false;
                             }
-                            self.issue_with(
-                                path,
-                                sp,
-                                "unevaluatedProperties",
-                                &TEMPLATES.unevaluated_property,
-                                Value::String(k.clone()),
-                                "must NOT have unevaluated properties",
-                            );
+                            self.report_with(path, site, Value::String(k.clone()));
                         }
                         Child::Node(node) => {
                             let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
@@ -1431,7 +1337,7 @@ mod tests {
     fn renders_deep_paths_without_recursion() {
         fn nest(depth: usize, parent: &PathNode<'_>) -> String {
             if depth == 0 {
-                return parent.render();
+                return parent.render().to_string();
             }
             let p = PathNode {
                 parent: Some(parent),

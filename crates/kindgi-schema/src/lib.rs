@@ -21,6 +21,7 @@ mod dialect;
 mod eval;
 mod formats;
 mod index;
+mod issue;
 mod js;
 mod jsregex;
 mod meta;
@@ -28,13 +29,13 @@ mod path;
 mod tree;
 mod uri;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock, RwLock};
 
 pub use dialect::Dialect;
+pub use issue::{Issue, errors_text};
 
 use compiler::{Compiler, Settings};
 use eval::{Ev, PathNode, Run};
@@ -60,36 +61,6 @@ pub enum Side {
 pub struct CompileOptions {
     pub mode: Mode,
     pub side: Side,
-}
-
-/// One validation problem, shaped exactly like an Ajv error object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Issue {
-    pub instance_path: String,
-    pub schema_path: String,
-    pub keyword: String,
-    pub params: Map<String, Value>,
-    pub message: String,
-    /// Set on issues raised inside `propertyNames`: the key being checked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub property_name: Option<String>,
-}
-
-impl std::fmt::Display for Issue {
-    /// Ajv's `errorsText` form: `data/a/b must be string`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "data{} {}", self.instance_path, self.message)
-    }
-}
-
-/// Ajv's `errorsText(errors)`: each issue as `data<instancePath> <message>`, joined by `, `.
-pub fn errors_text(issues: &[Issue]) -> String {
-    issues
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A schema that does not compile. `name` is `Error`, or `SyntaxError` for a bad regex.

@@ -1,12 +1,13 @@
 //! The compiled form of a schema: an arena of nodes, each holding its keywords already grouped
-//! in Ajv's evaluation order, with every `schemaPath` spelled out at compile time so validation
-//! only copies a string when it reports an issue.
+//! in Ajv's evaluation order, with every issue a keyword can report prepared at compile time
+//! (a shared [`Site`]: `schemaPath`, keyword, message, params) so reporting one copies a pointer.
 
 use regress::Regex;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use crate::formats::Format;
+pub(crate) use crate::issue::{Site, SiteRef};
 
 pub(crate) type NodeId = usize;
 
@@ -97,9 +98,6 @@ pub(crate) enum Child {
 #[derive(Debug)]
 pub(crate) struct Pattern {
     pub regex: Regex,
-    /// `{pattern}` and `must match pattern "…"`, prepared.
-    pub params: Map<String, Value>,
-    pub message: Box<str>,
 }
 
 /// `{key: value}`.
@@ -110,12 +108,8 @@ pub(crate) fn params1(k: &str, v: Value) -> Map<String, Value> {
 }
 
 impl Pattern {
-    pub(crate) fn new(source: &str, regex: Regex) -> Self {
-        Pattern {
-            regex,
-            params: params1("pattern", Value::String(source.to_owned())),
-            message: format!("must match pattern \"{source}\"").into(),
-        }
+    pub(crate) fn new(regex: Regex) -> Self {
+        Pattern { regex }
     }
 
     /// `regex.test(s)` (unanchored); ASCII text takes regress' faster byte path.
@@ -129,16 +123,16 @@ impl Pattern {
     }
 }
 
-/// A required name with its prepared issue parts.
+/// A required name with the issue its absence reports.
 #[derive(Debug)]
 pub(crate) struct RequiredName {
     pub name: Box<str>,
-    pub params: Map<String, Value>,
-    pub message: Box<str>,
+    pub site: SiteRef,
 }
 
-/// `property → [names]` from `dependencies`/`dependentRequired`, with the names joined by `, `.
-pub(crate) type PropertyDep = (Box<str>, Vec<Box<str>>, Box<str>);
+/// `property → [names]` from `dependencies`/`dependentRequired`, each name with the issue its
+/// absence reports.
+pub(crate) type PropertyDep = (Box<str>, Vec<(Box<str>, SiteRef)>);
 
 #[derive(Debug)]
 pub(crate) enum Kw {
@@ -155,30 +149,27 @@ pub(crate) enum Kw {
     },
     Ref(Sub),
     Fail {
-        path: Box<str>,
-        keyword: &'static str,
-        message: &'static str,
+        site: SiteRef,
     },
     Const {
         value: Value,
-        path: Box<str>,
+        site: SiteRef,
     },
     Enum {
         values: Vec<Value>,
-        param: Value,
-        path: Box<str>,
+        site: SiteRef,
     },
     Not {
         node: NodeId,
-        path: Box<str>,
+        site: SiteRef,
     },
     AnyOf {
         branches: Vec<Sub>,
-        path: Box<str>,
+        site: SiteRef,
     },
     OneOf {
         branches: Vec<Option<Sub>>,
-        path: Box<str>,
+        site: SiteRef,
     },
     AllOf {
         branches: Vec<Sub>,
@@ -187,62 +178,48 @@ pub(crate) enum Kw {
         cond: NodeId,
         then: Option<Sub>,
         els: Option<Sub>,
-        path: Box<str>,
+        /// The issue for a failing `then` and for a failing `else`.
+        sites: Box<[SiteRef; 2]>,
         merge_cond: (Merge, Merge),
     },
     Limit {
         cmp: Cmp,
         limit: f64,
-        params: Map<String, Value>,
-        message: Box<str>,
-        path: Box<str>,
+        site: SiteRef,
     },
     MultipleOf {
         by: f64,
-        params: Map<String, Value>,
-        message: Box<str>,
-        path: Box<str>,
+        site: SiteRef,
     },
     Format {
         format: Format,
-        params: Map<String, Value>,
-        message: Box<str>,
-        path: Box<str>,
+        site: SiteRef,
     },
     FormatLimit {
-        keyword: &'static str,
         format: Format,
         cmp: Cmp,
         limit: Box<str>,
-        path: Box<str>,
+        site: SiteRef,
     },
     MaxLength {
         limit: f64,
-        params: Map<String, Value>,
-        message: Box<str>,
-        path: Box<str>,
+        site: SiteRef,
     },
     MinLength {
         limit: f64,
-        params: Map<String, Value>,
-        message: Box<str>,
-        path: Box<str>,
+        site: SiteRef,
     },
     Pattern {
         pattern: Arc<Pattern>,
-        path: Box<str>,
+        site: SiteRef,
     },
     MaxItems {
         limit: f64,
-        params: Map<String, Value>,
-        message: Box<str>,
-        path: Box<str>,
+        site: SiteRef,
     },
     MinItems {
         limit: f64,
-        params: Map<String, Value>,
-        message: Box<str>,
-        path: Box<str>,
+        site: SiteRef,
     },
     /// `prefixItems` or array-form `items`.
     Tuple {
@@ -252,14 +229,14 @@ pub(crate) enum Kw {
     ItemsFrom {
         start: usize,
         child: Child,
-        keyword: &'static str,
-        path: Box<str>,
+        /// Reported when `child` is `False` and the array is longer than `start`.
+        site: SiteRef,
     },
     Contains {
         node: Option<NodeId>,
         min: f64,
         max: Option<f64>,
-        path: Box<str>,
+        site: SiteRef,
     },
     UniqueItems {
         scalar_types: Option<u8>,
@@ -272,34 +249,27 @@ pub(crate) enum Kw {
     },
     MaxProperties {
         limit: f64,
-        params: Map<String, Value>,
-        message: Box<str>,
-        path: Box<str>,
+        site: SiteRef,
     },
     MinProperties {
         limit: f64,
-        params: Map<String, Value>,
-        message: Box<str>,
-        path: Box<str>,
+        site: SiteRef,
     },
     Required {
         names: Vec<RequiredName>,
-        path: Box<str>,
     },
     PropertyNames {
         node: NodeId,
-        path: Box<str>,
+        site: SiteRef,
     },
     AdditionalProperties {
         child: Child,
         props: Vec<Box<str>>,
         patterns: Vec<Arc<Pattern>>,
-        path: Box<str>,
+        site: SiteRef,
     },
     PropertyDeps {
-        keyword: &'static str,
         deps: Vec<PropertyDep>,
-        path: Box<str>,
     },
     Properties {
         props: Vec<(Box<str>, Option<NodeId>)>,
@@ -314,7 +284,7 @@ pub(crate) enum Kw {
     },
     UnevaluatedProperties {
         child: Child,
-        path: Box<str>,
+        site: SiteRef,
     },
 }
 
@@ -330,9 +300,7 @@ pub(crate) enum TypeAt {
 pub(crate) struct TypeCheck {
     pub types: u8,
     pub at: TypeAt,
-    pub params: Map<String, Value>,
-    pub message: Box<str>,
-    pub path: Box<str>,
+    pub site: SiteRef,
 }
 
 /// Defaults filled into an object (or an array, draft-07 tuple form) before its keywords run.
@@ -360,7 +328,7 @@ pub(crate) enum Node {
     True,
     /// `false`: reports "boolean schema is false" at this path.
     False {
-        path: Box<str>,
+        site: SiteRef,
     },
     Obj(Box<ObjNode>),
     /// Placeholder while a recursive function is being compiled.

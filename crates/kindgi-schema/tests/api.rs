@@ -30,7 +30,7 @@ fn input_side_fills_defaults_even_when_invalid() {
     let mut x = json!({});
     let issues = v.validate_in_place(&mut x).unwrap_err();
     assert_eq!(x, json!({"a": 1}));
-    assert_eq!(issues[0].message, "must have required property 'b'");
+    assert_eq!(issues[0].message(), "must have required property 'b'");
     // `validate` never changes anything and does not see defaults.
     let v_out = compile(&schema, PACK_OUT).unwrap();
     assert!(!v_out.fills_defaults());

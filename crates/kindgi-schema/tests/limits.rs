@@ -68,8 +68,8 @@ fn instance_nested_ten_thousand_levels_gets_an_issue() {
     let deep = nested_array(10_000);
     let issues = v.validate(&deep).unwrap_err();
     assert_eq!(issues.len(), 1, "{issues:?}");
-    assert_eq!(issues[0].keyword, "maxDepth");
-    assert!(issues[0].message.contains("nested too deeply"));
+    assert_eq!(issues[0].keyword(), "maxDepth");
+    assert!(issues[0].message().contains("nested too deeply"));
     assert!(!v.is_valid(&deep));
     // Shallow enough instances still validate normally.
     let ok = nested_array(100);
@@ -94,7 +94,7 @@ fn deep_instance_against_permissive_schemas_is_fine() {
             .is_valid(&pair)
     );
     let issues = v.validate(&pair).unwrap_err();
-    assert_eq!(issues[0].keyword, "uniqueItems");
+    assert_eq!(issues[0].keyword(), "uniqueItems");
     drop_deep(pair);
     drop_deep(deep);
 }
@@ -105,7 +105,7 @@ fn self_reference_without_progress_stops() {
     for opts in [PACK_OUT, MCP_OUT] {
         let v = compile(&json!({"$ref": "#"}), opts).unwrap();
         let issues = v.validate(&json!(1)).unwrap_err();
-        assert_eq!(issues.last().unwrap().keyword, "maxDepth");
+        assert_eq!(issues.last().unwrap().keyword(), "maxDepth");
     }
     let v = compile(&json!({"allOf": [{"$ref": "#"}]}), MCP_OUT).unwrap();
     assert!(!v.is_valid(&json!({})));

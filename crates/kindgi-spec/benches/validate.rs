@@ -69,7 +69,7 @@ impl SchemaEngine for CachedEngine {
             Ok(()) => vec![],
             Err(issues) => issues
                 .into_iter()
-                .map(|i| Problem::new(i.instance_path, i.message))
+                .map(|i| Problem::new(i.instance_path(), i.message()))
                 .collect(),
         }
     }

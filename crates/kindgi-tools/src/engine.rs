@@ -117,7 +117,7 @@ impl SchemaEngine for ToolSchemaEngine {
                 Ok(()) => Vec::new(),
                 Err(issues) => issues
                     .into_iter()
-                    .map(|issue| Problem::new(issue.instance_path, issue.message))
+                    .map(|issue| Problem::new(issue.instance_path(), issue.message()))
                     .collect(),
             },
             Err(e) => vec![Problem::new(

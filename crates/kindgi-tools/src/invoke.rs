@@ -225,7 +225,7 @@ fn prepare_env(
 fn join_messages(issues: &[Issue]) -> String {
     issues
         .iter()
-        .map(|i| i.message.as_str())
+        .map(|i| i.message())
         .collect::<Vec<_>>()
         .join("; ")
 }

@@ -126,7 +126,7 @@ async fn typed_tool_derives_strict_schemas_and_runs() {
         .await
         .unwrap_err();
     assert_eq!(err.code, InvokeErrorCode::InputValidationFailed);
-    assert_eq!(err.errors[0].instance_path, "/customer_id");
+    assert_eq!(err.errors[0].instance_path(), "/customer_id");
     let err = tool
         .invoke(
             &json!({"customer_id":"c","limit":-1}),
@@ -775,12 +775,12 @@ async fn derived_schemas_of_many_serde_shapes_define_and_validate() {
         .await
         .unwrap_err();
     assert_eq!(err.code, InvokeErrorCode::InputValidationFailed);
-    assert_eq!(err.errors[0].instance_path, "/bytes/0");
+    assert_eq!(err.errors[0].instance_path(), "/bytes/0");
     let err = tool
         .invoke(&with(input, "surprise", json!(1)), ToolContext::for_test())
         .await
         .unwrap_err();
-    assert_eq!(err.errors[0].keyword, "additionalProperties");
+    assert_eq!(err.errors[0].keyword(), "additionalProperties");
 }
 
 #[test]

@@ -99,10 +99,10 @@ async fn wrong_input_type_is_input_validation_failed() {
         .unwrap_err();
     assert_eq!(err.code, InvokeErrorCode::InputValidationFailed);
     assert_eq!(err.tool_id, "test.echo");
-    let issue = err.errors.iter().find(|i| i.keyword == "type").unwrap();
-    assert_eq!(issue.instance_path, "/msg");
-    assert_eq!(issue.params["type"], "string");
-    assert_eq!(issue.message, "must be string");
+    let issue = err.errors.iter().find(|i| i.keyword() == "type").unwrap();
+    assert_eq!(issue.instance_path(), "/msg");
+    assert_eq!(issue.params()["type"], "string");
+    assert_eq!(issue.message(), "must be string");
 }
 
 #[tokio::test]
@@ -130,10 +130,14 @@ async fn missing_required_is_input_validation_failed_and_handler_not_called() {
         err.message,
         "Input for tool \"test.echo\" failed validation"
     );
-    let issue = err.errors.iter().find(|i| i.keyword == "required").unwrap();
-    assert_eq!(issue.instance_path, "");
-    assert_eq!(issue.params["missingProperty"], "msg");
-    assert_eq!(issue.message, "must have required property 'msg'");
+    let issue = err
+        .errors
+        .iter()
+        .find(|i| i.keyword() == "required")
+        .unwrap();
+    assert_eq!(issue.instance_path(), "");
+    assert_eq!(issue.params()["missingProperty"], "msg");
+    assert_eq!(issue.message(), "must have required property 'msg'");
     assert!(
         !*called.lock().unwrap(),
         "the handler must not run on invalid input"
@@ -154,8 +158,8 @@ async fn closed_schema_refuses_extra_properties() {
         .unwrap_err();
     assert_eq!(err.code, InvokeErrorCode::InputValidationFailed);
     let issue = &err.errors[0];
-    assert_eq!(issue.keyword, "additionalProperties");
-    assert_eq!(issue.params["additionalProperty"], "extra");
+    assert_eq!(issue.keyword(), "additionalProperties");
+    assert_eq!(issue.params()["additionalProperty"], "extra");
 }
 
 fn wrong_output_tool() -> Tool {
@@ -554,7 +558,7 @@ async fn mcp_draft07_tool_validates_in_its_dialect() {
         .await
         .unwrap_err();
     assert_eq!(err.code, InvokeErrorCode::InputValidationFailed);
-    assert_eq!(err.errors[0].keyword, "enum");
+    assert_eq!(err.errors[0].keyword(), "enum");
     let err = weather_tool(json!("warm"))
         .invoke(&json!({"location":"Chicago"}), ToolContext::for_test())
         .await

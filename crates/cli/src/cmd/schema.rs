@@ -139,14 +139,16 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             if n == 1 { "" } else { "s" }
         );
         for issue in &issues {
-            let at = if issue.instance_path.is_empty() {
+            let at = if issue.instance_path().is_empty() {
                 "(root)"
             } else {
-                &issue.instance_path
+                issue.instance_path()
             };
             println!(
                 "    {at}: {} ({} at {})",
-                issue.message, issue.keyword, issue.schema_path
+                issue.message(),
+                issue.keyword(),
+                issue.schema_path()
             );
         }
     }

@@ -582,12 +582,12 @@ pub(crate) async fn run_check(
             if let Err(issues) = validator.validate(&config) {
                 let mut message = format!("Check \"{id}\" config failed validation");
                 if let Some(first) = issues.first() {
-                    if !first.instance_path.is_empty() {
+                    if !first.instance_path().is_empty() {
                         message.push_str(" at ");
-                        message.push_str(&first.instance_path);
+                        message.push_str(first.instance_path());
                     }
                     message.push_str(": ");
-                    message.push_str(&first.message);
+                    message.push_str(first.message());
                 }
                 let mut err =
                     CallError::new(ErrorCode::InputValidationFailed, message).about(&target);

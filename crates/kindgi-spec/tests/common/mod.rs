@@ -65,7 +65,7 @@ impl SchemaEngine for RealEngine {
             Ok(()) => vec![],
             Err(issues) => issues
                 .into_iter()
-                .map(|i| Problem::new(i.instance_path, i.message))
+                .map(|i| Problem::new(i.instance_path(), i.message()))
                 .collect(),
         }
     }

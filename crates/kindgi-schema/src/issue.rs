@@ -1,0 +1,351 @@
+//! Validation issues, shaped exactly like Ajv's error objects, and cheap to report.
+//!
+//! Almost everything in an Ajv error is fixed by the schema: the `schemaPath`, the keyword, the
+//! message and most params (`{type: "string"}`, `{missingProperty: "name"}`, `{limit: 5}`). The
+//! compiler prepares those once per keyword as a shared [`Site`]; reporting an issue copies a
+//! pointer to its site and spells out the instance path (inline, without allocating, for paths
+//! up to 24 bytes). A site may leave one params slot open for a value only the instance knows
+//! (`additionalProperty`, `propertyName`, `unevaluatedProperty`, `passingSchemas`); the issue
+//! carries that value. Everything else is read through the site.
+//!
+//! An invalid instance thus costs about one allocation per issue (often none), where owning
+//! four strings and a params map cost ten.
+
+use compact_str::CompactString;
+use serde::ser::{SerializeMap, SerializeStruct};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// The schema-side half of an issue, prepared when the schema compiles.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Site {
+    pub schema_path: Box<str>,
+    pub keyword: Box<str>,
+    pub message: Box<str>,
+    pub params: Map<String, Value>,
+    /// The params entry (by position) whose value each issue supplies.
+    pub slot: Option<usize>,
+}
+
+/// A prepared site, shared by the compiled schema and every issue reported at it.
+pub(crate) type SiteRef = Arc<Site>;
+
+impl Site {
+    /// A site whose params are all known at compile time.
+    pub(crate) fn fixed(
+        schema_path: impl Into<Box<str>>,
+        keyword: &str,
+        params: Map<String, Value>,
+        message: impl Into<Box<str>>,
+    ) -> SiteRef {
+        Arc::new(Site {
+            schema_path: schema_path.into(),
+            keyword: keyword.into(),
+            message: message.into(),
+            params,
+            slot: None,
+        })
+    }
+
+    /// A site whose only param, `key`, is supplied by each issue.
+    pub(crate) fn open(
+        schema_path: impl Into<Box<str>>,
+        keyword: &str,
+        key: &str,
+        message: impl Into<Box<str>>,
+    ) -> SiteRef {
+        let mut params = Map::with_capacity(1);
+        params.insert(key.to_owned(), Value::Null);
+        Arc::new(Site {
+            schema_path: schema_path.into(),
+            keyword: keyword.into(),
+            message: message.into(),
+            params,
+            slot: Some(0),
+        })
+    }
+}
+
+/// One validation problem, shaped exactly like an Ajv error object: `instancePath`,
+/// `schemaPath`, `keyword`, `params`, `message` (and `propertyName` inside `propertyNames`).
+///
+/// Serializes to (and deserializes from) that JSON shape. Cloning is cheap.
+#[derive(Clone)]
+pub struct Issue {
+    instance_path: CompactString,
+    site: SiteRef,
+    /// The value of the site's open params slot (`Null` when the site has none).
+    fill: Value,
+    property_name: Option<Box<str>>,
+}
+
+impl Issue {
+    /// An issue from its parts, for issues that do not come from a compiled schema (a pack's
+    /// reply, a test, a hand-made check).
+    pub fn new(
+        instance_path: impl AsRef<str>,
+        schema_path: impl Into<Box<str>>,
+        keyword: &str,
+        params: Map<String, Value>,
+        message: impl Into<Box<str>>,
+    ) -> Issue {
+        Issue {
+            instance_path: CompactString::new(instance_path.as_ref()),
+            site: Site::fixed(schema_path, keyword, params, message),
+            fill: Value::Null,
+            property_name: None,
+        }
+    }
+
+    /// The same issue, raised while checking the property name `name` (`propertyNames`).
+    #[must_use]
+    pub fn with_property_name(mut self, name: impl Into<Box<str>>) -> Issue {
+        self.property_name = Some(name.into());
+        self
+    }
+
+    pub(crate) fn at(
+        instance_path: CompactString,
+        site: &SiteRef,
+        fill: Value,
+        property_name: Option<&str>,
+    ) -> Issue {
+        Issue {
+            instance_path,
+            site: Arc::clone(site),
+            fill,
+            property_name: property_name.map(Into::into),
+        }
+    }
+
+    /// Where in the instance: a JSON Pointer (`""` for the root, `/a/0/b`).
+    pub fn instance_path(&self) -> &str {
+        &self.instance_path
+    }
+
+    /// Where in the schema: `#/properties/a/type`.
+    pub fn schema_path(&self) -> &str {
+        &self.site.schema_path
+    }
+
+    /// The keyword that failed (`type`, `required`, …).
+    pub fn keyword(&self) -> &str {
+        &self.site.keyword
+    }
+
+    /// Ajv's message: `must be string`.
+    pub fn message(&self) -> &str {
+        &self.site.message
+    }
+
+    /// Set on issues raised inside `propertyNames`: the key being checked.
+    pub fn property_name(&self) -> Option<&str> {
+        self.property_name.as_deref()
+    }
+
+    /// The keyword's params, in Ajv's order (`{type: "string"}`).
+    pub fn params(&self) -> Cow<'_, Map<String, Value>> {
+        match self.site.slot {
+            None => Cow::Borrowed(&self.site.params),
+            Some(slot) => Cow::Owned(
+                self.params_iter()
+                    .enumerate()
+                    .map(|(i, (k, v))| {
+                        (
+                            k.clone(),
+                            if i == slot {
+                                self.fill.clone()
+                            } else {
+                                v.clone()
+                            },
+                        )
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    /// One param by name, without building the map.
+    pub fn param(&self, key: &str) -> Option<&Value> {
+        let (i, (_, v)) = self
+            .params_iter()
+            .enumerate()
+            .find(|(_, (k, _))| *k == key)?;
+        Some(if self.site.slot == Some(i) {
+            &self.fill
+        } else {
+            v
+        })
+    }
+
+    fn params_iter(&self) -> serde_json::map::Iter<'_> {
+        self.site.params.iter()
+    }
+}
+
+impl std::fmt::Debug for Issue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Issue");
+        d.field("instance_path", &self.instance_path())
+            .field("schema_path", &self.schema_path())
+            .field("keyword", &self.keyword())
+            .field("params", &self.params())
+            .field("message", &self.message());
+        if let Some(p) = self.property_name() {
+            d.field("property_name", &p);
+        }
+        d.finish()
+    }
+}
+
+impl PartialEq for Issue {
+    fn eq(&self, other: &Self) -> bool {
+        self.instance_path == other.instance_path
+            && self.schema_path() == other.schema_path()
+            && self.keyword() == other.keyword()
+            && self.message() == other.message()
+            && self.property_name == other.property_name
+            && ((Arc::ptr_eq(&self.site, &other.site) && self.fill == other.fill)
+                || self.params() == other.params())
+    }
+}
+
+impl std::fmt::Display for Issue {
+    /// Ajv's `errorsText` form: `data/a/b must be string`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "data{} {}", self.instance_path(), self.message())
+    }
+}
+
+/// The params written in place, with the open slot filled (no map is built).
+struct ParamsOut<'a>(&'a Issue);
+
+impl Serialize for ParamsOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let issue = self.0;
+        let mut m = s.serialize_map(Some(issue.site.params.len()))?;
+        for (i, (k, v)) in issue.params_iter().enumerate() {
+            let v = if issue.site.slot == Some(i) {
+                &issue.fill
+            } else {
+                v
+            };
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for Issue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let n = if self.property_name.is_some() { 6 } else { 5 };
+        let mut st = s.serialize_struct("Issue", n)?;
+        st.serialize_field("instancePath", self.instance_path())?;
+        st.serialize_field("schemaPath", self.schema_path())?;
+        st.serialize_field("keyword", self.keyword())?;
+        st.serialize_field("params", &ParamsOut(self))?;
+        st.serialize_field("message", self.message())?;
+        if let Some(p) = self.property_name() {
+            st.serialize_field("propertyName", p)?;
+        }
+        st.end()
+    }
+}
+
+/// The JSON shape, for reading issues other processes report.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct IssueWire {
+    instance_path: String,
+    schema_path: String,
+    keyword: String,
+    #[serde(default)]
+    params: Map<String, Value>,
+    message: String,
+    #[serde(default)]
+    property_name: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Issue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = IssueWire::deserialize(d)?;
+        let issue = Issue::new(
+            w.instance_path,
+            w.schema_path,
+            &w.keyword,
+            w.params,
+            w.message,
+        );
+        Ok(match w.property_name {
+            Some(p) => issue.with_property_name(p),
+            None => issue,
+        })
+    }
+}
+
+/// Ajv's `errorsText(errors)`: each issue as `data<instancePath> <message>`, joined by `, `.
+pub fn errors_text(issues: &[Issue]) -> String {
+    let mut out = String::new();
+    for (i, issue) in issues.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str("data");
+        out.push_str(issue.instance_path());
+        out.push(' ');
+        out.push_str(issue.message());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_open_slot_is_filled_wherever_params_are_read() {
+        let site = Site::open(
+            "#/additionalProperties",
+            "additionalProperties",
+            "additionalProperty",
+            "must NOT have additional properties",
+        );
+        let issue = Issue::at(CompactString::new("/a"), &site, json!("extra"), None);
+        assert_eq!(issue.param("additionalProperty"), Some(&json!("extra")));
+        assert_eq!(issue.params()["additionalProperty"], "extra");
+        assert_eq!(
+            serde_json::to_value(&issue).unwrap(),
+            json!({"instancePath": "/a", "schemaPath": "#/additionalProperties", "keyword": "additionalProperties",
+                   "params": {"additionalProperty": "extra"}, "message": "must NOT have additional properties"})
+        );
+        let back: Issue = serde_json::from_value(serde_json::to_value(&issue).unwrap()).unwrap();
+        assert_eq!(back, issue);
+        assert_eq!(
+            back.to_string(),
+            "data/a must NOT have additional properties"
+        );
+    }
+
+    #[test]
+    fn property_names_round_trip() {
+        let issue = Issue::new(
+            "",
+            "#/propertyNames/pattern",
+            "pattern",
+            Map::new(),
+            "must match",
+        )
+        .with_property_name("Bad");
+        let v = serde_json::to_value(&issue).unwrap();
+        assert_eq!(v["propertyName"], "Bad");
+        let back: Issue = serde_json::from_value(v).unwrap();
+        assert_eq!(back.property_name(), Some("Bad"));
+        assert_eq!(
+            errors_text(&[issue.clone(), issue]),
+            "data must match, data must match"
+        );
+    }
+}
