@@ -1480,7 +1480,7 @@ impl<'a> Compiler<'a> {
                     .fold(0u8, |a, b| a | b);
                 out.push(Kw::UniqueItems {
                     scalar_types: scalar.then_some(bits),
-                    path,
+                    site: Site::pair(path),
                 });
             }
             "maxContains" | "minContains" if !o.contains_key("contains") && strict => {

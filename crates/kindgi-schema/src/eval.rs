@@ -6,10 +6,10 @@
 //! is only spelled out when an issue is reported. An issue points at its site, prepared at
 //! compile time (see [`crate::issue`]).
 
-use compact_str::CompactString;
 use serde_json::{Map, Value};
 
 use crate::Issue;
+use crate::issue::{Fill, InstancePath};
 use crate::js;
 use crate::tree::params1;
 use crate::tree::*;
@@ -20,6 +20,9 @@ pub(crate) const MAX_EVAL_DEPTH: usize = 2048;
 /// Stack head-room kept before recursing, and the size of each extra stack segment.
 pub(crate) const STACK_RED_ZONE: usize = 128 * 1024;
 pub(crate) const STACK_GROW: usize = 2 * 1024 * 1024;
+
+/// How many evaluation levels pass between two checks of the remaining stack.
+const STACK_CHECK_EVERY: usize = if cfg!(debug_assertions) { 1 } else { 8 };
 
 /// A step of the instance path, linked to its parent.
 pub(crate) struct PathNode<'p> {
@@ -40,90 +43,113 @@ impl PathNode<'_> {
         seg: Seg::Root,
     };
 
-    /// The JSON Pointer of this location: the length is summed walking up the parents, then
-    /// the segments are written back to front into a buffer of exactly that size (no recursion,
-    /// no re-encoding, no intermediate strings). Pointers up to 24 bytes are built on the stack
-    /// and kept inline, so most issues allocate nothing for their path.
-    pub(crate) fn render(&self) -> CompactString {
-        const INLINE: usize = 24;
+    /// The JSON Pointer of this location. The segments are gathered walking up the parents
+    /// (into a stack array for paths up to 16 segments), then copied front to back — into the
+    /// issue itself, without allocating, when the pointer fits there.
+    pub(crate) fn render(&self) -> InstancePath {
+        const SHORT: usize = 16;
+        let mut segs: [Seg<'_>; SHORT] = [Seg::Root; SHORT];
+        let mut n = 0;
         let mut len = 0;
+        let mut plain = true;
         let mut node = Some(self);
-        while let Some(n) = node {
-            len += n.seg.rendered_len();
-            node = n.parent;
+        while let Some(p) = node {
+            if !matches!(p.seg, Seg::Root) {
+                if n == SHORT {
+                    return InstancePath::Heap(self.render_string().into());
+                }
+                segs[n] = p.seg;
+                n += 1;
+                len += 1 + match p.seg {
+                    Seg::Key(k) => k.len(),
+                    Seg::Index(i) => decimal_len(i),
+                    Seg::Root => 0,
+                };
+                plain &= !matches!(p.seg, Seg::Key(k) if needs_escape(k));
+            }
+            node = p.parent;
         }
-        if len <= INLINE {
-            let mut buf = [0u8; INLINE];
-            self.write_into(&mut buf[..len]);
-            // Every segment is whole UTF-8 (keys are `&str`, the rest ASCII), so this cannot
-            // fail; the fallback keeps it panic-free anyway.
-            return CompactString::from_utf8(&buf[..len])
-                .unwrap_or_else(|_| CompactString::from(String::from_utf8_lossy(&buf[..len])));
+        if !plain || len > InstancePath::INLINE {
+            return InstancePath::Heap(self.render_string().into());
         }
-        let mut buf = vec![0u8; len];
-        self.write_into(&mut buf);
-        match String::from_utf8(buf) {
-            Ok(s) => CompactString::from(s),
-            Err(e) => CompactString::from(String::from_utf8_lossy(e.as_bytes())),
+        let mut buf = [0u8; InstancePath::INLINE];
+        let mut at = 0;
+        for seg in segs[..n].iter().rev() {
+            buf[at] = b'/';
+            at += 1;
+            match *seg {
+                Seg::Key(k) => {
+                    buf[at..at + k.len()].copy_from_slice(k.as_bytes());
+                    at += k.len();
+                }
+                Seg::Index(i) => {
+                    let d = decimal_len(i);
+                    write_decimal(&mut buf[at..at + d], i);
+                    at += d;
+                }
+                Seg::Root => {}
+            }
         }
+        InstancePath::Inline(at as u8, buf)
     }
 
-    fn write_into(&self, buf: &mut [u8]) {
-        let mut end = buf.len();
+    /// The pointer as a `String` (long or escaped paths; no depth limit, no recursion).
+    #[cold]
+    pub(crate) fn render_string(&self) -> String {
+        let mut segs = Vec::new();
         let mut node = Some(self);
-        while let Some(n) = node {
-            end = n.seg.write_before(&mut buf[..end]);
-            node = n.parent;
+        while let Some(p) = node {
+            segs.push(p.seg);
+            node = p.parent;
         }
+        let mut out = String::new();
+        for seg in segs.iter().rev() {
+            match *seg {
+                Seg::Root => {}
+                Seg::Key(k) => {
+                    out.push('/');
+                    let mut rest = k;
+                    while let Some(at) = rest.find(['~', '/']) {
+                        out.push_str(&rest[..at]);
+                        out.push_str(if rest.as_bytes()[at] == b'~' {
+                            "~0"
+                        } else {
+                            "~1"
+                        });
+                        rest = &rest[at + 1..];
+                    }
+                    out.push_str(rest);
+                }
+                Seg::Index(i) => {
+                    out.push('/');
+                    push_decimal(&mut out, i);
+                }
+            }
+        }
+        out
     }
 }
 
-impl Seg<'_> {
-    /// Bytes this segment adds to the pointer (`/` plus the escaped key or the index).
-    #[inline]
-    fn rendered_len(&self) -> usize {
-        match *self {
-            Seg::Root => 0,
-            Seg::Key(k) => 1 + k.len() + k.bytes().filter(|b| matches!(b, b'~' | b'/')).count(),
-            Seg::Index(i) => 1 + decimal_len(i),
-        }
-    }
+#[inline]
+fn needs_escape(k: &str) -> bool {
+    k.bytes().any(|b| matches!(b, b'~' | b'/'))
+}
 
-    /// Writes the segment at the end of `buf`; returns where it starts.
-    #[inline]
-    fn write_before(&self, buf: &mut [u8]) -> usize {
-        let mut end = buf.len();
-        match *self {
-            Seg::Root => return end,
-            Seg::Key(k) => {
-                for &b in k.as_bytes().iter().rev() {
-                    match b {
-                        b'~' => {
-                            buf[end - 2..end].copy_from_slice(b"~0");
-                            end -= 2;
-                        }
-                        b'/' => {
-                            buf[end - 2..end].copy_from_slice(b"~1");
-                            end -= 2;
-                        }
-                        _ => {
-                            buf[end - 1] = b;
-                            end -= 1;
-                        }
-                    }
-                }
-            }
-            Seg::Index(mut i) => loop {
-                buf[end - 1] = b'0' + (i % 10) as u8;
-                end -= 1;
-                i /= 10;
-                if i == 0 {
-                    break;
-                }
-            },
-        }
-        buf[end - 1] = b'/';
-        end - 1
+/// Writes `i` in decimal into exactly `buf` (`buf.len()` is its digit count).
+#[inline]
+fn write_decimal(buf: &mut [u8], mut i: usize) {
+    for slot in buf.iter_mut().rev() {
+        *slot = b'0' + (i % 10) as u8;
+        i /= 10;
+    }
+}
+
+fn push_decimal(out: &mut String, i: usize) {
+    let mut digits = [0u8; 20];
+    let d = decimal_len(i);
+    write_decimal(&mut digits[..d], i);
+    for &c in &digits[..d] {
+        out.push(char::from(c));
     }
 }
 
@@ -406,18 +432,18 @@ impl<'t> Run<'t> {
     /// Reports an issue at a site prepared at compile time.
     #[inline]
     fn report(&mut self, path: &PathNode<'_>, site: &SiteRef) {
-        self.report_with(path, site, Value::Null);
+        self.report_with(path, site, Fill::None);
     }
 
     /// Reports an issue at a site whose open params slot takes `fill`.
     #[inline]
-    fn report_with(&mut self, path: &PathNode<'_>, site: &SiteRef, fill: Value) {
+    fn report_with(&mut self, path: &PathNode<'_>, site: &SiteRef, fill: Fill) {
         if !self.collect {
             return;
         }
         if self.errors.capacity() == 0 {
-            // An invalid instance usually has a few issues: skip the 1-2-4 growth steps.
-            self.errors.reserve(8);
+            // An invalid instance usually has a few issues: skip the small growth steps.
+            self.errors.reserve(16);
         }
         let issue = Issue::at(path.render(), site, fill, self.prop_name.as_deref());
         self.errors.push(issue);
@@ -492,8 +518,14 @@ impl<'t> Run<'t> {
                     self.deep(path);
                     return false;
                 }
-                // Deep schemas recurse deeply: grow the stack instead of overflowing it.
-                let ok = stacker::maybe_grow(STACK_RED_ZONE, STACK_GROW, || self.$obj(o, data, path, ev));
+                // Deep schemas recurse deeply: grow the stack instead of overflowing it. An
+                // optimised level takes a few KiB at most, so checking every 8th stays well inside
+                // the red zone; unoptimised builds have far bigger frames and check every level.
+                let ok = if self.depth % STACK_CHECK_EVERY == 0 {
+                    stacker::maybe_grow(STACK_RED_ZONE, STACK_GROW, || self.$obj(o, data, path, ev))
+                } else {
+                    self.$obj(o, data, path, ev)
+                };
                 self.depth -= 1;
                 ok
             }
@@ -678,7 +710,7 @@ impl<'t> Run<'t> {
                     self.errors.truncate(before);
                     return true;
                 }
-                self.report_with(path, site, passing);
+                self.report_with(path, site, Fill::Value(passing));
                 false
             }
             Kw::AllOf { branches } => {
@@ -906,15 +938,10 @@ impl<'t> Run<'t> {
                 self.report(path, site);
                 false
             }
-            Kw::UniqueItems { scalar_types, path: sp } => {
+            Kw::UniqueItems { scalar_types, site } => {
                 let Value::Array(arr) = &*data else { return true };
                 let Some((i, j)) = find_duplicate(arr, *scalar_types) else { return true };
-                if self.collect {
-                    let mut p = Map::with_capacity(2);
-                    p.insert("i".into(), Value::from(i));
-                    p.insert("j".into(), Value::from(j));
-                    self.issue(path, sp, "uniqueItems", p, format!("must NOT have duplicate items (items ## {j} and {i} are identical)"));
-                }
+                self.report_with(path, site, Fill::Pair(i, j));
                 false
             }
             Kw::UnevaluatedItems { child, at, path: sp } => {
@@ -982,7 +1009,7 @@ impl<'t> Run<'t> {
                         if !self.collect {
                             return false;
                         }
-                        self.report_with(path, site, Value::String(k.clone()));
+                        self.report_with(path, site, Fill::Value(Value::String(k.clone())));
                     }
                 }
                 valid
@@ -1009,7 +1036,7 @@ impl<'t> Run<'t> {
                             if !self.collect {
                                 return false;
                             }
-                            self.report_with(path, site, Value::String(k.clone()));
+                            self.report_with(path, site, Fill::Value(Value::String(k.clone())));
                         }
                         Child::Node(node) => {
                             let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
@@ -1150,7 +1177,7 @@ impl<'t> Run<'t> {
                             if !self.collect {
                                 return false;
                             }
-                            self.report_with(path, site, Value::String(k.clone()));
+                            self.report_with(path, site, Fill::Value(Value::String(k.clone())));
                         }
                         Child::Node(node) => {
                             let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
@@ -1308,7 +1335,7 @@ mod tests {
 
     #[test]
     fn renders_instance_paths_as_json_pointers() {
-        assert_eq!(PathNode::ROOT.render(), "");
+        assert_eq!(PathNode::ROOT.render().as_str(), "");
         let a = PathNode {
             parent: Some(&PathNode::ROOT),
             seg: Seg::Key("a/b~c"),
@@ -1325,19 +1352,30 @@ mod tests {
             parent: Some(&z),
             seg: Seg::Key("prénom"),
         };
-        assert_eq!(e.render(), "/a~1b~0c/1207/0/prénom");
+        assert_eq!(e.render().as_str(), "/a~1b~0c/1207/0/prénom");
+        assert_eq!(i.render().as_str(), "/a~1b~0c/1207");
+        let short = PathNode {
+            parent: Some(&PathNode::ROOT),
+            seg: Seg::Key("prénom"),
+        };
+        let short_i = PathNode {
+            parent: Some(&short),
+            seg: Seg::Index(42),
+        };
+        assert!(matches!(short_i.render(), InstancePath::Inline(..)));
+        assert_eq!(short_i.render().as_str(), "/prénom/42");
         let empty = PathNode {
             parent: Some(&PathNode::ROOT),
             seg: Seg::Key(""),
         };
-        assert_eq!(empty.render(), "/");
+        assert_eq!(empty.render().as_str(), "/");
     }
 
     #[test]
     fn renders_deep_paths_without_recursion() {
         fn nest(depth: usize, parent: &PathNode<'_>) -> String {
             if depth == 0 {
-                return parent.render().to_string();
+                return parent.render().as_str().to_owned();
             }
             let p = PathNode {
                 parent: Some(parent),

@@ -11,12 +11,45 @@
 //! An invalid instance thus costs about one allocation per issue (often none), where owning
 //! four strings and a params map cost ten.
 
-use compact_str::CompactString;
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
+
+/// An instance path (a JSON Pointer). Up to [`InstancePath::INLINE`] bytes it lives inside the
+/// issue, so reporting an issue at a short path allocates nothing.
+#[derive(Clone)]
+pub(crate) enum InstancePath {
+    Inline(u8, [u8; InstancePath::INLINE]),
+    Heap(Box<str>),
+}
+
+impl InstancePath {
+    pub(crate) const INLINE: usize = 22;
+
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            // Written only from whole `&str` segments and ASCII, so always UTF-8.
+            InstancePath::Inline(len, buf) => {
+                std::str::from_utf8(&buf[..usize::from(*len)]).unwrap_or_default()
+            }
+            InstancePath::Heap(s) => s,
+        }
+    }
+}
+
+impl From<&str> for InstancePath {
+    fn from(s: &str) -> Self {
+        if s.len() <= InstancePath::INLINE {
+            let mut buf = [0u8; InstancePath::INLINE];
+            buf[..s.len()].copy_from_slice(s.as_bytes());
+            InstancePath::Inline(s.len() as u8, buf)
+        } else {
+            InstancePath::Heap(s.into())
+        }
+    }
+}
 
 /// The schema-side half of an issue, prepared when the schema compiles.
 #[derive(Debug, PartialEq)]
@@ -25,8 +58,27 @@ pub(crate) struct Site {
     pub keyword: Box<str>,
     pub message: Box<str>,
     pub params: Map<String, Value>,
-    /// The params entry (by position) whose value each issue supplies.
-    pub slot: Option<usize>,
+    /// What each issue supplies.
+    pub slot: Slot,
+}
+
+/// The part of a site each issue fills in.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Slot {
+    /// Nothing: the site is the whole issue.
+    None,
+    /// The value of the params entry at this position.
+    Open(usize),
+    /// `uniqueItems`: params `{i, j}` and the message naming both.
+    Pair,
+}
+
+/// What an issue adds to its site.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Fill {
+    None,
+    Value(Value),
+    Pair(usize, usize),
 }
 
 /// A prepared site, shared by the compiled schema and every issue reported at it.
@@ -45,7 +97,7 @@ impl Site {
             keyword: keyword.into(),
             message: message.into(),
             params,
-            slot: None,
+            slot: Slot::None,
         })
     }
 
@@ -63,9 +115,28 @@ impl Site {
             keyword: keyword.into(),
             message: message.into(),
             params,
-            slot: Some(0),
+            slot: Slot::Open(0),
         })
     }
+
+    /// The `uniqueItems` site: `{i, j}` and the message come with each issue.
+    pub(crate) fn pair(schema_path: impl Into<Box<str>>) -> SiteRef {
+        let mut params = Map::with_capacity(2);
+        params.insert("i".to_owned(), Value::Null);
+        params.insert("j".to_owned(), Value::Null);
+        Arc::new(Site {
+            schema_path: schema_path.into(),
+            keyword: "uniqueItems".into(),
+            message: "".into(),
+            params,
+            slot: Slot::Pair,
+        })
+    }
+}
+
+/// `must NOT have duplicate items (items ## j and i are identical)`.
+fn unique_items_message(i: usize, j: usize) -> String {
+    format!("must NOT have duplicate items (items ## {j} and {i} are identical)")
 }
 
 /// One validation problem, shaped exactly like an Ajv error object: `instancePath`,
@@ -74,10 +145,10 @@ impl Site {
 /// Serializes to (and deserializes from) that JSON shape. Cloning is cheap.
 #[derive(Clone)]
 pub struct Issue {
-    instance_path: CompactString,
+    instance_path: InstancePath,
     site: SiteRef,
-    /// The value of the site's open params slot (`Null` when the site has none).
-    fill: Value,
+    /// What this issue adds to its site (see [`Slot`]).
+    fill: Fill,
     property_name: Option<Box<str>>,
 }
 
@@ -92,9 +163,9 @@ impl Issue {
         message: impl Into<Box<str>>,
     ) -> Issue {
         Issue {
-            instance_path: CompactString::new(instance_path.as_ref()),
+            instance_path: InstancePath::from(instance_path.as_ref()),
             site: Site::fixed(schema_path, keyword, params, message),
-            fill: Value::Null,
+            fill: Fill::None,
             property_name: None,
         }
     }
@@ -107,9 +178,9 @@ impl Issue {
     }
 
     pub(crate) fn at(
-        instance_path: CompactString,
+        instance_path: InstancePath,
         site: &SiteRef,
-        fill: Value,
+        fill: Fill,
         property_name: Option<&str>,
     ) -> Issue {
         Issue {
@@ -122,7 +193,7 @@ impl Issue {
 
     /// Where in the instance: a JSON Pointer (`""` for the root, `/a/0/b`).
     pub fn instance_path(&self) -> &str {
-        &self.instance_path
+        self.instance_path.as_str()
     }
 
     /// Where in the schema: `#/properties/a/type`.
@@ -136,8 +207,11 @@ impl Issue {
     }
 
     /// Ajv's message: `must be string`.
-    pub fn message(&self) -> &str {
-        &self.site.message
+    pub fn message(&self) -> Cow<'_, str> {
+        match (&self.site.slot, &self.fill) {
+            (Slot::Pair, Fill::Pair(i, j)) => Cow::Owned(unique_items_message(*i, *j)),
+            _ => Cow::Borrowed(&self.site.message),
+        }
     }
 
     /// Set on issues raised inside `propertyNames`: the key being checked.
@@ -147,41 +221,26 @@ impl Issue {
 
     /// The keyword's params, in Ajv's order (`{type: "string"}`).
     pub fn params(&self) -> Cow<'_, Map<String, Value>> {
-        match self.site.slot {
-            None => Cow::Borrowed(&self.site.params),
-            Some(slot) => Cow::Owned(
-                self.params_iter()
-                    .enumerate()
-                    .map(|(i, (k, v))| {
-                        (
-                            k.clone(),
-                            if i == slot {
-                                self.fill.clone()
-                            } else {
-                                v.clone()
-                            },
-                        )
-                    })
-                    .collect(),
-            ),
+        if self.site.slot == Slot::None {
+            return Cow::Borrowed(&self.site.params);
         }
+        Cow::Owned(
+            self.site
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, (k, v))| (k.clone(), self.param_at(i, v)))
+                .collect(),
+        )
     }
 
-    /// One param by name, without building the map.
-    pub fn param(&self, key: &str) -> Option<&Value> {
-        let (i, (_, v)) = self
-            .params_iter()
-            .enumerate()
-            .find(|(_, (k, _))| *k == key)?;
-        Some(if self.site.slot == Some(i) {
-            &self.fill
-        } else {
-            v
-        })
-    }
-
-    fn params_iter(&self) -> serde_json::map::Iter<'_> {
-        self.site.params.iter()
+    /// The value of the params entry at `index` (whose compiled value is `compiled`).
+    fn param_at(&self, index: usize, compiled: &Value) -> Value {
+        match (&self.site.slot, &self.fill) {
+            (Slot::Open(at), Fill::Value(v)) if *at == index => v.clone(),
+            (Slot::Pair, Fill::Pair(i, j)) => Value::from(if index == 0 { *i } else { *j }),
+            _ => compiled.clone(),
+        }
     }
 }
 
@@ -202,13 +261,12 @@ impl std::fmt::Debug for Issue {
 
 impl PartialEq for Issue {
     fn eq(&self, other: &Self) -> bool {
-        self.instance_path == other.instance_path
+        self.instance_path() == other.instance_path()
             && self.schema_path() == other.schema_path()
             && self.keyword() == other.keyword()
-            && self.message() == other.message()
             && self.property_name == other.property_name
             && ((Arc::ptr_eq(&self.site, &other.site) && self.fill == other.fill)
-                || self.params() == other.params())
+                || (self.message() == other.message() && self.params() == other.params()))
     }
 }
 
@@ -219,20 +277,22 @@ impl std::fmt::Display for Issue {
     }
 }
 
-/// The params written in place, with the open slot filled (no map is built).
+/// The params written in place, with the issue's values filled in (no map is built).
 struct ParamsOut<'a>(&'a Issue);
 
 impl Serialize for ParamsOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let issue = self.0;
         let mut m = s.serialize_map(Some(issue.site.params.len()))?;
-        for (i, (k, v)) in issue.params_iter().enumerate() {
-            let v = if issue.site.slot == Some(i) {
-                &issue.fill
-            } else {
-                v
-            };
-            m.serialize_entry(k, v)?;
+        for (i, (k, v)) in issue.site.params.iter().enumerate() {
+            match (&issue.site.slot, &issue.fill) {
+                (Slot::None, _) => m.serialize_entry(k, v)?,
+                (Slot::Open(at), Fill::Value(fill)) if *at == i => m.serialize_entry(k, fill)?,
+                (Slot::Pair, Fill::Pair(a, b)) => {
+                    m.serialize_entry(k, if i == 0 { a } else { b })?;
+                }
+                _ => m.serialize_entry(k, v)?,
+            }
         }
         m.end()
     }
@@ -246,7 +306,7 @@ impl Serialize for Issue {
         st.serialize_field("schemaPath", self.schema_path())?;
         st.serialize_field("keyword", self.keyword())?;
         st.serialize_field("params", &ParamsOut(self))?;
-        st.serialize_field("message", self.message())?;
+        st.serialize_field("message", &self.message())?;
         if let Some(p) = self.property_name() {
             st.serialize_field("propertyName", p)?;
         }
@@ -295,7 +355,7 @@ pub fn errors_text(issues: &[Issue]) -> String {
         out.push_str("data");
         out.push_str(issue.instance_path());
         out.push(' ');
-        out.push_str(issue.message());
+        out.push_str(&issue.message());
     }
     out
 }
@@ -313,8 +373,12 @@ mod tests {
             "additionalProperty",
             "must NOT have additional properties",
         );
-        let issue = Issue::at(CompactString::new("/a"), &site, json!("extra"), None);
-        assert_eq!(issue.param("additionalProperty"), Some(&json!("extra")));
+        let issue = Issue::at(
+            InstancePath::from("/a"),
+            &site,
+            Fill::Value(json!("extra")),
+            None,
+        );
         assert_eq!(issue.params()["additionalProperty"], "extra");
         assert_eq!(
             serde_json::to_value(&issue).unwrap(),
@@ -327,6 +391,24 @@ mod tests {
             back.to_string(),
             "data/a must NOT have additional properties"
         );
+    }
+
+    #[test]
+    fn unique_items_issues_carry_both_indexes() {
+        let site = Site::pair("#/uniqueItems");
+        let issue = Issue::at(InstancePath::from("/tags"), &site, Fill::Pair(0, 2), None);
+        assert_eq!(
+            issue.message(),
+            "must NOT have duplicate items (items ## 2 and 0 are identical)"
+        );
+        assert_eq!(
+            *issue.params(),
+            *json!({"i": 0, "j": 2}).as_object().unwrap()
+        );
+        let v = serde_json::to_value(&issue).unwrap();
+        assert_eq!(v["params"], json!({"i": 0, "j": 2}));
+        let back: Issue = serde_json::from_value(v).unwrap();
+        assert_eq!(back, issue);
     }
 
     #[test]

@@ -240,7 +240,7 @@ pub(crate) enum Kw {
     },
     UniqueItems {
         scalar_types: Option<u8>,
-        path: Box<str>,
+        site: SiteRef,
     },
     UnevaluatedItems {
         child: Child,

@@ -587,7 +587,7 @@ pub(crate) async fn run_check(
                         message.push_str(first.instance_path());
                     }
                     message.push_str(": ");
-                    message.push_str(first.message());
+                    message.push_str(&first.message());
                 }
                 let mut err =
                     CallError::new(ErrorCode::InputValidationFailed, message).about(&target);
