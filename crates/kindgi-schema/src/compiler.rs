@@ -1331,7 +1331,7 @@ impl<'a> Compiler<'a> {
                 };
                 let regex = compile_u(p)?;
                 out.push(Kw::Pattern {
-                    pattern: Arc::new(Pattern::new(regex)),
+                    pattern: Arc::new(Pattern::new(p, regex)),
                     site: Site::fixed(
                         path,
                         "pattern",
@@ -1595,7 +1595,7 @@ impl<'a> Compiler<'a> {
                 let mut patterns = Vec::new();
                 for p in schema_props(o.get("patternProperties")) {
                     let regex = compile_u(&p)?;
-                    patterns.push(Arc::new(Pattern::new(regex)));
+                    patterns.push(Arc::new(Pattern::new(&p, regex)));
                 }
                 let child = if v == &Value::Bool(false) {
                     Child::False
@@ -1780,7 +1780,7 @@ impl<'a> Compiler<'a> {
                             .0,
                         )
                     };
-                    patterns.push((Arc::new(Pattern::new(regex)), node));
+                    patterns.push((Arc::new(Pattern::new(p, regex)), node));
                 }
                 out.push(Kw::PatternProperties { patterns, track });
             }

@@ -286,6 +286,17 @@ fn is_function(m: &Map<String, Value>) -> bool {
     m.len() == 1 && m.contains_key(FUNCTION_KEY)
 }
 
+/// Where a type group comes in Ajv's order (number, string, array, object).
+#[inline]
+fn group_pos(bit: u8) -> usize {
+    match bit {
+        ty::NUMBER => 0,
+        ty::STRING => 1,
+        ty::ARRAY => 2,
+        _ => 3,
+    }
+}
+
 #[inline]
 fn type_ok(types: u8, v: &Value) -> bool {
     match v {
@@ -501,7 +512,7 @@ impl<'t> Run<'t> {
 }
 
 macro_rules! evaluator {
-    ($node:ident, $obj:ident, $kw:ident, $($m:tt)?) => {
+    ($node:ident, $obj:ident, $kw:ident, $cold:ident, $($m:tt)?) => {
 impl<'t> Run<'t> {
     pub(crate) fn $node(&mut self, id: NodeId, data: &$($m)? Value, path: &PathNode<'_>, ev: &mut Ev) -> bool {
         let tree = self.tree;
@@ -521,6 +532,7 @@ impl<'t> Run<'t> {
                 // Deep schemas recurse deeply: grow the stack instead of overflowing it. An
                 // optimised level takes a few KiB at most, so checking every 8th stays well inside
                 // the red zone; unoptimised builds have far bigger frames and check every level.
+                #[allow(clippy::modulo_one)] // 1 in unoptimised builds: check every level
                 let ok = if self.depth % STACK_CHECK_EVERY == 0 {
                     stacker::maybe_grow(STACK_RED_ZONE, STACK_GROW, || self.$obj(o, data, path, ev))
                 } else {
@@ -551,36 +563,51 @@ impl<'t> Run<'t> {
                 }
             }
         }
-        let groups: [(&Option<Vec<Kw>>, u8); 4] =
-            [(&o.number, ty::NUMBER), (&o.string, ty::STRING), (&o.array, ty::ARRAY), (&o.object, ty::OBJECT)];
-        for (kws, bit) in groups {
-            let Some(kws) = kws else { continue };
-            let matches = match &*data {
-                Value::Number(_) => bit == ty::NUMBER,
-                Value::String(_) => bit == ty::STRING,
-                Value::Array(_) => bit == ty::ARRAY,
-                Value::Object(m) => bit == ty::OBJECT && !is_function(m),
-                _ => false,
-            };
-            if matches {
-                if let Some(d) = &o.defaults {
-                    evaluator!(@defaults self, d, data, $($m)?);
+        // At most one type group applies to the data: find it directly. A `type` that is one
+        // group's (`TypeAt::Group`) is reported at that group's turn in Ajv's order — before or
+        // after the data's own group.
+        let (at, kws) = match &*data {
+            Value::Number(_) => (0, &o.number),
+            Value::String(_) => (1, &o.string),
+            Value::Array(_) => (2, &o.array),
+            Value::Object(m) if !is_function(m) => (3, &o.object),
+            _ => (4, &None),
+        };
+        let late_type = match &o.type_check {
+            Some(tc) => match tc.at {
+                TypeAt::Group(bit) => {
+                    let pos = group_pos(bit);
+                    (pos != at).then_some((pos, tc))
                 }
-                for kw in kws {
-                    if !self.$kw(kw, &$($m)? *data, path, ev) {
-                        valid = false;
-                        if !self.collect {
-                            return false;
-                        }
-                    }
+                TypeAt::Upfront => None,
+            },
+            None => None,
+        };
+        if let Some((pos, tc)) = late_type {
+            if pos < at || kws.is_none() {
+                self.report(path, &tc.site);
+                valid = false;
+                if !self.collect {
+                    return false;
                 }
-            } else if let Some(tc) = &o.type_check {
-                if tc.at == TypeAt::Group(bit) {
-                    self.report(path, &tc.site);
+            }
+        }
+        if let Some(kws) = kws {
+            if let Some(d) = &o.defaults {
+                evaluator!(@defaults self, d, data, $($m)?);
+            }
+            for kw in kws {
+                if !self.$kw(kw, &$($m)? *data, path, ev) {
                     valid = false;
                     if !self.collect {
                         return false;
                     }
+                }
+            }
+            if let Some((pos, tc)) = late_type {
+                if pos > at {
+                    self.report(path, &tc.site);
+                    valid = false;
                 }
             }
         }
@@ -588,6 +615,243 @@ impl<'t> Run<'t> {
     }
 
     fn $kw(&mut self, kw: &'t Kw, data: &$($m)? Value, path: &PathNode<'_>, ev: &mut Ev) -> bool {
+        let track = self.tree.track;
+        match kw {
+            Kw::Ref(sub) => {
+                let mut child = Ev::default();
+                let ok = self.$node(sub.node, data, path, &mut child);
+                if track {
+                    apply_merge(ev, &child, sub.props, sub.items, ok);
+                }
+                ok
+            }
+            Kw::Const { value, site } => {
+                if js::equal(&*data, value) {
+                    return true;
+                }
+                self.report(path, site);
+                false
+            }
+            Kw::Enum { values, site } => {
+                if values.iter().any(|v| js::equal(&*data, v)) {
+                    return true;
+                }
+                self.report(path, site);
+                false
+            }
+            Kw::Limit { cmp, limit, site } => {
+                let Value::Number(n) = &*data else { return true };
+                if !limit_violated(*cmp, js::num(n), *limit) {
+                    return true;
+                }
+                self.report(path, site);
+                false
+            }
+            Kw::MultipleOf { by, site } => {
+                let Value::Number(n) = &*data else { return true };
+                if !not_multiple(js::num(n), *by) {
+                    return true;
+                }
+                self.report(path, site);
+                false
+            }
+            Kw::Format { format, site } => {
+                let ok = match &*data {
+                    Value::String(s) => format.data_type() != Some(crate::formats::FormatType::String) || format.check_str(s),
+                    Value::Number(n) => format.data_type() != Some(crate::formats::FormatType::Number) || format.check_num(n),
+                    _ => true,
+                };
+                if ok {
+                    return true;
+                }
+                self.report(path, site);
+                false
+            }
+            Kw::MaxLength { limit, site } | Kw::MinLength { limit, site } => {
+                let Value::String(s) = &*data else { return true };
+                let max = matches!(kw, Kw::MaxLength { .. });
+                let len = js::str_len(s) as f64;
+                if (max && len <= *limit) || (!max && len >= *limit) {
+                    return true;
+                }
+                self.report(path, site);
+                false
+            }
+            Kw::Pattern { pattern, site } => {
+                let Value::String(s) = &*data else { return true };
+                if pattern.matches(s) {
+                    return true;
+                }
+                self.report(path, site);
+                false
+            }
+            Kw::MaxItems { limit, site } | Kw::MinItems { limit, site } => {
+                let Value::Array(a) = &*data else { return true };
+                let max = matches!(kw, Kw::MaxItems { .. });
+                let len = a.len() as f64;
+                if (max && len <= *limit) || (!max && len >= *limit) {
+                    return true;
+                }
+                self.report(path, site);
+                false
+            }
+            Kw::MaxProperties { limit, site } | Kw::MinProperties { limit, site } => {
+                let Value::Object(m) = &*data else { return true };
+                let max = matches!(kw, Kw::MaxProperties { .. });
+                let len = m.len() as f64;
+                if (max && len <= *limit) || (!max && len >= *limit) {
+                    return true;
+                }
+                self.report(path, site);
+                false
+            }
+            Kw::Tuple { items } => {
+                if track {
+                    merge_i(&mut ev.items, Items::Num(items.len()));
+                }
+                let Value::Array(arr) = data else { return true };
+                let mut valid = true;
+                for (i, (item, sch)) in arr.iter_mut_or_ref().zip(items.iter()).enumerate() {
+                    let Some(node) = sch else { continue };
+                    let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
+                    let mut child = Ev::default();
+                    if !self.$node(*node, item, &p, &mut child) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                    }
+                }
+                valid
+            }
+            Kw::ItemsFrom { start, child, site } => {
+                if track {
+                    ev.items = Items::All;
+                }
+                let Value::Array(arr) = data else { return true };
+                match child {
+                    Child::False => {
+                        if arr.len() <= *start {
+                            return true;
+                        }
+                        self.report(path, site);
+                        false
+                    }
+                    Child::Node(node) => {
+                        let mut valid = true;
+                        for (i, item) in arr.iter_mut_or_ref().enumerate().skip(*start) {
+                            let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
+                            let mut c = Ev::default();
+                            if !self.$node(*node, item, &p, &mut c) {
+                                valid = false;
+                                if !self.collect {
+                                    return false;
+                                }
+                            }
+                        }
+                        valid
+                    }
+                }
+            }
+            Kw::UniqueItems { scalar_types, site } => {
+                let Value::Array(arr) = &*data else { return true };
+                let Some((i, j)) = find_duplicate(arr, *scalar_types) else { return true };
+                self.report_with(path, site, Fill::Pair(i, j));
+                false
+            }
+            Kw::Required { names } => {
+                let Value::Object(m) = &*data else { return true };
+                let mut valid = true;
+                for n in names {
+                    if has_key(m, &n.name) || js::inherited(&n.name) {
+                        continue;
+                    }
+                    valid = false;
+                    if !self.collect {
+                        return false;
+                    }
+                    self.report(path, &n.site);
+                }
+                valid
+            }
+            Kw::AdditionalProperties { child, props, patterns, site } => {
+                if track {
+                    ev.props = Props::All;
+                }
+                let Value::Object(m) = data else { return true };
+                let declared = |k: &str| props.iter().any(|p| js::key_eq(p, k)) || patterns.iter().any(|p| p.matches(k));
+                // Order only matters when something is reported: check first, order later.
+                if m.keys().all(|k| declared(k)) {
+                    return true;
+                }
+                evaluator!(@order m, $($m)?);
+                let mut valid = true;
+                for (k, v) in m.iter_mut_or_ref() {
+                    if declared(k) {
+                        continue;
+                    }
+                    match child {
+                        Child::False => {
+                            valid = false;
+                            if !self.collect {
+                                return false;
+                            }
+                            self.report_with(path, site, Fill::Value(Value::String(k.clone())));
+                        }
+                        Child::Node(node) => {
+                            let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
+                            let mut c = Ev::default();
+                            if !self.$node(*node, v, &p, &mut c) {
+                                valid = false;
+                                if !self.collect {
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                }
+                valid
+            }
+            Kw::Properties { props, names } => {
+                if track {
+                    merge_p(&mut ev.props, &Props::Keys(names.iter().map(|n| n.to_string()).collect()));
+                }
+                let Value::Object(m) = data else { return true };
+                let mut valid = true;
+                for (name, node) in props {
+                    let Some(node) = node else { continue };
+                    let Some(v) = evaluator!(@get m, name, $($m)?) else {
+                        if js::inherited(name) {
+                            let p = PathNode { parent: Some(path), seg: Seg::Key(name) };
+                            let mut c = Ev::default();
+                            if !self.node_r(*node, &JS_FUNCTION, &p, &mut c) {
+                                valid = false;
+                                if !self.collect {
+                                    return false;
+                                }
+                            }
+                        }
+                        continue;
+                    };
+                    let p = PathNode { parent: Some(path), seg: Seg::Key(name) };
+                    let mut c = Ev::default();
+                    if !self.$node(*node, v, &p, &mut c) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                    }
+                }
+                valid
+            }
+            _ => self.$cold(kw, data, path, ev),
+        }
+    }
+
+    /// The applicators and rarer keywords, out of line: keeping them out of `$kw` keeps its
+    /// stack frame small, and `$kw` runs for every keyword of every node.
+    #[inline(never)]
+    fn $cold(&mut self, kw: &'t Kw, data: &$($m)? Value, path: &PathNode<'_>, ev: &mut Ev) -> bool {
         let track = self.tree.track;
         match kw {
             Kw::DynamicAnchor { anchor, target } => {
@@ -605,29 +869,7 @@ impl<'t> Run<'t> {
                 }
                 ok
             }
-            Kw::Ref(sub) => {
-                let mut child = Ev::default();
-                let ok = self.$node(sub.node, data, path, &mut child);
-                if track {
-                    apply_merge(ev, &child, sub.props, sub.items, ok);
-                }
-                ok
-            }
             Kw::Fail { site } => {
-                self.report(path, site);
-                false
-            }
-            Kw::Const { value, site } => {
-                if js::equal(&*data, value) {
-                    return true;
-                }
-                self.report(path, site);
-                false
-            }
-            Kw::Enum { values, site } => {
-                if values.iter().any(|v| js::equal(&*data, v)) {
-                    return true;
-                }
                 self.report(path, site);
                 false
             }
@@ -759,34 +1001,6 @@ impl<'t> Run<'t> {
                 self.report(path, site);
                 false
             }
-            Kw::Limit { cmp, limit, site } => {
-                let Value::Number(n) = &*data else { return true };
-                if !limit_violated(*cmp, js::num(n), *limit) {
-                    return true;
-                }
-                self.report(path, site);
-                false
-            }
-            Kw::MultipleOf { by, site } => {
-                let Value::Number(n) = &*data else { return true };
-                if !not_multiple(js::num(n), *by) {
-                    return true;
-                }
-                self.report(path, site);
-                false
-            }
-            Kw::Format { format, site } => {
-                let ok = match &*data {
-                    Value::String(s) => format.data_type() != Some(crate::formats::FormatType::String) || format.check_str(s),
-                    Value::Number(n) => format.data_type() != Some(crate::formats::FormatType::Number) || format.check_num(n),
-                    _ => true,
-                };
-                if ok {
-                    return true;
-                }
-                self.report(path, site);
-                false
-            }
             Kw::FormatLimit { format, cmp, limit, site } => {
                 let Value::String(s) = &*data else { return true };
                 let Some(c) = format.compare(s, limit) else { return true };
@@ -801,92 +1015,6 @@ impl<'t> Run<'t> {
                 }
                 self.report(path, site);
                 false
-            }
-            Kw::MaxLength { limit, site } | Kw::MinLength { limit, site } => {
-                let Value::String(s) = &*data else { return true };
-                let max = matches!(kw, Kw::MaxLength { .. });
-                let len = js::str_len(s) as f64;
-                if (max && len <= *limit) || (!max && len >= *limit) {
-                    return true;
-                }
-                self.report(path, site);
-                false
-            }
-            Kw::Pattern { pattern, site } => {
-                let Value::String(s) = &*data else { return true };
-                if pattern.matches(s) {
-                    return true;
-                }
-                self.report(path, site);
-                false
-            }
-            Kw::MaxItems { limit, site } | Kw::MinItems { limit, site } => {
-                let Value::Array(a) = &*data else { return true };
-                let max = matches!(kw, Kw::MaxItems { .. });
-                let len = a.len() as f64;
-                if (max && len <= *limit) || (!max && len >= *limit) {
-                    return true;
-                }
-                self.report(path, site);
-                false
-            }
-            Kw::MaxProperties { limit, site } | Kw::MinProperties { limit, site } => {
-                let Value::Object(m) = &*data else { return true };
-                let max = matches!(kw, Kw::MaxProperties { .. });
-                let len = m.len() as f64;
-                if (max && len <= *limit) || (!max && len >= *limit) {
-                    return true;
-                }
-                self.report(path, site);
-                false
-            }
-            Kw::Tuple { items } => {
-                if track {
-                    merge_i(&mut ev.items, Items::Num(items.len()));
-                }
-                let Value::Array(arr) = data else { return true };
-                let mut valid = true;
-                for (i, (item, sch)) in arr.iter_mut_or_ref().zip(items.iter()).enumerate() {
-                    let Some(node) = sch else { continue };
-                    let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
-                    let mut child = Ev::default();
-                    if !self.$node(*node, item, &p, &mut child) {
-                        valid = false;
-                        if !self.collect {
-                            return false;
-                        }
-                    }
-                }
-                valid
-            }
-            Kw::ItemsFrom { start, child, site } => {
-                if track {
-                    ev.items = Items::All;
-                }
-                let Value::Array(arr) = data else { return true };
-                match child {
-                    Child::False => {
-                        if arr.len() <= *start {
-                            return true;
-                        }
-                        self.report(path, site);
-                        false
-                    }
-                    Child::Node(node) => {
-                        let mut valid = true;
-                        for (i, item) in arr.iter_mut_or_ref().enumerate().skip(*start) {
-                            let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
-                            let mut c = Ev::default();
-                            if !self.$node(*node, item, &p, &mut c) {
-                                valid = false;
-                                if !self.collect {
-                                    return false;
-                                }
-                            }
-                        }
-                        valid
-                    }
-                }
             }
             Kw::Contains { node, min, max, site } => {
                 let Value::Array(arr) = data else { return true };
@@ -938,12 +1066,6 @@ impl<'t> Run<'t> {
                 self.report(path, site);
                 false
             }
-            Kw::UniqueItems { scalar_types, site } => {
-                let Value::Array(arr) = &*data else { return true };
-                let Some((i, j)) = find_duplicate(arr, *scalar_types) else { return true };
-                self.report_with(path, site, Fill::Pair(i, j));
-                false
-            }
             Kw::UnevaluatedItems { child, at, path: sp } => {
                 let Value::Array(arr) = data else { return true };
                 let len = arr.len();
@@ -984,21 +1106,6 @@ impl<'t> Run<'t> {
                     }
                 }
             }
-            Kw::Required { names } => {
-                let Value::Object(m) = &*data else { return true };
-                let mut valid = true;
-                for n in names {
-                    if has_key(m, &n.name) || js::inherited(&n.name) {
-                        continue;
-                    }
-                    valid = false;
-                    if !self.collect {
-                        return false;
-                    }
-                    self.report(path, &n.site);
-                }
-                valid
-            }
             Kw::PropertyNames { node, site } => {
                 let Value::Object(m) = &*data else { return true };
                 let mut valid = true;
@@ -1010,44 +1117,6 @@ impl<'t> Run<'t> {
                             return false;
                         }
                         self.report_with(path, site, Fill::Value(Value::String(k.clone())));
-                    }
-                }
-                valid
-            }
-            Kw::AdditionalProperties { child, props, patterns, site } => {
-                if track {
-                    ev.props = Props::All;
-                }
-                let Value::Object(m) = data else { return true };
-                let declared = |k: &str| props.iter().any(|p| js::key_eq(p, k)) || patterns.iter().any(|p| p.matches(k));
-                // Order only matters when something is reported: check first, order later.
-                if m.keys().all(|k| declared(k)) {
-                    return true;
-                }
-                evaluator!(@order m, $($m)?);
-                let mut valid = true;
-                for (k, v) in m.iter_mut_or_ref() {
-                    if declared(k) {
-                        continue;
-                    }
-                    match child {
-                        Child::False => {
-                            valid = false;
-                            if !self.collect {
-                                return false;
-                            }
-                            self.report_with(path, site, Fill::Value(Value::String(k.clone())));
-                        }
-                        Child::Node(node) => {
-                            let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
-                            let mut c = Ev::default();
-                            if !self.$node(*node, v, &p, &mut c) {
-                                valid = false;
-                                if !self.collect {
-                                    return false;
-                                }
-                            }
-                        }
                     }
                 }
                 valid
@@ -1068,38 +1137,6 @@ impl<'t> Run<'t> {
                             return false;
                         }
                         self.report(path, site);
-                    }
-                }
-                valid
-            }
-            Kw::Properties { props, names } => {
-                if track {
-                    merge_p(&mut ev.props, &Props::Keys(names.iter().map(|n| n.to_string()).collect()));
-                }
-                let Value::Object(m) = data else { return true };
-                let mut valid = true;
-                for (name, node) in props {
-                    let Some(node) = node else { continue };
-                    let Some(v) = evaluator!(@get m, name, $($m)?) else {
-                        if js::inherited(name) {
-                            let p = PathNode { parent: Some(path), seg: Seg::Key(name) };
-                            let mut c = Ev::default();
-                            if !self.node_r(*node, &JS_FUNCTION, &p, &mut c) {
-                                valid = false;
-                                if !self.collect {
-                                    return false;
-                                }
-                            }
-                        }
-                        continue;
-                    };
-                    let p = PathNode { parent: Some(path), seg: Seg::Key(name) };
-                    let mut c = Ev::default();
-                    if !self.$node(*node, v, &p, &mut c) {
-                        valid = false;
-                        if !self.collect {
-                            return false;
-                        }
                     }
                 }
                 valid
@@ -1193,6 +1230,8 @@ impl<'t> Run<'t> {
                 }
                 valid
             }
+            // The rest are evaluated by `$kw`.
+            _ => true,
         }
     }
 }
@@ -1326,8 +1365,8 @@ impl<'a, 'b> IterEither for &'b Entries<'a> {
     }
 }
 
-evaluator!(node_r, obj_r, kw_r,);
-evaluator!(node_m, obj_m, kw_m, mut);
+evaluator!(node_r, obj_r, kw_r, kw_cold_r,);
+evaluator!(node_m, obj_m, kw_m, kw_cold_m, mut);
 
 #[cfg(test)]
 mod tests {

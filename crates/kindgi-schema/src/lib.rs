@@ -19,6 +19,7 @@
 mod compiler;
 mod dialect;
 mod eval;
+mod fastregex;
 mod formats;
 mod index;
 mod issue;

@@ -97,7 +97,11 @@ pub(crate) enum Child {
 
 #[derive(Debug)]
 pub(crate) struct Pattern {
+    /// The exact ECMAScript engine, used when `fast` is `None`.
     pub regex: Regex,
+    /// The same pattern for the `regex` crate when it provably matches identically (see
+    /// [`crate::fastregex`]): a DFA that does not allocate per match, where regress does.
+    pub fast: Option<regex::Regex>,
 }
 
 /// `{key: value}`.
@@ -108,13 +112,19 @@ pub(crate) fn params1(k: &str, v: Value) -> Map<String, Value> {
 }
 
 impl Pattern {
-    pub(crate) fn new(regex: Regex) -> Self {
-        Pattern { regex }
+    pub(crate) fn new(source: &str, regex: Regex) -> Self {
+        Pattern {
+            regex,
+            fast: crate::fastregex::compile(source),
+        }
     }
 
     /// `regex.test(s)` (unanchored); ASCII text takes regress' faster byte path.
     #[inline]
     pub(crate) fn matches(&self, s: &str) -> bool {
+        if let Some(fast) = &self.fast {
+            return fast.is_match(s);
+        }
         if s.is_ascii() {
             self.regex.find_ascii(s).is_some()
         } else {

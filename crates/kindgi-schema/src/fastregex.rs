@@ -1,0 +1,642 @@
+//! A fast path for `pattern` / `patternProperties`: translates an ECMAScript pattern (flag `u`)
+//! into an equivalent pattern for the `regex` crate.
+//!
+//! Why: `regress` (see [`crate::jsregex`]) is exact but allocates on every match, while the
+//! `regex` crate's lazy DFA matches without allocating and is much faster. The two dialects
+//! differ in many details (`\d`, `\w`, `\s`, `.` and `\b` are Unicode-aware in `regex`, class
+//! syntax has set operations, `\-` and `{` are legal in different places...), so only a small
+//! subset whose meaning is provably identical for `RegExp.prototype.test` (an unanchored search
+//! that only asks *whether* a match exists) is translated; everything else gives `None` and the
+//! engine keeps using `regress`.
+//!
+//! Why existence is enough: without back-references and lookarounds, a JS pattern denotes a
+//! regular language, and backtracking finds a match iff one exists; laziness and the rule that a
+//! `*`-iteration may not match the empty string change *which* match is found, never *whether*
+//! one is. A Rust `&str` holds no lone surrogates, so code-point (`u`) semantics and `regex`'s
+//! scalar-value semantics see the same characters.
+
+use std::fmt::Write as _;
+
+/// Largest `{n,m}` bound translated: bigger counts blow up the `regex` automaton (and compile
+/// slowly) for no real schema's benefit, so they stay with `regress`.
+const MAX_REPEAT: u32 = 1000;
+
+/// JS `\d`: ASCII digits only (no `i` flag, so no Unicode folding either).
+const DIGIT: &[(char, char)] = &[('0', '9')];
+/// JS `\w`: ASCII word characters only.
+const WORD: &[(char, char)] = &[('0', '9'), ('A', 'Z'), ('_', '_'), ('a', 'z')];
+/// JS `\s`: WhiteSpace (TAB, VT, FF, ZWNBSP, every `Zs`) plus LineTerminator (LF, CR, LS, PS).
+/// Notably not U+0085 (NEL), which Rust's `\s` includes.
+const SPACE: &[(char, char)] = &[
+    ('\u{9}', '\u{D}'),
+    ('\u{20}', '\u{20}'),
+    ('\u{A0}', '\u{A0}'),
+    ('\u{1680}', '\u{1680}'),
+    ('\u{2000}', '\u{200A}'),
+    ('\u{2028}', '\u{2029}'),
+    ('\u{202F}', '\u{202F}'),
+    ('\u{205F}', '\u{205F}'),
+    ('\u{3000}', '\u{3000}'),
+    ('\u{FEFF}', '\u{FEFF}'),
+];
+
+/// JS `.` without the `s` flag: anything but a LineTerminator.
+const DOT: &str = r"[^\n\r\x{2028}\x{2029}]";
+
+/// The `regex` crate's equivalent of the ECMAScript pattern `js` (flag `u`), or `None` when
+/// the pattern uses anything whose meaning differs or is not handled here.
+pub(crate) fn translate(js: &str) -> Option<String> {
+    let p: Vec<char> = js.chars().collect();
+    let mut out = String::with_capacity(js.len() * 2);
+    let mut i = 0;
+    let mut depth = 0usize;
+    // Whether the previous token can take a quantifier (an atom not already quantified); JS
+    // with `u` rejects quantified assertions and double quantifiers, so we must too.
+    let mut quantifiable = false;
+    while let Some(&c) = p.get(i) {
+        i += 1;
+        match c {
+            '^' | '$' | '|' => {
+                out.push(c);
+                quantifiable = false;
+            }
+            '(' => {
+                if p.get(i) == Some(&'?') {
+                    // Only `(?:`; lookarounds and named groups are out of scope.
+                    if p.get(i + 1) != Some(&':') {
+                        return None;
+                    }
+                    i += 2;
+                }
+                // Captures are irrelevant to `test`, so every group is non-capturing.
+                out.push_str("(?:");
+                depth += 1;
+                quantifiable = false;
+            }
+            ')' => {
+                depth = depth.checked_sub(1)?;
+                out.push(')');
+                quantifiable = true;
+            }
+            '*' | '+' | '?' | '{' => {
+                if !quantifiable {
+                    return None;
+                }
+                if c == '{' {
+                    let (lo, hi) = braced(&p, &mut i)?;
+                    match hi {
+                        Some(hi) if hi == lo => write!(out, "{{{lo}}}").ok()?,
+                        Some(hi) => write!(out, "{{{lo},{hi}}}").ok()?,
+                        None => write!(out, "{{{lo},}}").ok()?,
+                    }
+                } else {
+                    out.push(c);
+                }
+                if p.get(i) == Some(&'?') {
+                    i += 1;
+                    out.push('?');
+                }
+                quantifiable = false;
+            }
+            // Lone `}` and `]` are syntax errors under `u`.
+            '}' | ']' => return None,
+            '.' => {
+                out.push_str(DOT);
+                quantifiable = true;
+            }
+            '[' => {
+                class(&p, &mut i, &mut out)?;
+                quantifiable = true;
+            }
+            '\\' => {
+                match escape(&p, &mut i, false)? {
+                    Atom::Char(ch) => push_literal(&mut out, ch),
+                    Atom::Set(neg, set) => push_set(&mut out, neg, set),
+                }
+                quantifiable = true;
+            }
+            _ => {
+                push_literal(&mut out, c);
+                quantifiable = true;
+            }
+        }
+    }
+    if depth != 0 {
+        return None;
+    }
+    Some(out)
+}
+
+/// `translate` + compile; None when either fails (e.g. size limits).
+pub(crate) fn compile(js: &str) -> Option<regex::Regex> {
+    regex::Regex::new(&translate(js)?).ok()
+}
+
+/// What an escape denotes.
+enum Atom {
+    Char(char),
+    /// A class escape: (negated, members).
+    Set(bool, &'static [(char, char)]),
+}
+
+/// Parses the escape after a `\` (at `p[*i]`). `in_class` allows `\-`, which `u` only accepts
+/// inside a class.
+fn escape(p: &[char], i: &mut usize, in_class: bool) -> Option<Atom> {
+    let c = *p.get(*i)?;
+    *i += 1;
+    let atom = match c {
+        'd' => Atom::Set(false, DIGIT),
+        'D' => Atom::Set(true, DIGIT),
+        'w' => Atom::Set(false, WORD),
+        'W' => Atom::Set(true, WORD),
+        's' => Atom::Set(false, SPACE),
+        'S' => Atom::Set(true, SPACE),
+        't' => Atom::Char('\t'),
+        'n' => Atom::Char('\n'),
+        'r' => Atom::Char('\r'),
+        'f' => Atom::Char('\u{C}'),
+        'v' => Atom::Char('\u{B}'),
+        // `\0` followed by a digit is a syntax error under `u`.
+        '0' if !p.get(*i).is_some_and(char::is_ascii_digit) => Atom::Char('\0'),
+        'x' => {
+            let v = hex_digits(p, i, 2)?;
+            Atom::Char(char::from_u32(v)?)
+        }
+        'u' if p.get(*i) == Some(&'{') => {
+            *i += 1;
+            let start = *i;
+            let mut v: u32 = 0;
+            while let Some(d) = p.get(*i).and_then(|d| d.to_digit(16)) {
+                v = v.checked_mul(16)?.checked_add(d)?;
+                if v > 0x10FFFF {
+                    return None;
+                }
+                *i += 1;
+            }
+            if *i == start || p.get(*i) != Some(&'}') {
+                return None;
+            }
+            *i += 1;
+            // `from_u32` refuses surrogates: a lone one never matches a `&str` anyway, but
+            // keeping such patterns on `regress` avoids reasoning about it.
+            Atom::Char(char::from_u32(v)?)
+        }
+        // A surrogate `\uHHHH` may pair with the next escape into one code point: not handled.
+        'u' => Atom::Char(char::from_u32(hex_digits(p, i, 4)?)?),
+        '^' | '$' | '\\' | '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|'
+        | '/' => Atom::Char(c),
+        '-' if in_class => Atom::Char('-'),
+        _ => return None,
+    };
+    Some(atom)
+}
+
+/// Exactly `n` hex digits at `p[*i]`.
+fn hex_digits(p: &[char], i: &mut usize, n: usize) -> Option<u32> {
+    let mut v = 0;
+    for _ in 0..n {
+        v = v * 16 + p.get(*i)?.to_digit(16)?;
+        *i += 1;
+    }
+    Some(v)
+}
+
+/// Parses a braced quantifier after its `{` (at `p[*i]`): `{n}`, `{n,}`, `{n,m}` as
+/// (n, Some(m) / None for unbounded). Anything else is a syntax error under `u`.
+fn braced(p: &[char], i: &mut usize) -> Option<(u32, Option<u32>)> {
+    let lo = decimal(p, i)?;
+    let hi = if p.get(*i) == Some(&',') {
+        *i += 1;
+        if p.get(*i) == Some(&'}') {
+            None
+        } else {
+            Some(decimal(p, i)?)
+        }
+    } else {
+        Some(lo)
+    };
+    if p.get(*i) != Some(&'}') {
+        return None;
+    }
+    *i += 1;
+    if hi.is_some_and(|hi| hi < lo) {
+        return None;
+    }
+    Some((lo, hi))
+}
+
+/// One or more ASCII digits at `p[*i]`, at most `MAX_REPEAT`.
+fn decimal(p: &[char], i: &mut usize) -> Option<u32> {
+    let start = *i;
+    let mut v: u32 = 0;
+    while let Some(d) = p.get(*i).and_then(|d| d.to_digit(10)) {
+        v = v.saturating_mul(10).saturating_add(d);
+        *i += 1;
+    }
+    (*i > start && v <= MAX_REPEAT).then_some(v)
+}
+
+/// Parses a class after its `[` (at `p[*i]`) and emits it with every member as `\x{HEX}`, so
+/// none of Rust's class syntax (`[`, `&&`, `--`, `~~`, `^`...) can be triggered by accident.
+fn class(p: &[char], i: &mut usize, out: &mut String) -> Option<()> {
+    let negated = p.get(*i) == Some(&'^');
+    if negated {
+        *i += 1;
+    }
+    let mut ranges: Vec<(char, char)> = Vec::new();
+    loop {
+        let c = *p.get(*i)?;
+        *i += 1;
+        if c == ']' {
+            break;
+        }
+        let first = class_atom(p, i, c)?;
+        // `-` makes a range unless it is the class's last character.
+        if p.get(*i) == Some(&'-') && p.get(*i + 1).is_some_and(|&n| n != ']') {
+            let next = p[*i + 1];
+            *i += 2;
+            let second = class_atom(p, i, next)?;
+            // Under `u`, a class escape at either end of a range is a syntax error.
+            let (Atom::Char(lo), Atom::Char(hi)) = (first, second) else {
+                return None;
+            };
+            if lo > hi {
+                return None;
+            }
+            ranges.push((lo, hi));
+        } else {
+            match first {
+                Atom::Char(ch) => ranges.push((ch, ch)),
+                // A negated class escape inside a class is not handled.
+                Atom::Set(true, _) => return None,
+                Atom::Set(false, set) => ranges.extend_from_slice(set),
+            }
+        }
+    }
+    // `[]` matches nothing and `[^]` anything; Rust spells neither this way.
+    if ranges.is_empty() {
+        return None;
+    }
+    out.push('[');
+    if negated {
+        out.push('^');
+    }
+    push_ranges(out, &ranges);
+    out.push(']');
+    Some(())
+}
+
+/// One class member starting with `c` (already consumed).
+fn class_atom(p: &[char], i: &mut usize, c: char) -> Option<Atom> {
+    if c == '\\' {
+        escape(p, i, true)
+    } else {
+        Some(Atom::Char(c))
+    }
+}
+
+fn push_literal(out: &mut String, c: char) {
+    let mut buf = [0u8; 4];
+    out.push_str(&regex::escape(c.encode_utf8(&mut buf)));
+}
+
+fn push_set(out: &mut String, negated: bool, set: &[(char, char)]) {
+    out.push('[');
+    if negated {
+        out.push('^');
+    }
+    push_ranges(out, set);
+    out.push(']');
+}
+
+fn push_ranges(out: &mut String, ranges: &[(char, char)]) {
+    for &(lo, hi) in ranges {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "\\x{{{:X}}}", u32::from(lo));
+        if hi != lo {
+            let _ = write!(out, "-\\x{{{:X}}}", u32::from(hi));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Patterns that must translate (so the differential test cannot pass vacuously).
+    const SUPPORTED: &[&str] = &[
+        // Common schema patterns.
+        r"^[a-z][a-z0-9-]*$",
+        r"^[0-9]{5}$",
+        r"^\d{3}-\d{4}$",
+        r"^[A-Z]{2,3}$",
+        r"^(foo|bar)$",
+        r"^[^\s@]+@[^\s@]+\.[^\s@]+$",
+        r"^\w+$",
+        r".+",
+        r"abc",
+        r"",
+        r"^$",
+        r"^[a-zA-Z0-9_.-]+$",
+        r"^https?://",
+        r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+        r"^\S+$",
+        r"^\s*$",
+        r"^\D+$",
+        r"^\W+$",
+        r"^x-",
+        r"^v[0-9]+(\.[0-9]+){0,2}$",
+        // Anchors and alternation.
+        r"^a|b$",
+        r"a|^b",
+        r"(^a|b)c",
+        r"^(?:a|b)+$",
+        r"a|",
+        r"|a",
+        r"()",
+        r"(|a)b",
+        r"(^)*a",
+        r"(?:)?",
+        // Quantifiers, lazy too.
+        r"^a*?$",
+        r"^a+?b",
+        r"^a??b$",
+        r"^a{2}$",
+        r"^a{2,}$",
+        r"^a{2,3}$",
+        r"^a{2,3}?$",
+        r"^a{0}$",
+        r"^a{01,002}$",
+        r"^(a*)*$",
+        r"^(a|ab)(c|bcd)(d*)$",
+        r"^((a)|b)+$",
+        r"^(?:(?:a|b)c)*d$",
+        // Dot.
+        r"^.$",
+        r"^.*$",
+        r"a.c",
+        r"^..$",
+        // Class escapes.
+        r"^\s$",
+        r"^\S$",
+        r"^\w$",
+        r"^\d$",
+        r"\d",
+        // Character escapes.
+        r"^\t\n\r\f\v$",
+        r"\n",
+        r"^\0$",
+        r"^\x41\x7a$",
+        r"^\u00e9$",
+        r"^\u{1F600}$",
+        r"^\u{00000041}$",
+        r"\^\$\\\.\*\+\?\(\)\[\]\{\}\|\/",
+        // Classes.
+        r"^[-a]$",
+        r"^[a-]$",
+        r"^[a\-z]$",
+        r"^[\]]$",
+        r"^[\^]$",
+        r"^[^^]$",
+        r"^[a^]$",
+        r"^[[]$",
+        r"^[\\]$",
+        r"^[&&a]$",
+        r"^[a&&b]$",
+        r"^[+--b]+$",
+        r"^[~~]$",
+        r"^[--a]+$",
+        r"^[a-c-e]+$",
+        r"^[\d\s]+$",
+        r"^[\w.]+$",
+        r"^[^\d]+$",
+        r"^[^\n]+$",
+        r"^[\x41-\x5A]+$",
+        r"^[\u00e0-\u00ff]+$",
+        r"^[\u{1F600}-\u{1F64F}]$",
+        r"^[😀]$",
+        r"^[é😀a]+$",
+        r"^[\t-\r]$",
+        r"^[.*+?]$",
+        r"^[(){}|$]+$",
+        r"^[ ]$",
+        r"^[#]$",
+        // Non-ASCII and astral literals.
+        r"^é$",
+        r"^😀+$",
+        r"^日本語",
+        r"a b",
+        r"#x",
+        r"^a&&b~~c--d$",
+        r"^\d{3}",
+    ];
+
+    /// Patterns that must not translate.
+    const UNSUPPORTED: &[&str] = &[
+        r"\bfoo",
+        r"\B",
+        r"(?=a)",
+        r"(?!a)",
+        r"(?<=a)b",
+        r"(?<!a)b",
+        r"(?<n>a)",
+        r"(a)\1",
+        r"\k<n>",
+        r"\p{L}",
+        r"\P{L}",
+        r"\cA",
+        r"[]",
+        r"[^]",
+        r"[\D]",
+        r"[\W]",
+        r"[\S]",
+        r"\uD83D",
+        r"\uD83D\uDE00",
+        r"\u{D800}",
+        r"\u{110000}",
+        r"\u{}",
+        r"\x4",
+        r"\u12",
+        r"\00",
+        r"\-",
+        r"\a",
+        r"\e",
+        r"[\b]",
+        r"[\d-z]",
+        r"[a-\d]",
+        r"[z-a]",
+        r"a{",
+        r"a{,3}",
+        r"a{3,2}",
+        r"a{1001}",
+        r"a{1,}}",
+        r"{",
+        r"}",
+        r"]",
+        r"*a",
+        r"a**",
+        r"a*??",
+        r"^*",
+        r"$+",
+        r"[a--b]",
+        r"(",
+        r")",
+        r"(a",
+        r"a)",
+        r"[a",
+        r"\",
+        r"(?i)a",
+    ];
+
+    const SUBJECTS: &[&str] = &[
+        "",
+        "a",
+        "b",
+        "c",
+        "d",
+        "ab",
+        "ba",
+        "abc",
+        "abcd",
+        "aa",
+        "aaa",
+        "aaaa",
+        "foo",
+        "bar",
+        "foobar",
+        "x-foo",
+        "abc-def",
+        "Abc",
+        "ABC",
+        "AB",
+        "12345",
+        "1234",
+        "123-4567",
+        "v1.2.3",
+        "a@b.c",
+        "a @b.c",
+        "https://x",
+        "0123abcd-0123-0123-0123-0123456789ab",
+        "hello world",
+        " ",
+        "\t",
+        "\n",
+        "\r",
+        "\r\n",
+        "a\nb",
+        "a\rc",
+        "a\u{2028}c",
+        "\u{2029}",
+        "\u{0B}\u{0C}",
+        "\u{A0}",
+        "\u{FEFF}",
+        "\u{85}",
+        "\u{1680}\u{2000}\u{200A}\u{202F}\u{205F}\u{3000}",
+        "\u{200B}",
+        "\0",
+        "é",
+        "café",
+        "٣",
+        "٣٤٥",
+        "😀",
+        "😀😀",
+        "a😀b",
+        "日本語テキスト",
+        "_",
+        "-",
+        "^",
+        "]",
+        "[",
+        "\\",
+        "&",
+        "~",
+        "#",
+        "a&&b~~c--d",
+        "^$\\.*+?()[]{}|/",
+        ".",
+        "Az",
+        "\u{e0}\u{ff}",
+        "\u{1F64F}",
+        "\u{1F650}",
+        "\u{10FFFF}",
+        "ac",
+        "abcbcd",
+        "abbcdd",
+    ];
+
+    #[test]
+    fn supported_patterns_translate_and_compile() {
+        for p in SUPPORTED {
+            assert!(
+                compile(p).is_some(),
+                "{p:?} should translate: {:?}",
+                translate(p)
+            );
+        }
+    }
+
+    #[test]
+    fn unsupported_patterns_are_refused() {
+        for p in UNSUPPORTED {
+            assert_eq!(translate(p), None, "{p:?} should not translate");
+        }
+    }
+
+    #[test]
+    fn differential_against_regress() {
+        let mut compared = 0usize;
+        for p in SUPPORTED.iter().chain(UNSUPPORTED) {
+            let Some(fast) = compile(p) else { continue };
+            // Anything we translate must be a valid JS pattern too.
+            let slow = crate::jsregex::compile_u(p)
+                .unwrap_or_else(|e| panic!("{p:?} translated but regress refuses: {e:?}"));
+            for s in SUBJECTS {
+                let want = slow.find(s).is_some();
+                assert_eq!(fast.is_match(s), want, "pattern {p:?} on {s:?}");
+                compared += 1;
+            }
+        }
+        assert!(compared >= 60 * 40, "only {compared} comparisons");
+    }
+
+    /// Small deterministic generator of patterns from JS tokens: for every pattern we translate,
+    /// `regress` must compile it and agree on every subject.
+    #[test]
+    fn differential_generated() {
+        const TOKENS: &[&str] = &[
+            "a", "b", "-", ".", "^", "$", "|", "(", "(?:", ")", "*", "+", "?", "{2}", "{1,2}",
+            "{0,}", "\\d", "\\w", "\\s", "\\S", "\\D", "\\W", "[a-c]", "[^a]", "[\\s-]", "[-\\w]",
+            "é", "😀", "\\n", "\\u{e9}", "[\\]^]",
+        ];
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut translated = 0usize;
+        for _ in 0..4000 {
+            let len = 1 + (next() % 7) as usize;
+            let mut p = String::new();
+            for _ in 0..len {
+                p.push_str(TOKENS[(next() % TOKENS.len() as u64) as usize]);
+            }
+            let Some(fast) = compile(&p) else { continue };
+            let slow = crate::jsregex::compile_u(&p)
+                .unwrap_or_else(|e| panic!("{p:?} translated but regress refuses: {e:?}"));
+            translated += 1;
+            for s in SUBJECTS {
+                assert_eq!(
+                    fast.is_match(s),
+                    slow.find(s).is_some(),
+                    "pattern {p:?} on {s:?}"
+                );
+            }
+        }
+        assert!(
+            translated > 500,
+            "only {translated} generated patterns translated"
+        );
+    }
+}
