@@ -43,54 +43,45 @@ impl PathNode<'_> {
         seg: Seg::Root,
     };
 
-    /// The JSON Pointer of this location. The segments are gathered walking up the parents
-    /// (into a stack array for paths up to 16 segments), then copied front to back — into the
-    /// issue itself, without allocating, when the pointer fits there.
+    /// The JSON Pointer of this location, written into the issue itself — without allocating —
+    /// when it fits there: one walk up the parents sums the length, a second writes the
+    /// segments back to front.
     pub(crate) fn render(&self) -> InstancePath {
-        const SHORT: usize = 16;
-        let mut segs: [Seg<'_>; SHORT] = [Seg::Root; SHORT];
-        let mut n = 0;
         let mut len = 0;
-        let mut plain = true;
         let mut node = Some(self);
         while let Some(p) = node {
-            if !matches!(p.seg, Seg::Root) {
-                if n == SHORT {
-                    return InstancePath::Heap(self.render_string().into());
-                }
-                segs[n] = p.seg;
-                n += 1;
-                len += 1 + match p.seg {
-                    Seg::Key(k) => k.len(),
-                    Seg::Index(i) => decimal_len(i),
-                    Seg::Root => 0,
-                };
-                plain &= !matches!(p.seg, Seg::Key(k) if needs_escape(k));
-            }
+            len += match p.seg {
+                Seg::Root => 0,
+                Seg::Key(k) if needs_escape(k) => usize::MAX / 2,
+                Seg::Key(k) => 1 + k.len(),
+                Seg::Index(i) => 1 + decimal_len(i),
+            };
             node = p.parent;
         }
-        if !plain || len > InstancePath::INLINE {
+        if len > InstancePath::INLINE {
             return InstancePath::Heap(self.render_string().into());
         }
         let mut buf = [0u8; InstancePath::INLINE];
-        let mut at = 0;
-        for seg in segs[..n].iter().rev() {
-            buf[at] = b'/';
-            at += 1;
-            match *seg {
+        let mut end = len;
+        let mut node = Some(self);
+        while let Some(p) = node {
+            match p.seg {
+                Seg::Root => {}
                 Seg::Key(k) => {
-                    buf[at..at + k.len()].copy_from_slice(k.as_bytes());
-                    at += k.len();
+                    buf[end - k.len()..end].copy_from_slice(k.as_bytes());
+                    end -= k.len() + 1;
+                    buf[end] = b'/';
                 }
                 Seg::Index(i) => {
                     let d = decimal_len(i);
-                    write_decimal(&mut buf[at..at + d], i);
-                    at += d;
+                    write_decimal(&mut buf[end - d..end], i);
+                    end -= d + 1;
+                    buf[end] = b'/';
                 }
-                Seg::Root => {}
             }
+            node = p.parent;
         }
-        InstancePath::Inline(at as u8, buf)
+        InstancePath::Inline(len as u8, buf)
     }
 
     /// The pointer as a `String` (long or escaped paths; no depth limit, no recursion).

@@ -148,9 +148,18 @@ pub struct Issue {
     instance_path: InstancePath,
     site: SiteRef,
     /// What this issue adds to its site (see [`Slot`]).
+    /// What few issues carry beyond their site, boxed so the common issue stays 40 bytes.
+    extra: Option<Box<Extra>>,
+}
+
+#[derive(Clone, PartialEq)]
+struct Extra {
+    /// What this issue adds to its site (see [`Slot`]).
     fill: Fill,
     property_name: Option<Box<str>>,
 }
+
+static NO_FILL: Fill = Fill::None;
 
 impl Issue {
     /// An issue from its parts, for issues that do not come from a compiled schema (a pack's
@@ -165,15 +174,23 @@ impl Issue {
         Issue {
             instance_path: InstancePath::from(instance_path.as_ref()),
             site: Site::fixed(schema_path, keyword, params, message),
-            fill: Fill::None,
-            property_name: None,
+            extra: None,
         }
     }
 
     /// The same issue, raised while checking the property name `name` (`propertyNames`).
     #[must_use]
     pub fn with_property_name(mut self, name: impl Into<Box<str>>) -> Issue {
-        self.property_name = Some(name.into());
+        let name = Some(name.into());
+        match &mut self.extra {
+            Some(extra) => extra.property_name = name,
+            None => {
+                self.extra = Some(Box::new(Extra {
+                    fill: Fill::None,
+                    property_name: name,
+                }))
+            }
+        }
         self
     }
 
@@ -186,8 +203,13 @@ impl Issue {
         Issue {
             instance_path,
             site: Arc::clone(site),
-            fill,
-            property_name: property_name.map(Into::into),
+            extra: match (fill, property_name) {
+                (Fill::None, None) => None,
+                (fill, name) => Some(Box::new(Extra {
+                    fill,
+                    property_name: name.map(Into::into),
+                })),
+            },
         }
     }
 
@@ -208,7 +230,7 @@ impl Issue {
 
     /// Ajv's message: `must be string`.
     pub fn message(&self) -> Cow<'_, str> {
-        match (&self.site.slot, &self.fill) {
+        match (&self.site.slot, self.fill()) {
             (Slot::Pair, Fill::Pair(i, j)) => Cow::Owned(unique_items_message(*i, *j)),
             _ => Cow::Borrowed(&self.site.message),
         }
@@ -216,7 +238,11 @@ impl Issue {
 
     /// Set on issues raised inside `propertyNames`: the key being checked.
     pub fn property_name(&self) -> Option<&str> {
-        self.property_name.as_deref()
+        self.extra.as_ref().and_then(|e| e.property_name.as_deref())
+    }
+
+    fn fill(&self) -> &Fill {
+        self.extra.as_ref().map_or(&NO_FILL, |e| &e.fill)
     }
 
     /// The keyword's params, in Ajv's order (`{type: "string"}`).
@@ -236,7 +262,7 @@ impl Issue {
 
     /// The value of the params entry at `index` (whose compiled value is `compiled`).
     fn param_at(&self, index: usize, compiled: &Value) -> Value {
-        match (&self.site.slot, &self.fill) {
+        match (&self.site.slot, self.fill()) {
             (Slot::Open(at), Fill::Value(v)) if *at == index => v.clone(),
             (Slot::Pair, Fill::Pair(i, j)) => Value::from(if index == 0 { *i } else { *j }),
             _ => compiled.clone(),
@@ -264,8 +290,8 @@ impl PartialEq for Issue {
         self.instance_path() == other.instance_path()
             && self.schema_path() == other.schema_path()
             && self.keyword() == other.keyword()
-            && self.property_name == other.property_name
-            && ((Arc::ptr_eq(&self.site, &other.site) && self.fill == other.fill)
+            && self.property_name() == other.property_name()
+            && ((Arc::ptr_eq(&self.site, &other.site) && self.fill() == other.fill())
                 || (self.message() == other.message() && self.params() == other.params()))
     }
 }
@@ -285,7 +311,7 @@ impl Serialize for ParamsOut<'_> {
         let issue = self.0;
         let mut m = s.serialize_map(Some(issue.site.params.len()))?;
         for (i, (k, v)) in issue.site.params.iter().enumerate() {
-            match (&issue.site.slot, &issue.fill) {
+            match (&issue.site.slot, issue.fill()) {
                 (Slot::None, _) => m.serialize_entry(k, v)?,
                 (Slot::Open(at), Fill::Value(fill)) if *at == i => m.serialize_entry(k, fill)?,
                 (Slot::Pair, Fill::Pair(a, b)) => {
@@ -300,7 +326,7 @@ impl Serialize for ParamsOut<'_> {
 
 impl Serialize for Issue {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let n = if self.property_name.is_some() { 6 } else { 5 };
+        let n = if self.property_name().is_some() { 6 } else { 5 };
         let mut st = s.serialize_struct("Issue", n)?;
         st.serialize_field("instancePath", self.instance_path())?;
         st.serialize_field("schemaPath", self.schema_path())?;
@@ -409,6 +435,11 @@ mod tests {
         assert_eq!(v["params"], json!({"i": 0, "j": 2}));
         let back: Issue = serde_json::from_value(v).unwrap();
         assert_eq!(back, issue);
+    }
+
+    #[test]
+    fn common_issues_stay_small() {
+        assert_eq!(std::mem::size_of::<Issue>(), 40);
     }
 
     #[test]
