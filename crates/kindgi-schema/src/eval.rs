@@ -434,20 +434,31 @@ impl<'t> Run<'t> {
     /// Reports an issue at a site prepared at compile time.
     #[inline]
     fn report(&mut self, path: &PathNode<'_>, site: &SiteRef) {
-        self.report_with(path, site, Fill::None);
+        if !self.collect {
+            return;
+        }
+        if self.prop_name.is_some() {
+            return self.report_with(path, site, Fill::None);
+        }
+        self.push_issue(Issue::plain(path.render(), site));
     }
 
-    /// Reports an issue at a site whose open params slot takes `fill`.
-    #[inline]
+    /// Reports an issue at a site that takes something from the instance (`fill`).
+    #[inline(never)]
     fn report_with(&mut self, path: &PathNode<'_>, site: &SiteRef, fill: Fill) {
         if !self.collect {
             return;
         }
+        let issue = Issue::at(path.render(), site, fill, self.prop_name.as_deref());
+        self.push_issue(issue);
+    }
+
+    #[inline]
+    fn push_issue(&mut self, issue: Issue) {
         if self.errors.capacity() == 0 {
             // An invalid instance usually has a few issues: skip the small growth steps.
             self.errors.reserve(16);
         }
-        let issue = Issue::at(path.render(), site, fill, self.prop_name.as_deref());
         self.errors.push(issue);
     }
 

@@ -15,6 +15,8 @@
 //! one is. A Rust `&str` holds no lone surrogates, so code-point (`u`) semantics and `regex`'s
 //! scalar-value semantics see the same characters.
 
+use regex_automata::dfa::{Automaton, dense};
+use regex_automata::{Anchored, Input};
 use std::fmt::Write as _;
 
 /// Largest `{n,m}` bound translated: bigger counts blow up the `regex` automaton (and compile
@@ -128,8 +130,64 @@ pub(crate) fn translate(js: &str) -> Option<String> {
 }
 
 /// `translate` + compile; None when either fails (e.g. size limits).
-pub(crate) fn compile(js: &str) -> Option<regex::Regex> {
-    regex::Regex::new(&translate(js)?).ok()
+pub(crate) fn compile(js: &str) -> Option<FastRegex> {
+    let translated = translate(js)?;
+    if let Some(dfa) = dense_dfa(&translated) {
+        return Some(FastRegex::Dense(dfa));
+    }
+    regex::Regex::new(&translated).ok().map(FastRegex::Lazy)
+}
+
+/// A translated pattern, ready to search.
+#[derive(Debug)]
+pub(crate) enum FastRegex {
+    /// A fully compiled DFA: a search is a table walk, with no cache to fetch and nothing
+    /// allocated. Built when the pattern's DFA is small.
+    Dense(dense::DFA<Vec<u32>>),
+    /// The `regex` crate (lazy DFA and friends) for the rest.
+    Lazy(regex::Regex),
+}
+
+impl FastRegex {
+    /// `RegExp.prototype.test`: is there a match anywhere in `s`?
+    #[inline]
+    pub(crate) fn is_match(&self, s: &str) -> bool {
+        match self {
+            FastRegex::Dense(dfa) => {
+                let input = Input::new(s).earliest(true);
+                match dfa.try_search_fwd(&input) {
+                    Ok(found) => found.is_some(),
+                    // The DFA is built without quit bytes or look-arounds it cannot handle, so
+                    // this does not happen; answering as a full search would is still right.
+                    Err(_) => dense_fallback(dfa, s),
+                }
+            }
+            FastRegex::Lazy(re) => re.is_match(s),
+        }
+    }
+}
+
+/// Only reached if a dense search gives up (it cannot, as built): an anchored retry at every
+/// position, which is a complete search.
+#[cold]
+fn dense_fallback(dfa: &dense::DFA<Vec<u32>>, s: &str) -> bool {
+    (0..=s.len()).filter(|&i| s.is_char_boundary(i)).any(|i| {
+        let input = Input::new(s).range(i..).anchored(Anchored::Yes).earliest(true);
+        matches!(dfa.try_search_fwd(&input), Ok(Some(_)))
+    })
+}
+
+/// The pattern as a dense DFA, when it is small (most schema patterns: a few KiB).
+fn dense_dfa(pattern: &str) -> Option<dense::DFA<Vec<u32>>> {
+    const LIMIT: usize = 256 * 1024;
+    dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .dfa_size_limit(Some(LIMIT))
+                .determinize_size_limit(Some(4 * LIMIT)),
+        )
+        .build(pattern)
+        .ok()
 }
 
 /// What an escape denotes.

@@ -194,6 +194,16 @@ impl Issue {
         self
     }
 
+    /// An issue that is just its site, at `instance_path` (nearly every issue).
+    #[inline]
+    pub(crate) fn plain(instance_path: InstancePath, site: &SiteRef) -> Issue {
+        Issue {
+            instance_path,
+            site: Arc::clone(site),
+            extra: None,
+        }
+    }
+
     pub(crate) fn at(
         instance_path: InstancePath,
         site: &SiteRef,

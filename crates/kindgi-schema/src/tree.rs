@@ -101,7 +101,7 @@ pub(crate) struct Pattern {
     pub regex: Regex,
     /// The same pattern for the `regex` crate when it provably matches identically (see
     /// [`crate::fastregex`]): a DFA that does not allocate per match, where regress does.
-    pub fast: Option<regex::Regex>,
+    pub fast: Option<crate::fastregex::FastRegex>,
 }
 
 /// `{key: value}`.
