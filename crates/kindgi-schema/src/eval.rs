@@ -43,10 +43,21 @@ impl PathNode<'_> {
         seg: Seg::Root,
     };
 
-    /// The JSON Pointer of this location, written into the issue itself — without allocating —
-    /// when it fits there: one walk up the parents sums the length, a second writes the
-    /// segments back to front.
+    /// The JSON Pointer of this location.
+    #[cfg(test)]
     pub(crate) fn render(&self) -> InstancePath {
+        let mut out = InstancePath::EMPTY;
+        self.render_into(&mut out);
+        out
+    }
+
+    /// Writes the JSON Pointer of this location into `out` — an issue already in place in the
+    /// issue list, so its bytes are written once and never copied (copying bytes just written
+    /// one by one stalls the CPU on store forwarding). Short pointers live inside the issue,
+    /// without allocating: one walk up the parents sums the length, a second writes the
+    /// segments back to front.
+    #[inline]
+    pub(crate) fn render_into(&self, out: &mut InstancePath) {
         let mut len = 0;
         let mut node = Some(self);
         while let Some(p) = node {
@@ -59,9 +70,13 @@ impl PathNode<'_> {
             node = p.parent;
         }
         if len > InstancePath::INLINE {
-            return InstancePath::Heap(self.render_string().into());
+            *out = InstancePath::Heap(self.render_string().into());
+            return;
         }
-        let mut buf = [0u8; InstancePath::INLINE];
+        *out = InstancePath::Inline(len as u8, [0u8; InstancePath::INLINE]);
+        let InstancePath::Inline(_, buf) = out else {
+            return;
+        };
         let mut end = len;
         let mut node = Some(self);
         while let Some(p) = node {
@@ -81,7 +96,6 @@ impl PathNode<'_> {
             }
             node = p.parent;
         }
-        InstancePath::Inline(len as u8, buf)
     }
 
     /// The pointer as a `String` (long or escaped paths; no depth limit, no recursion).
@@ -432,7 +446,7 @@ impl<'t> Run<'t> {
     }
 
     /// Reports an issue at a site prepared at compile time.
-    #[inline]
+    #[inline(always)]
     fn report(&mut self, path: &PathNode<'_>, site: &SiteRef) {
         if !self.collect {
             return;
@@ -440,7 +454,7 @@ impl<'t> Run<'t> {
         if self.prop_name.is_some() {
             return self.report_with(path, site, Fill::None);
         }
-        self.push_issue(Issue::plain(path.render(), site));
+        self.push_issue(path, Issue::plain(site));
     }
 
     /// Reports an issue at a site that takes something from the instance (`fill`).
@@ -449,17 +463,23 @@ impl<'t> Run<'t> {
         if !self.collect {
             return;
         }
-        let issue = Issue::at(path.render(), site, fill, self.prop_name.as_deref());
-        self.push_issue(issue);
+        let issue = Issue::at(site, fill, self.prop_name.as_deref());
+        self.push_issue(path, issue);
     }
 
-    #[inline]
-    fn push_issue(&mut self, issue: Issue) {
+    /// Appends `issue`, then writes its instance path in place. Inlined into every caller so the
+    /// issue is built straight into the list: building it on the stack and copying it over
+    /// would read back bytes just written in pieces, which stalls the CPU.
+    #[inline(always)]
+    fn push_issue(&mut self, path: &PathNode<'_>, issue: Issue) {
         if self.errors.capacity() == 0 {
             // An invalid instance usually has a few issues: skip the small growth steps.
             self.errors.reserve(16);
         }
         self.errors.push(issue);
+        if let Some(last) = self.errors.last_mut() {
+            path.render_into(last.instance_path_mut());
+        }
     }
 
     /// An issue whose message or params only the instance decides (`uniqueItems`,

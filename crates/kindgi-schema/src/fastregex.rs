@@ -172,7 +172,10 @@ impl FastRegex {
 #[cold]
 fn dense_fallback(dfa: &dense::DFA<Vec<u32>>, s: &str) -> bool {
     (0..=s.len()).filter(|&i| s.is_char_boundary(i)).any(|i| {
-        let input = Input::new(s).range(i..).anchored(Anchored::Yes).earliest(true);
+        let input = Input::new(s)
+            .range(i..)
+            .anchored(Anchored::Yes)
+            .earliest(true);
         matches!(dfa.try_search_fwd(&input), Ok(Some(_)))
     })
 }

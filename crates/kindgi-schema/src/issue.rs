@@ -27,6 +27,7 @@ pub(crate) enum InstancePath {
 
 impl InstancePath {
     pub(crate) const INLINE: usize = 22;
+    pub(crate) const EMPTY: InstancePath = InstancePath::Inline(0, [0; InstancePath::INLINE]);
 
     pub(crate) fn as_str(&self) -> &str {
         match self {
@@ -194,24 +195,20 @@ impl Issue {
         self
     }
 
-    /// An issue that is just its site, at `instance_path` (nearly every issue).
-    #[inline]
-    pub(crate) fn plain(instance_path: InstancePath, site: &SiteRef) -> Issue {
+    /// An issue that is just its site (nearly every issue); the evaluator writes its instance
+    /// path in place.
+    #[inline(always)]
+    pub(crate) fn plain(site: &SiteRef) -> Issue {
         Issue {
-            instance_path,
+            instance_path: InstancePath::EMPTY,
             site: Arc::clone(site),
             extra: None,
         }
     }
 
-    pub(crate) fn at(
-        instance_path: InstancePath,
-        site: &SiteRef,
-        fill: Fill,
-        property_name: Option<&str>,
-    ) -> Issue {
+    pub(crate) fn at(site: &SiteRef, fill: Fill, property_name: Option<&str>) -> Issue {
         Issue {
-            instance_path,
+            instance_path: InstancePath::EMPTY,
             site: Arc::clone(site),
             extra: match (fill, property_name) {
                 (Fill::None, None) => None,
@@ -221,6 +218,11 @@ impl Issue {
                 })),
             },
         }
+    }
+
+    /// Where the evaluator writes the instance path, once the issue is in place.
+    pub(crate) fn instance_path_mut(&mut self) -> &mut InstancePath {
+        &mut self.instance_path
     }
 
     /// Where in the instance: a JSON Pointer (`""` for the root, `/a/0/b`).
@@ -409,12 +411,8 @@ mod tests {
             "additionalProperty",
             "must NOT have additional properties",
         );
-        let issue = Issue::at(
-            InstancePath::from("/a"),
-            &site,
-            Fill::Value(json!("extra")),
-            None,
-        );
+        let mut issue = Issue::at(&site, Fill::Value(json!("extra")), None);
+        *issue.instance_path_mut() = InstancePath::from("/a");
         assert_eq!(issue.params()["additionalProperty"], "extra");
         assert_eq!(
             serde_json::to_value(&issue).unwrap(),
@@ -432,7 +430,8 @@ mod tests {
     #[test]
     fn unique_items_issues_carry_both_indexes() {
         let site = Site::pair("#/uniqueItems");
-        let issue = Issue::at(InstancePath::from("/tags"), &site, Fill::Pair(0, 2), None);
+        let mut issue = Issue::at(&site, Fill::Pair(0, 2), None);
+        *issue.instance_path_mut() = InstancePath::from("/tags");
         assert_eq!(
             issue.message(),
             "must NOT have duplicate items (items ## 2 and 0 are identical)"

@@ -140,18 +140,27 @@ pub(crate) fn array_index(key: &str) -> Option<u32> {
     }
 }
 
-/// Byte equality for short keys, inlined (no `memcmp` call).
+/// Key equality, tuned for the property names of one object: they are short and often of
+/// equal length (`name`, `mode`, `tags`), so the first and last bytes settle most comparisons
+/// before any loop runs.
 #[inline(always)]
 pub(crate) fn key_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
+    let n = a.len();
+    if n != b.len() {
         return false;
     }
-    if a.len() > 16 {
+    if n == 0 {
+        return true;
+    }
+    if a[0] != b[0] || a[n - 1] != b[n - 1] {
+        return false;
+    }
+    if n > 16 {
         return a == b;
     }
-    let mut i = 0;
-    while i < a.len() {
+    let mut i = 1;
+    while i + 1 < n {
         if a[i] != b[i] {
             return false;
         }
