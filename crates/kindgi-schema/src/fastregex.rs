@@ -133,7 +133,7 @@ pub(crate) fn translate(js: &str) -> Option<String> {
 pub(crate) fn compile(js: &str) -> Option<FastRegex> {
     let translated = translate(js)?;
     if let Some(dfa) = dense_dfa(&translated) {
-        return Some(FastRegex::Dense(dfa));
+        return Some(FastRegex::Dense(Box::new(dfa)));
     }
     regex::Regex::new(&translated).ok().map(FastRegex::Lazy)
 }
@@ -143,7 +143,7 @@ pub(crate) fn compile(js: &str) -> Option<FastRegex> {
 pub(crate) enum FastRegex {
     /// A fully compiled DFA: a search is a table walk, with no cache to fetch and nothing
     /// allocated. Built when the pattern's DFA is small.
-    Dense(dense::DFA<Vec<u32>>),
+    Dense(Box<dense::DFA<Vec<u32>>>),
     /// The `regex` crate (lazy DFA and friends) for the rest.
     Lazy(regex::Regex),
 }
