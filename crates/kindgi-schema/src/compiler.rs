@@ -29,6 +29,9 @@ pub(crate) struct Settings {
     pub extra_keywords: &'static [&'static str],
 }
 
+/// What one schema's patterns may spend on dense DFAs in all (see `fastregex`).
+const DENSE_BUDGET: usize = 512 * 1024;
+
 /// Deepest schema nesting accepted (JSON levels).
 pub(crate) const MAX_SCHEMA_DEPTH: usize = 256;
 
@@ -98,6 +101,8 @@ pub(crate) struct Compiler<'a> {
     uses_uneval: bool,
     has_defaults: bool,
     depth: usize,
+    /// Bytes this schema's patterns may still spend on dense DFAs.
+    dense_budget: usize,
 }
 
 fn err(msg: impl Into<String>) -> CompileError {
@@ -370,6 +375,7 @@ impl<'a> Compiler<'a> {
             uses_uneval: false,
             has_defaults: false,
             depth: 0,
+            dense_budget: DENSE_BUDGET,
         })
     }
 
@@ -1331,7 +1337,7 @@ impl<'a> Compiler<'a> {
                 };
                 let regex = compile_u(p)?;
                 out.push(Kw::Pattern {
-                    pattern: Arc::new(Pattern::new(p, regex)),
+                    pattern: Arc::new(Pattern::new(p, regex, &mut self.dense_budget)),
                     site: Site::fixed(
                         path,
                         "pattern",
@@ -1595,7 +1601,7 @@ impl<'a> Compiler<'a> {
                 let mut patterns = Vec::new();
                 for p in schema_props(o.get("patternProperties")) {
                     let regex = compile_u(&p)?;
-                    patterns.push(Arc::new(Pattern::new(&p, regex)));
+                    patterns.push(Arc::new(Pattern::new(&p, regex, &mut self.dense_budget)));
                 }
                 let child = if v == &Value::Bool(false) {
                     Child::False
@@ -1780,7 +1786,10 @@ impl<'a> Compiler<'a> {
                             .0,
                         )
                     };
-                    patterns.push((Arc::new(Pattern::new(p, regex)), node));
+                    patterns.push((
+                        Arc::new(Pattern::new(p, regex, &mut self.dense_budget)),
+                        node,
+                    ));
                 }
                 out.push(Kw::PatternProperties { patterns, track });
             }

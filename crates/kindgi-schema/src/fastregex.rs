@@ -130,13 +130,26 @@ pub(crate) fn translate(js: &str) -> Option<String> {
 }
 
 /// `translate` + compile; None when either fails (e.g. size limits).
+#[cfg(test)]
 pub(crate) fn compile(js: &str) -> Option<FastRegex> {
+    let mut unlimited = usize::MAX;
+    compile_within(js, &mut unlimited)
+}
+
+/// [`compile`], spending at most `dense_budget` bytes on a dense DFA (and taking what it
+/// spends off the budget): one schema cannot make the engine hold unbounded tables, however
+/// many patterns it has. Past the budget, patterns use the `regex` crate's lazy DFA.
+pub(crate) fn compile_within(js: &str, dense_budget: &mut usize) -> Option<FastRegex> {
     let translated = translate(js)?;
-    if let Some(dfa) = dense_dfa(&translated) {
+    if let Some(dfa) = dense_dfa(&translated, (*dense_budget).min(DENSE_LIMIT)) {
+        *dense_budget = dense_budget.saturating_sub(dfa.memory_usage());
         return Some(FastRegex::Dense(Box::new(dfa)));
     }
     regex::Regex::new(&translated).ok().map(FastRegex::Lazy)
 }
+
+/// The largest dense DFA built for one pattern (typical schema patterns need a few KiB).
+const DENSE_LIMIT: usize = 64 * 1024;
 
 /// A translated pattern, ready to search.
 #[derive(Debug)]
@@ -180,14 +193,16 @@ fn dense_fallback(dfa: &dense::DFA<Vec<u32>>, s: &str) -> bool {
     })
 }
 
-/// The pattern as a dense DFA, when it is small (most schema patterns: a few KiB).
-fn dense_dfa(pattern: &str) -> Option<dense::DFA<Vec<u32>>> {
-    const LIMIT: usize = 256 * 1024;
+/// The pattern as a dense DFA of at most `limit` bytes.
+fn dense_dfa(pattern: &str, limit: usize) -> Option<dense::DFA<Vec<u32>>> {
+    if limit == 0 {
+        return None;
+    }
     dense::Builder::new()
         .configure(
             dense::Config::new()
-                .dfa_size_limit(Some(LIMIT))
-                .determinize_size_limit(Some(4 * LIMIT)),
+                .dfa_size_limit(Some(limit))
+                .determinize_size_limit(Some(4 * limit)),
         )
         .build(pattern)
         .ok()
@@ -383,6 +398,28 @@ fn push_ranges(out: &mut String, ranges: &[(char, char)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dense_tables_stay_within_the_schema_budget() {
+        let mut budget = 64 * 1024;
+        let first = compile_within("^[a-z][a-z0-9-]*$", &mut budget).unwrap();
+        assert!(matches!(first, FastRegex::Dense(_)));
+        assert!(budget < 64 * 1024, "the DFA's size is taken off the budget");
+        let mut spent = 0;
+        let lazy = compile_within("^[a-z][a-z0-9-]*$", &mut spent).unwrap();
+        assert!(
+            matches!(lazy, FastRegex::Lazy(_)),
+            "no budget left: the lazy DFA"
+        );
+        for s in ["alpha", "beta-2", "Alpha", "", "a b", "x"] {
+            assert_eq!(first.is_match(s), lazy.is_match(s), "{s:?}");
+        }
+        // A pattern whose DFA is larger than the per-pattern limit falls back too.
+        let mut budget = usize::MAX;
+        let big = compile_within("^[^\\s@]{1,900}@[^\\s@]{1,900}$", &mut budget).unwrap();
+        assert!(matches!(big, FastRegex::Lazy(_)));
+        assert!(big.is_match("ada@example.com") && !big.is_match("nope"));
+    }
 
     /// Patterns that must translate (so the differential test cannot pass vacuously).
     const SUPPORTED: &[&str] = &[

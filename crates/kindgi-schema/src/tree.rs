@@ -112,10 +112,12 @@ pub(crate) fn params1(k: &str, v: Value) -> Map<String, Value> {
 }
 
 impl Pattern {
-    pub(crate) fn new(source: &str, regex: Regex) -> Self {
+    /// `dense_budget`: what the schema may still spend on dense DFAs (see
+    /// [`crate::fastregex::compile_within`]).
+    pub(crate) fn new(source: &str, regex: Regex, dense_budget: &mut usize) -> Self {
         Pattern {
             regex,
-            fast: crate::fastregex::compile(source),
+            fast: crate::fastregex::compile_within(source, dense_budget),
         }
     }
 
