@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use crate::Issue;
-use crate::issue::{Fill, InstancePath};
+use crate::issue::{Fill, Text};
 use crate::js;
 use crate::tree::params1;
 use crate::tree::*;
@@ -28,6 +28,10 @@ const STACK_CHECK_EVERY: usize = if cfg!(debug_assertions) { 1 } else { 8 };
 pub(crate) struct PathNode<'p> {
     pub parent: Option<&'p PathNode<'p>>,
     pub seg: Seg<'p>,
+    /// The pointer's length up to here, or [`PathNode::ESCAPED`] when a key on the way needs
+    /// `~` escapes: kept as the path grows (an addition) so that spelling the pointer out is one
+    /// walk writing back to front.
+    len: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -37,54 +41,78 @@ pub(crate) enum Seg<'p> {
     Index(usize),
 }
 
-impl PathNode<'_> {
+impl<'p> PathNode<'p> {
     pub(crate) const ROOT: PathNode<'static> = PathNode {
         parent: None,
         seg: Seg::Root,
+        len: 0,
     };
+
+    /// Marks a path that must be spelled out the slow way (escapes); far above any inline size
+    /// and far from overflowing as segments are added.
+    const ESCAPED: usize = usize::MAX / 4;
+
+    /// The location of property `k` inside `parent`.
+    #[inline(always)]
+    pub(crate) fn key(parent: &'p PathNode<'p>, k: &'p str) -> Self {
+        let len = if needs_escape(k) {
+            Self::ESCAPED
+        } else {
+            parent.len.saturating_add(1 + k.len())
+        };
+        PathNode { parent: Some(parent), seg: Seg::Key(k), len }
+    }
+
+    /// The location of property `k` inside `parent`, where `k` is known to need no escape (a
+    /// name the schema declares, checked when it compiled).
+    #[inline(always)]
+    pub(crate) fn plain_key(parent: &'p PathNode<'p>, k: &'p str) -> Self {
+        PathNode { parent: Some(parent), seg: Seg::Key(k), len: parent.len.saturating_add(1 + k.len()) }
+    }
+
+    /// The location of item `i` inside `parent`.
+    #[inline(always)]
+    pub(crate) fn index(parent: &'p PathNode<'p>, i: usize) -> Self {
+        PathNode { parent: Some(parent), seg: Seg::Index(i), len: parent.len.saturating_add(1 + decimal_len(i)) }
+    }
 
     /// The JSON Pointer of this location.
     #[cfg(test)]
-    pub(crate) fn render(&self) -> InstancePath {
-        let mut out = InstancePath::EMPTY;
-        self.render_into(&mut out);
+    pub(crate) fn render(&self) -> Text {
+        let mut out = Text::EMPTY;
+        self.render_into(&mut out, "");
         out
     }
 
-    /// Writes the JSON Pointer of this location into `out` — an issue already in place in the
-    /// issue list, so its bytes are written once and never copied (copying bytes just written
-    /// one by one stalls the CPU on store forwarding). Short pointers live inside the issue,
-    /// without allocating: one walk up the parents sums the length, a second writes the
-    /// segments back to front.
+    /// Writes the JSON Pointer of this location, then `name` (the string an open params slot
+    /// takes, usually empty), into `out` — an issue already in place in the issue list, so its
+    /// bytes are written once and never copied (copying bytes just written one by one stalls
+    /// the CPU on store forwarding). Short texts live inside the issue, without allocating.
     #[inline]
-    pub(crate) fn render_into(&self, out: &mut InstancePath) {
-        let mut len = 0;
-        let mut node = Some(self);
-        while let Some(p) = node {
-            len += match p.seg {
-                Seg::Root => 0,
-                Seg::Key(k) if needs_escape(k) => usize::MAX / 2,
-                Seg::Key(k) => 1 + k.len(),
-                Seg::Index(i) => 1 + decimal_len(i),
-            };
-            node = p.parent;
-        }
-        if len > InstancePath::INLINE {
-            *out = InstancePath::Heap(self.render_string().into());
+    pub(crate) fn render_into(&self, out: &mut Text, name: &str) {
+        let len = self.len;
+        if len.saturating_add(name.len()) > Text::INLINE {
+            *out = Text::from_parts(&self.render_string(), name);
             return;
         }
-        *out = InstancePath::Inline(len as u8, [0u8; InstancePath::INLINE]);
-        let InstancePath::Inline(_, buf) = out else {
+        *out = Text::Inline {
+            path: len as u8,
+            len: (len + name.len()) as u8,
+            buf: [0u8; Text::INLINE],
+        };
+        let Text::Inline { buf, .. } = out else {
             return;
         };
+        copy_short(&mut buf[len..], name.as_bytes());
         let mut end = len;
         let mut node = Some(self);
         while let Some(p) = node {
             match p.seg {
                 Seg::Root => {}
                 Seg::Key(k) => {
-                    buf[end - k.len()..end].copy_from_slice(k.as_bytes());
-                    end -= k.len() + 1;
+                    end -= k.len();
+                    copy_short(&mut buf[end..], k.as_bytes());
+                    end -= 1;
                     buf[end] = b'/';
                 }
                 Seg::Index(i) => {
@@ -132,6 +160,15 @@ impl PathNode<'_> {
             }
         }
         out
+    }
+}
+
+/// Copies `src` to the front of `dst` (both at most a few dozen bytes): a plain loop, where
+/// `copy_from_slice` calls `memcpy` for lengths it cannot see.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
     }
 }
 
@@ -454,7 +491,7 @@ impl<'t> Run<'t> {
         if self.prop_name.is_some() {
             return self.report_with(path, site, Fill::None);
         }
-        self.push_issue(path, Issue::plain(site));
+        self.push_issue(path, Issue::at(site, Fill::None, None), "");
     }
 
     /// Reports an issue at a site that takes something from the instance (`fill`).
@@ -464,21 +501,31 @@ impl<'t> Run<'t> {
             return;
         }
         let issue = Issue::at(site, fill, self.prop_name.as_deref());
-        self.push_issue(path, issue);
+        self.push_issue(path, issue, "");
+    }
+
+    /// Reports an issue whose open params slot takes the string `name` (a property's name).
+    #[inline(never)]
+    fn report_name(&mut self, path: &PathNode<'_>, site: &SiteRef, name: &str) {
+        if !self.collect {
+            return;
+        }
+        let issue = Issue::at(site, Fill::Name, self.prop_name.as_deref());
+        self.push_issue(path, issue, name);
     }
 
     /// Appends `issue`, then writes its instance path in place. Inlined into every caller so the
     /// issue is built straight into the list: building it on the stack and copying it over
     /// would read back bytes just written in pieces, which stalls the CPU.
     #[inline(always)]
-    fn push_issue(&mut self, path: &PathNode<'_>, issue: Issue) {
+    fn push_issue(&mut self, path: &PathNode<'_>, issue: Issue, name: &str) {
         if self.errors.capacity() == 0 {
             // An invalid instance usually has a few issues: skip the small growth steps.
             self.errors.reserve(16);
         }
         self.errors.push(issue);
         if let Some(last) = self.errors.last_mut() {
-            path.render_into(last.instance_path_mut());
+            path.render_into(last.text_mut(), name);
         }
     }
 
@@ -735,7 +782,7 @@ impl<'t> Run<'t> {
                 let mut valid = true;
                 for (i, (item, sch)) in arr.iter_mut_or_ref().zip(items.iter()).enumerate() {
                     let Some(node) = sch else { continue };
-                    let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
+                    let p = PathNode::index(path, i);
                     let mut child = Ev::default();
                     if !self.$node(*node, item, &p, &mut child) {
                         valid = false;
@@ -762,7 +809,7 @@ impl<'t> Run<'t> {
                     Child::Node(node) => {
                         let mut valid = true;
                         for (i, item) in arr.iter_mut_or_ref().enumerate().skip(*start) {
-                            let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
+                            let p = PathNode::index(path, i);
                             let mut c = Ev::default();
                             if !self.$node(*node, item, &p, &mut c) {
                                 valid = false;
@@ -778,7 +825,9 @@ impl<'t> Run<'t> {
             Kw::UniqueItems { scalar_types, site } => {
                 let Value::Array(arr) = &*data else { return true };
                 let Some((i, j)) = find_duplicate(arr, *scalar_types) else { return true };
-                self.report_with(path, site, Fill::Pair(i, j));
+                // No array in memory has 2^32 items.
+                let idx = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+                self.report_with(path, site, Fill::Pair(idx(i), idx(j)));
                 false
             }
             Kw::Required { names } => {
@@ -818,10 +867,10 @@ impl<'t> Run<'t> {
                             if !self.collect {
                                 return false;
                             }
-                            self.report_with(path, site, Fill::Value(Value::String(k.clone())));
+                            self.report_name(path, site, k);
                         }
                         Child::Node(node) => {
-                            let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
+                            let p = PathNode::key(path, k);
                             let mut c = Ev::default();
                             if !self.$node(*node, v, &p, &mut c) {
                                 valid = false;
@@ -844,7 +893,7 @@ impl<'t> Run<'t> {
                     let Some(node) = node else { continue };
                     let Some(v) = evaluator!(@get m, name, $($m)?) else {
                         if js::inherited(name) {
-                            let p = PathNode { parent: Some(path), seg: Seg::Key(name) };
+                            let p = PathNode::key(path, name);
                             let mut c = Ev::default();
                             if !self.node_r(*node, &JS_FUNCTION, &p, &mut c) {
                                 valid = false;
@@ -855,7 +904,7 @@ impl<'t> Run<'t> {
                         }
                         continue;
                     };
-                    let p = PathNode { parent: Some(path), seg: Seg::Key(name) };
+                    let p = PathNode::key(path, name);
                     let mut c = Ev::default();
                     if !self.$node(*node, v, &p, &mut c) {
                         valid = false;
@@ -974,7 +1023,7 @@ impl<'t> Run<'t> {
                     self.errors.truncate(before);
                     return true;
                 }
-                self.report_with(path, site, Fill::Value(passing));
+                self.report_with(path, site, Fill::Value(Box::new(passing)));
                 false
             }
             Kw::AllOf { branches } => {
@@ -1051,7 +1100,7 @@ impl<'t> Run<'t> {
                         let mut count = 0f64;
                         let mut valid = *min == 0.0;
                         for (i, item) in arr.iter_mut_or_ref().enumerate() {
-                            let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
+                            let p = PathNode::index(path, i);
                             let mut c = Ev::default();
                             let ok = self.$node(*node, item, &p, &mut c);
                             if !ok {
@@ -1115,7 +1164,7 @@ impl<'t> Run<'t> {
                     Child::Node(node) => {
                         let mut valid = true;
                         for (i, item) in arr.iter_mut_or_ref().enumerate().skip(from) {
-                            let p = PathNode { parent: Some(path), seg: Seg::Index(i) };
+                            let p = PathNode::index(path, i);
                             let mut c = Ev::default();
                             if !self.$node(*node, item, &p, &mut c) {
                                 valid = false;
@@ -1138,7 +1187,7 @@ impl<'t> Run<'t> {
                         if !self.collect {
                             return false;
                         }
-                        self.report_with(path, site, Fill::Value(Value::String(k.clone())));
+                        self.report_name(path, site, k);
                     }
                 }
                 valid
@@ -1173,7 +1222,7 @@ impl<'t> Run<'t> {
                             continue;
                         }
                         if let Some(node) = node {
-                            let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
+                            let p = PathNode::key(path, k);
                             let mut c = Ev::default();
                             if !self.$node(*node, v, &p, &mut c) {
                                 valid = false;
@@ -1236,10 +1285,10 @@ impl<'t> Run<'t> {
                             if !self.collect {
                                 return false;
                             }
-                            self.report_with(path, site, Fill::Value(Value::String(k.clone())));
+                            self.report_name(path, site, k);
                         }
                         Child::Node(node) => {
-                            let p = PathNode { parent: Some(path), seg: Seg::Key(k) };
+                            let p = PathNode::key(path, k);
                             let mut c = Ev::default();
                             if !self.$node(*node, v, &p, &mut c) {
                                 valid = false;
@@ -1396,52 +1445,46 @@ mod tests {
 
     #[test]
     fn renders_instance_paths_as_json_pointers() {
-        assert_eq!(PathNode::ROOT.render().as_str(), "");
-        let a = PathNode {
-            parent: Some(&PathNode::ROOT),
-            seg: Seg::Key("a/b~c"),
-        };
-        let i = PathNode {
-            parent: Some(&a),
-            seg: Seg::Index(1207),
-        };
-        let z = PathNode {
-            parent: Some(&i),
-            seg: Seg::Index(0),
-        };
-        let e = PathNode {
-            parent: Some(&z),
-            seg: Seg::Key("prénom"),
-        };
-        assert_eq!(e.render().as_str(), "/a~1b~0c/1207/0/prénom");
-        assert_eq!(i.render().as_str(), "/a~1b~0c/1207");
-        let short = PathNode {
-            parent: Some(&PathNode::ROOT),
-            seg: Seg::Key("prénom"),
-        };
-        let short_i = PathNode {
-            parent: Some(&short),
-            seg: Seg::Index(42),
-        };
-        assert!(matches!(short_i.render(), InstancePath::Inline(..)));
-        assert_eq!(short_i.render().as_str(), "/prénom/42");
-        let empty = PathNode {
-            parent: Some(&PathNode::ROOT),
-            seg: Seg::Key(""),
-        };
-        assert_eq!(empty.render().as_str(), "/");
+        assert_eq!(PathNode::ROOT.render().path(), "");
+        let root = PathNode::ROOT;
+        let a = PathNode::key(&root, "a/b~c");
+        let i = PathNode::index(&a, 1207);
+        let z = PathNode::index(&i, 0);
+        let e = PathNode::key(&z, "prénom");
+        assert_eq!(e.render().path(), "/a~1b~0c/1207/0/prénom");
+        assert_eq!(i.render().path(), "/a~1b~0c/1207");
+        let short = PathNode::key(&root, "prénom");
+        let short_i = PathNode::index(&short, 42);
+        assert!(matches!(short_i.render(), Text::Inline { .. }));
+        assert_eq!(short_i.render().path(), "/prénom/42");
+        let empty = PathNode::key(&root, "");
+        assert_eq!(empty.render().path(), "/");
+        let declared = PathNode::plain_key(&short_i, "x");
+        assert_eq!(declared.render().path(), "/prénom/42/x");
+    }
+
+    #[test]
+    fn writes_a_name_after_the_path_inline_or_on_the_heap() {
+        let root = PathNode::ROOT;
+        let a = PathNode::key(&root, "opts");
+        for name in ["", "x", "a/b", "a-name-long-enough-to-spill-over"] {
+            let mut t = Text::EMPTY;
+            a.render_into(&mut t, name);
+            assert_eq!((t.path(), t.name()), ("/opts", name));
+        }
+        let deep = PathNode::key(&a, "a~b");
+        let mut t = Text::EMPTY;
+        deep.render_into(&mut t, "x");
+        assert_eq!((t.path(), t.name()), ("/opts/a~0b", "x"));
     }
 
     #[test]
     fn renders_deep_paths_without_recursion() {
         fn nest(depth: usize, parent: &PathNode<'_>) -> String {
             if depth == 0 {
-                return parent.render().as_str().to_owned();
+                return parent.render().path().to_owned();
             }
-            let p = PathNode {
-                parent: Some(parent),
-                seg: Seg::Index(depth % 10),
-            };
+            let p = PathNode::index(parent, depth % 10);
             nest(depth - 1, &p)
         }
         let s = js::grow(|| nest(3000, &PathNode::ROOT));

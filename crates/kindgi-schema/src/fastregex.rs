@@ -16,6 +16,8 @@
 //! scalar-value semantics see the same characters.
 
 use regex_automata::dfa::{Automaton, dense};
+use regex_automata::util::primitives::StateID;
+use regex_automata::util::start;
 use regex_automata::{Anchored, Input};
 use std::fmt::Write as _;
 
@@ -142,8 +144,11 @@ pub(crate) fn compile(js: &str) -> Option<FastRegex> {
 pub(crate) fn compile_within(js: &str, dense_budget: &mut usize) -> Option<FastRegex> {
     let translated = translate(js)?;
     if let Some(dfa) = dense_dfa(&translated, (*dense_budget).min(DENSE_LIMIT)) {
-        *dense_budget = dense_budget.saturating_sub(dfa.memory_usage());
-        return Some(FastRegex::Dense(Box::new(dfa)));
+        // Searches always start at the beginning of the text, so the start state is fixed.
+        if let Ok(start) = dfa.start_state(&start::Config::new().anchored(Anchored::No)) {
+            *dense_budget = dense_budget.saturating_sub(dfa.memory_usage());
+            return Some(FastRegex::Dense(Box::new(Dense { dfa, start })));
+        }
     }
     regex::Regex::new(&translated).ok().map(FastRegex::Lazy)
 }
@@ -156,7 +161,7 @@ const DENSE_LIMIT: usize = 64 * 1024;
 pub(crate) enum FastRegex {
     /// A fully compiled DFA: a search is a table walk, with no cache to fetch and nothing
     /// allocated. Built when the pattern's DFA is small.
-    Dense(Box<dense::DFA<Vec<u32>>>),
+    Dense(Box<Dense>),
     /// The `regex` crate (lazy DFA and friends) for the rest.
     Lazy(regex::Regex),
 }
@@ -166,17 +171,42 @@ impl FastRegex {
     #[inline]
     pub(crate) fn is_match(&self, s: &str) -> bool {
         match self {
-            FastRegex::Dense(dfa) => {
-                let input = Input::new(s).earliest(true);
-                match dfa.try_search_fwd(&input) {
-                    Ok(found) => found.is_some(),
-                    // The DFA is built without quit bytes or look-arounds it cannot handle, so
-                    // this does not happen; answering as a full search would is still right.
-                    Err(_) => dense_fallback(dfa, s),
-                }
-            }
+            FastRegex::Dense(d) => d.is_match(s),
             FastRegex::Lazy(re) => re.is_match(s),
         }
+    }
+}
+
+/// A dense DFA and its start state for a search from the beginning of the text.
+#[derive(Debug)]
+pub(crate) struct Dense {
+    dfa: dense::DFA<Vec<u32>>,
+    start: StateID,
+}
+
+impl Dense {
+    /// Walks the table byte by byte and stops at the first match or the dead state. The
+    /// library's search sets up an `Input` and finds the start state on every call, which
+    /// costs more than the walk for the short strings schemas check.
+    #[inline]
+    fn is_match(&self, s: &str) -> bool {
+        let dfa = &self.dfa;
+        let mut state = self.start;
+        for &b in s.as_bytes() {
+            state = dfa.next_state(state, b);
+            if dfa.is_special_state(state) {
+                if dfa.is_match_state(state) {
+                    return true;
+                }
+                if dfa.is_dead_state(state) {
+                    return false;
+                }
+                if dfa.is_quit_state(state) {
+                    return dense_fallback(dfa, s);
+                }
+            }
+        }
+        dfa.is_match_state(dfa.next_eoi_state(state))
     }
 }
 

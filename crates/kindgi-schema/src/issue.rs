@@ -17,38 +17,74 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// An instance path (a JSON Pointer). Up to [`InstancePath::INLINE`] bytes it lives inside the
-/// issue, so reporting an issue at a short path allocates nothing.
+/// An issue's own text: its instance path (a JSON Pointer), followed by the string an open
+/// params slot takes when the instance supplies one (`additionalProperty: "x"`). Up to
+/// [`Text::INLINE`] bytes together they live inside the issue, so reporting an issue at a short
+/// path — even one naming a property — allocates nothing.
 #[derive(Clone)]
-pub(crate) enum InstancePath {
-    Inline(u8, [u8; InstancePath::INLINE]),
-    Heap(Box<str>),
+pub(crate) enum Text {
+    Inline {
+        /// Where the path ends (and the name starts).
+        path: u8,
+        len: u8,
+        buf: [u8; Text::INLINE],
+    },
+    Heap {
+        path: usize,
+        text: Box<str>,
+    },
 }
 
-impl InstancePath {
-    pub(crate) const INLINE: usize = 22;
-    pub(crate) const EMPTY: InstancePath = InstancePath::Inline(0, [0; InstancePath::INLINE]);
+impl Text {
+    pub(crate) const INLINE: usize = 29;
+    pub(crate) const EMPTY: Text = Text::Inline {
+        path: 0,
+        len: 0,
+        buf: [0; Text::INLINE],
+    };
 
-    pub(crate) fn as_str(&self) -> &str {
-        match self {
-            // Written only from whole `&str` segments and ASCII, so always UTF-8.
-            InstancePath::Inline(len, buf) => {
-                std::str::from_utf8(&buf[..usize::from(*len)]).unwrap_or_default()
+    /// A path and a name, copied.
+    pub(crate) fn from_parts(path: &str, name: &str) -> Text {
+        let len = path.len() + name.len();
+        if len <= Text::INLINE {
+            let mut buf = [0u8; Text::INLINE];
+            buf[..path.len()].copy_from_slice(path.as_bytes());
+            buf[path.len()..len].copy_from_slice(name.as_bytes());
+            Text::Inline {
+                path: path.len() as u8,
+                len: len as u8,
+                buf,
             }
-            InstancePath::Heap(s) => s,
+        } else {
+            let mut text = String::with_capacity(len);
+            text.push_str(path);
+            text.push_str(name);
+            Text::Heap {
+                path: path.len(),
+                text: text.into(),
+            }
         }
     }
-}
 
-impl From<&str> for InstancePath {
-    fn from(s: &str) -> Self {
-        if s.len() <= InstancePath::INLINE {
-            let mut buf = [0u8; InstancePath::INLINE];
-            buf[..s.len()].copy_from_slice(s.as_bytes());
-            InstancePath::Inline(s.len() as u8, buf)
-        } else {
-            InstancePath::Heap(s.into())
+    fn parts(&self) -> (&str, &str) {
+        match self {
+            // Written only from whole `&str` segments and ASCII, so always UTF-8 with a char
+            // boundary where the path ends.
+            Text::Inline { path, len, buf } => {
+                let s = std::str::from_utf8(&buf[..usize::from(*len)]).unwrap_or_default();
+                s.split_at_checked(usize::from(*path)).unwrap_or((s, ""))
+            }
+            Text::Heap { path, text } => text.split_at_checked(*path).unwrap_or((text, "")),
         }
+    }
+
+    pub(crate) fn path(&self) -> &str {
+        self.parts().0
+    }
+
+    /// The string an open slot takes ([`Fill::Name`]).
+    pub(crate) fn name(&self) -> &str {
+        self.parts().1
     }
 }
 
@@ -78,8 +114,12 @@ pub(crate) enum Slot {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Fill {
     None,
-    Value(Value),
-    Pair(usize, usize),
+    /// The open slot takes a string, kept in the issue's [`Text`] after the path.
+    Name,
+    /// The open slot takes this value.
+    Value(Box<Value>),
+    /// `uniqueItems`' indexes (`u32`: no array in memory has more items).
+    Pair(u32, u32),
 }
 
 /// A prepared site, shared by the compiled schema and every issue reported at it.
@@ -136,7 +176,7 @@ impl Site {
 }
 
 /// `must NOT have duplicate items (items ## j and i are identical)`.
-fn unique_items_message(i: usize, j: usize) -> String {
+fn unique_items_message(i: u32, j: u32) -> String {
     format!("must NOT have duplicate items (items ## {j} and {i} are identical)")
 }
 
@@ -146,21 +186,14 @@ fn unique_items_message(i: usize, j: usize) -> String {
 /// Serializes to (and deserializes from) that JSON shape. Cloning is cheap.
 #[derive(Clone)]
 pub struct Issue {
-    instance_path: InstancePath,
     site: SiteRef,
-    /// What this issue adds to its site (see [`Slot`]).
-    /// What few issues carry beyond their site, boxed so the common issue stays 40 bytes.
-    extra: Option<Box<Extra>>,
-}
-
-#[derive(Clone, PartialEq)]
-struct Extra {
+    text: Text,
     /// What this issue adds to its site (see [`Slot`]).
     fill: Fill,
-    property_name: Option<Box<str>>,
+    /// Set inside `propertyNames` (rare, so boxed; a thin pointer keeps the issue at 64 bytes).
+    #[allow(clippy::box_collection)]
+    property_name: Option<Box<String>>,
 }
-
-static NO_FILL: Fill = Fill::None;
 
 impl Issue {
     /// An issue from its parts, for issues that do not come from a compiled schema (a pack's
@@ -173,61 +206,41 @@ impl Issue {
         message: impl Into<Box<str>>,
     ) -> Issue {
         Issue {
-            instance_path: InstancePath::from(instance_path.as_ref()),
             site: Site::fixed(schema_path, keyword, params, message),
-            extra: None,
+            text: Text::from_parts(instance_path.as_ref(), ""),
+            fill: Fill::None,
+            property_name: None,
         }
     }
 
     /// The same issue, raised while checking the property name `name` (`propertyNames`).
     #[must_use]
     pub fn with_property_name(mut self, name: impl Into<Box<str>>) -> Issue {
-        let name = Some(name.into());
-        match &mut self.extra {
-            Some(extra) => extra.property_name = name,
-            None => {
-                self.extra = Some(Box::new(Extra {
-                    fill: Fill::None,
-                    property_name: name,
-                }))
-            }
-        }
+        let name: Box<str> = name.into();
+        self.property_name = Some(Box::new(name.into()));
         self
     }
 
-    /// An issue that is just its site (nearly every issue); the evaluator writes its instance
-    /// path in place.
+    /// An issue at `site`; the evaluator writes its text in place.
     #[inline(always)]
-    pub(crate) fn plain(site: &SiteRef) -> Issue {
-        Issue {
-            instance_path: InstancePath::EMPTY,
-            site: Arc::clone(site),
-            extra: None,
-        }
-    }
-
     pub(crate) fn at(site: &SiteRef, fill: Fill, property_name: Option<&str>) -> Issue {
         Issue {
-            instance_path: InstancePath::EMPTY,
             site: Arc::clone(site),
-            extra: match (fill, property_name) {
-                (Fill::None, None) => None,
-                (fill, name) => Some(Box::new(Extra {
-                    fill,
-                    property_name: name.map(Into::into),
-                })),
-            },
+            text: Text::EMPTY,
+            fill,
+            property_name: property_name.map(|n| Box::new(n.to_owned())),
         }
     }
 
-    /// Where the evaluator writes the instance path, once the issue is in place.
-    pub(crate) fn instance_path_mut(&mut self) -> &mut InstancePath {
-        &mut self.instance_path
+    /// Where the evaluator writes the instance path (and a [`Fill::Name`]), once the issue is
+    /// in place.
+    pub(crate) fn text_mut(&mut self) -> &mut Text {
+        &mut self.text
     }
 
     /// Where in the instance: a JSON Pointer (`""` for the root, `/a/0/b`).
     pub fn instance_path(&self) -> &str {
-        self.instance_path.as_str()
+        self.text.path()
     }
 
     /// Where in the schema: `#/properties/a/type`.
@@ -250,11 +263,11 @@ impl Issue {
 
     /// Set on issues raised inside `propertyNames`: the key being checked.
     pub fn property_name(&self) -> Option<&str> {
-        self.extra.as_ref().and_then(|e| e.property_name.as_deref())
+        self.property_name.as_deref().map(String::as_str)
     }
 
     fn fill(&self) -> &Fill {
-        self.extra.as_ref().map_or(&NO_FILL, |e| &e.fill)
+        &self.fill
     }
 
     /// The keyword's params, in Ajv's order (`{type: "string"}`).
@@ -275,7 +288,8 @@ impl Issue {
     /// The value of the params entry at `index` (whose compiled value is `compiled`).
     fn param_at(&self, index: usize, compiled: &Value) -> Value {
         match (&self.site.slot, self.fill()) {
-            (Slot::Open(at), Fill::Value(v)) if *at == index => v.clone(),
+            (Slot::Open(at), Fill::Value(v)) if *at == index => Value::clone(v),
+            (Slot::Open(at), Fill::Name) if *at == index => Value::from(self.text.name()),
             (Slot::Pair, Fill::Pair(i, j)) => Value::from(if index == 0 { *i } else { *j }),
             _ => compiled.clone(),
         }
@@ -303,7 +317,9 @@ impl PartialEq for Issue {
             && self.schema_path() == other.schema_path()
             && self.keyword() == other.keyword()
             && self.property_name() == other.property_name()
-            && ((Arc::ptr_eq(&self.site, &other.site) && self.fill() == other.fill())
+            && ((Arc::ptr_eq(&self.site, &other.site)
+                && self.fill() == other.fill()
+                && self.text.name() == other.text.name())
                 || (self.message() == other.message() && self.params() == other.params()))
     }
 }
@@ -326,6 +342,9 @@ impl Serialize for ParamsOut<'_> {
             match (&issue.site.slot, issue.fill()) {
                 (Slot::None, _) => m.serialize_entry(k, v)?,
                 (Slot::Open(at), Fill::Value(fill)) if *at == i => m.serialize_entry(k, fill)?,
+                (Slot::Open(at), Fill::Name) if *at == i => {
+                    m.serialize_entry(k, issue.text.name())?;
+                }
                 (Slot::Pair, Fill::Pair(a, b)) => {
                     m.serialize_entry(k, if i == 0 { a } else { b })?;
                 }
@@ -411,9 +430,16 @@ mod tests {
             "additionalProperty",
             "must NOT have additional properties",
         );
-        let mut issue = Issue::at(&site, Fill::Value(json!("extra")), None);
-        *issue.instance_path_mut() = InstancePath::from("/a");
+        let mut by_value = Issue::at(&site, Fill::Value(Box::new(json!("extra"))), None);
+        *by_value.text_mut() = Text::from_parts("/a", "");
+        let mut issue = Issue::at(&site, Fill::Name, None);
+        *issue.text_mut() = Text::from_parts("/a", "extra");
+        assert_eq!(issue.instance_path(), "/a");
         assert_eq!(issue.params()["additionalProperty"], "extra");
+        assert_eq!(
+            serde_json::to_value(&by_value).unwrap(),
+            serde_json::to_value(&issue).unwrap()
+        );
         assert_eq!(
             serde_json::to_value(&issue).unwrap(),
             json!({"instancePath": "/a", "schemaPath": "#/additionalProperties", "keyword": "additionalProperties",
@@ -431,7 +457,7 @@ mod tests {
     fn unique_items_issues_carry_both_indexes() {
         let site = Site::pair("#/uniqueItems");
         let mut issue = Issue::at(&site, Fill::Pair(0, 2), None);
-        *issue.instance_path_mut() = InstancePath::from("/tags");
+        *issue.text_mut() = Text::from_parts("/tags", "");
         assert_eq!(
             issue.message(),
             "must NOT have duplicate items (items ## 2 and 0 are identical)"
@@ -447,8 +473,17 @@ mod tests {
     }
 
     #[test]
-    fn common_issues_stay_small() {
-        assert_eq!(std::mem::size_of::<Issue>(), 40);
+    fn an_issue_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Issue>(), 64);
+    }
+
+    #[test]
+    fn long_texts_move_to_the_heap_and_keep_both_parts() {
+        for (path, name) in [("", ""), ("/a", "b"), ("/abcdefghijklmnopqrstuvwxyz", "0123456789"), ("/ü", "ß")] {
+            let t = Text::from_parts(path, name);
+            assert_eq!((t.path(), t.name()), (path, name));
+            assert_eq!(matches!(t, Text::Inline { .. }), path.len() + name.len() <= Text::INLINE);
+        }
     }
 
     #[test]
