@@ -172,6 +172,10 @@ pub(crate) fn key_eq(a: &str, b: &str) -> bool {
 /// Whether an object's keys already come in JavaScript enumeration order.
 #[inline]
 pub(crate) fn in_js_order(map: &Map<String, Value>) -> bool {
+    // Only array-index keys (`0`, `17`) move; most objects have none, and a first byte tells.
+    if !map.keys().any(|k| k.as_bytes().first().is_some_and(u8::is_ascii_digit)) {
+        return true;
+    }
     let mut seen_str = false;
     let mut last: Option<u32> = None;
     for k in map.keys() {
