@@ -1733,7 +1733,14 @@ impl<'a> Compiler<'a> {
                     props.push((p.as_str().into(), Some(n)));
                 }
                 let names = all.into_iter().map(Into::into).collect();
-                out.push(Kw::Properties { props, names });
+                let plain = !props
+                    .iter()
+                    .any(|(p, _): &(Box<str>, _)| p.contains(['~', '/']));
+                out.push(Kw::Properties {
+                    props,
+                    plain,
+                    names,
+                });
             }
             "patternProperties" => {
                 let Some(m) = v.as_object() else {

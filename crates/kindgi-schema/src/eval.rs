@@ -60,20 +60,32 @@ impl<'p> PathNode<'p> {
         } else {
             parent.len.saturating_add(1 + k.len())
         };
-        PathNode { parent: Some(parent), seg: Seg::Key(k), len }
+        PathNode {
+            parent: Some(parent),
+            seg: Seg::Key(k),
+            len,
+        }
     }
 
     /// The location of property `k` inside `parent`, where `k` is known to need no escape (a
     /// name the schema declares, checked when it compiled).
     #[inline(always)]
     pub(crate) fn plain_key(parent: &'p PathNode<'p>, k: &'p str) -> Self {
-        PathNode { parent: Some(parent), seg: Seg::Key(k), len: parent.len.saturating_add(1 + k.len()) }
+        PathNode {
+            parent: Some(parent),
+            seg: Seg::Key(k),
+            len: parent.len.saturating_add(1 + k.len()),
+        }
     }
 
     /// The location of item `i` inside `parent`.
     #[inline(always)]
     pub(crate) fn index(parent: &'p PathNode<'p>, i: usize) -> Self {
-        PathNode { parent: Some(parent), seg: Seg::Index(i), len: parent.len.saturating_add(1 + decimal_len(i)) }
+        PathNode {
+            parent: Some(parent),
+            seg: Seg::Index(i),
+            len: parent.len.saturating_add(1 + decimal_len(i)),
+        }
     }
 
     /// The JSON Pointer of this location.
@@ -195,14 +207,24 @@ fn push_decimal(out: &mut String, i: usize) {
     }
 }
 
+/// Digits in `i`: comparisons for the usual array sizes, no division.
 #[inline]
-fn decimal_len(mut i: usize) -> usize {
-    let mut n = 1;
-    while i >= 10 {
-        i /= 10;
-        n += 1;
+fn decimal_len(i: usize) -> usize {
+    match i {
+        0..10 => 1,
+        10..100 => 2,
+        100..1000 => 3,
+        1000..10000 => 4,
+        _ => {
+            let mut n = 5;
+            let mut rest = i / 100_000;
+            while rest > 0 {
+                rest /= 10;
+                n += 1;
+            }
+            n
+        }
     }
-    n
 }
 
 /// Evaluated properties as Ajv's generated code holds them (`undefined`, `true`, or a set).
@@ -883,7 +905,7 @@ impl<'t> Run<'t> {
                 }
                 valid
             }
-            Kw::Properties { props, names } => {
+            Kw::Properties { props, plain, names } => {
                 if track {
                     merge_p(&mut ev.props, &Props::Keys(names.iter().map(|n| n.to_string()).collect()));
                 }
@@ -904,7 +926,7 @@ impl<'t> Run<'t> {
                         }
                         continue;
                     };
-                    let p = PathNode::key(path, name);
+                    let p = if *plain { PathNode::plain_key(path, name) } else { PathNode::key(path, name) };
                     let mut c = Ev::default();
                     if !self.$node(*node, v, &p, &mut c) {
                         valid = false;

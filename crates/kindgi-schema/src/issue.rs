@@ -479,10 +479,18 @@ mod tests {
 
     #[test]
     fn long_texts_move_to_the_heap_and_keep_both_parts() {
-        for (path, name) in [("", ""), ("/a", "b"), ("/abcdefghijklmnopqrstuvwxyz", "0123456789"), ("/ü", "ß")] {
+        for (path, name) in [
+            ("", ""),
+            ("/a", "b"),
+            ("/abcdefghijklmnopqrstuvwxyz", "0123456789"),
+            ("/ü", "ß"),
+        ] {
             let t = Text::from_parts(path, name);
             assert_eq!((t.path(), t.name()), (path, name));
-            assert_eq!(matches!(t, Text::Inline { .. }), path.len() + name.len() <= Text::INLINE);
+            assert_eq!(
+                matches!(t, Text::Inline { .. }),
+                path.len() + name.len() <= Text::INLINE
+            );
         }
     }
 

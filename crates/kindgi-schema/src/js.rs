@@ -173,7 +173,10 @@ pub(crate) fn key_eq(a: &str, b: &str) -> bool {
 #[inline]
 pub(crate) fn in_js_order(map: &Map<String, Value>) -> bool {
     // Only array-index keys (`0`, `17`) move; most objects have none, and a first byte tells.
-    if !map.keys().any(|k| k.as_bytes().first().is_some_and(u8::is_ascii_digit)) {
+    if !map
+        .keys()
+        .any(|k| k.as_bytes().first().is_some_and(u8::is_ascii_digit))
+    {
         return true;
     }
     let mut seen_str = false;

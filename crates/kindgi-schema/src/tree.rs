@@ -289,6 +289,9 @@ pub(crate) enum Kw {
     },
     Properties {
         props: Vec<(Box<str>, Option<NodeId>)>,
+        /// Whether no name in `props` needs `~` escapes in a JSON Pointer (checked once here,
+        /// not on every visit).
+        plain: bool,
         names: Vec<Box<str>>,
     },
     PatternProperties {
