@@ -505,7 +505,7 @@ impl<'t> Run<'t> {
     }
 
     /// Reports an issue at a site prepared at compile time.
-    #[inline(always)]
+    #[inline(never)]
     fn report(&mut self, path: &PathNode<'_>, site: &SiteRef) {
         if !self.collect {
             return;
