@@ -404,6 +404,7 @@ fn find_duplicate(items: &[Value], scalar_types: Option<u8>) -> Option<(usize, u
             // Same answer as the map below: the nearest equal item above the highest `i`.
             let same = |a: &Value, b: &Value| match (a, b) {
                 (Value::Number(x), Value::Number(y)) => js::num(x) == js::num(y),
+                (Value::String(x), Value::String(y)) => js::key_eq(x, y),
                 _ => a == b,
             };
             for i in (0..n).rev() {
@@ -873,11 +874,19 @@ impl<'t> Run<'t> {
                 }
                 let Value::Object(m) = data else { return true };
                 let declared = |k: &str| props.iter().any(|p| js::key_eq(p, k)) || patterns.iter().any(|p| p.matches(k));
-                // Order only matters when something is reported: check first, order later.
-                if m.keys().all(|k| declared(k)) {
+                // Order only matters when something is reported: check first, order later. Only
+                // array-index keys (`0`, `17`) move in JavaScript order, so the same pass notes
+                // whether any key could be one.
+                let mut undeclared = false;
+                let mut index_like = false;
+                for k in m.keys() {
+                    undeclared |= !declared(k);
+                    index_like |= k.as_bytes().first().is_some_and(u8::is_ascii_digit);
+                }
+                if !undeclared {
                     return true;
                 }
-                evaluator!(@order m, $($m)?);
+                evaluator!(@order_if index_like, m, $($m)?);
                 let mut valid = true;
                 for (k, v) in m.iter_mut_or_ref() {
                     if declared(k) {
@@ -1364,6 +1373,16 @@ impl<'t> Run<'t> {
     };
     (@order $m:ident, ) => {
         let $m = Entries::of($m);
+        let $m = &$m;
+    };
+    // `@order`, known to be needed only when `$needed`.
+    (@order_if $needed:ident, $m:ident, mut) => {
+        if $needed {
+            js::reorder($m);
+        }
+    };
+    (@order_if $needed:ident, $m:ident, ) => {
+        let $m = if $needed { Entries::of($m) } else { Entries::Map($m) };
         let $m = &$m;
     };
     (@get $m:ident, $k:ident, mut) => {

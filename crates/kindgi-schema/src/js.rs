@@ -229,7 +229,8 @@ pub(crate) fn equal(a: &Value, b: &Value) -> bool {
         (Value::Null, Value::Null) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Number(x), Value::Number(y)) => num(x) == num(y),
-        (Value::String(x), Value::String(y)) => x == y,
+        // Inline: short strings (enum values, tags) differ early, and a `memcmp` call costs more.
+        (Value::String(x), Value::String(y)) => key_eq(x, y),
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && grow(|| x.iter().zip(y).all(|(p, q)| equal(p, q)))
         }
