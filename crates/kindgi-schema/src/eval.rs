@@ -88,10 +88,10 @@ impl<'p> PathNode<'p> {
         }
     }
 
-    /// The JSON Pointer of this location.
+    /// An issue at this location (tests read its path).
     #[cfg(test)]
-    pub(crate) fn render(&self) -> Text {
-        let mut out = Text::EMPTY;
+    pub(crate) fn render(&self) -> Issue {
+        let mut out = Issue::new("", "#", "test", Map::new(), "");
         self.render_into(&mut out, "");
         out
     }
@@ -101,20 +101,13 @@ impl<'p> PathNode<'p> {
     /// bytes are written once and never copied (copying bytes just written one by one stalls
     /// the CPU on store forwarding). Short texts live inside the issue, without allocating.
     #[inline]
-    pub(crate) fn render_into(&self, out: &mut Text, name: &str) {
+    pub(crate) fn render_into(&self, out: &mut Issue, name: &str) {
         let len = self.len;
         if len.saturating_add(name.len()) > Text::INLINE {
-            *out = Text::from_parts(&self.render_string(), name);
+            out.set_text(&self.render_string(), name);
             return;
         }
-        *out = Text::Inline {
-            path: len as u8,
-            len: (len + name.len()) as u8,
-            buf: [0u8; Text::INLINE],
-        };
-        let Text::Inline { buf, .. } = out else {
-            return;
-        };
+        let buf = out.text_mut().inline_mut(len, len + name.len());
         copy_short(&mut buf[len..], name.as_bytes());
         let mut end = len;
         let mut node = Some(self);
@@ -514,7 +507,7 @@ impl<'t> Run<'t> {
         if self.prop_name.is_some() {
             return self.report_with(path, site, Fill::None);
         }
-        self.push_issue(path, Issue::at(site, Fill::None, None), "");
+        self.push_issue(path, || Issue::at(site, Fill::None, None), "");
     }
 
     /// Reports an issue at a site that takes something from the instance (`fill`).
@@ -523,8 +516,9 @@ impl<'t> Run<'t> {
         if !self.collect {
             return;
         }
-        let issue = Issue::at(site, fill, self.prop_name.as_deref());
-        self.push_issue(path, issue, "");
+        let prop_name = self.prop_name.take();
+        self.push_issue(path, || Issue::at(site, fill, prop_name.as_deref()), "");
+        self.prop_name = prop_name;
     }
 
     /// Reports an issue whose open params slot takes the string `name` (a property's name).
@@ -533,22 +527,29 @@ impl<'t> Run<'t> {
         if !self.collect {
             return;
         }
-        let issue = Issue::at(site, Fill::Name, self.prop_name.as_deref());
-        self.push_issue(path, issue, name);
+        let prop_name = self.prop_name.take();
+        self.push_issue(
+            path,
+            || Issue::at(site, Fill::Name, prop_name.as_deref()),
+            name,
+        );
+        self.prop_name = prop_name;
     }
 
-    /// Appends `issue`, then writes its instance path in place. Inlined into every caller so the
-    /// issue is built straight into the list: building it on the stack and copying it over
-    /// would read back bytes just written in pieces, which stalls the CPU.
+    /// Appends the issue `make` builds, then writes its instance path in place. The list grows
+    /// before the issue is built, so the issue is written straight into its slot: built on the
+    /// stack first (as `push` must, since it may grow the list in between), it was copied over
+    /// in wide loads that read back narrower stores just made, which stalls the CPU.
     #[inline(always)]
-    fn push_issue(&mut self, path: &PathNode<'_>, issue: Issue, name: &str) {
+    fn push_issue(&mut self, path: &PathNode<'_>, make: impl FnOnce() -> Issue, name: &str) {
         if self.errors.capacity() == 0 {
             // An invalid instance usually has a few issues: skip the small growth steps.
             self.errors.reserve(16);
         }
-        self.errors.push(issue);
+        // `once_with` is `TrustedLen`: `extend` reserves, then builds the issue in place.
+        self.errors.extend(std::iter::once_with(make));
         if let Some(last) = self.errors.last_mut() {
-            path.render_into(last.text_mut(), name);
+            path.render_into(last, name);
         }
     }
 
@@ -1486,22 +1487,22 @@ mod tests {
 
     #[test]
     fn renders_instance_paths_as_json_pointers() {
-        assert_eq!(PathNode::ROOT.render().path(), "");
+        assert_eq!(PathNode::ROOT.render().instance_path(), "");
         let root = PathNode::ROOT;
         let a = PathNode::key(&root, "a/b~c");
         let i = PathNode::index(&a, 1207);
         let z = PathNode::index(&i, 0);
         let e = PathNode::key(&z, "prénom");
-        assert_eq!(e.render().path(), "/a~1b~0c/1207/0/prénom");
-        assert_eq!(i.render().path(), "/a~1b~0c/1207");
+        assert_eq!(e.render().instance_path(), "/a~1b~0c/1207/0/prénom");
+        assert_eq!(i.render().instance_path(), "/a~1b~0c/1207");
         let short = PathNode::key(&root, "prénom");
         let short_i = PathNode::index(&short, 42);
-        assert!(matches!(short_i.render(), Text::Inline { .. }));
-        assert_eq!(short_i.render().path(), "/prénom/42");
+        assert!(short_i.render().text_is_inline());
+        assert_eq!(short_i.render().instance_path(), "/prénom/42");
         let empty = PathNode::key(&root, "");
-        assert_eq!(empty.render().path(), "/");
+        assert_eq!(empty.render().instance_path(), "/");
         let declared = PathNode::plain_key(&short_i, "x");
-        assert_eq!(declared.render().path(), "/prénom/42/x");
+        assert_eq!(declared.render().instance_path(), "/prénom/42/x");
     }
 
     #[test]
@@ -1509,21 +1510,23 @@ mod tests {
         let root = PathNode::ROOT;
         let a = PathNode::key(&root, "opts");
         for name in ["", "x", "a/b", "a-name-long-enough-to-spill-over"] {
-            let mut t = Text::EMPTY;
+            let mut t = Issue::new("", "#", "test", Map::new(), "");
             a.render_into(&mut t, name);
-            assert_eq!((t.path(), t.name()), ("/opts", name));
+            assert_eq!(t.instance_path(), "/opts");
+            assert_eq!(t.text_parts().1, name);
         }
         let deep = PathNode::key(&a, "a~b");
-        let mut t = Text::EMPTY;
+        let mut t = Issue::new("", "#", "test", Map::new(), "");
         deep.render_into(&mut t, "x");
-        assert_eq!((t.path(), t.name()), ("/opts/a~0b", "x"));
+        assert_eq!(t.instance_path(), "/opts/a~0b");
+        assert_eq!(t.text_parts().1, "x");
     }
 
     #[test]
     fn renders_deep_paths_without_recursion() {
         fn nest(depth: usize, parent: &PathNode<'_>) -> String {
             if depth == 0 {
-                return parent.render().path().to_owned();
+                return parent.render().instance_path().to_owned();
             }
             let p = PathNode::index(parent, depth % 10);
             nest(depth - 1, &p)

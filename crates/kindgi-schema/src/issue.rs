@@ -18,73 +18,60 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 /// An issue's own text: its instance path (a JSON Pointer), followed by the string an open
-/// params slot takes when the instance supplies one (`additionalProperty: "x"`). Up to
-/// [`Text::INLINE`] bytes together they live inside the issue, so reporting an issue at a short
-/// path — even one naming a property — allocates nothing.
+/// params slot takes when the instance supplies one (`additionalProperty: "x"`), and which kind
+/// of fill the issue carries. Up to [`Text::INLINE`] bytes of text live inside the issue, so
+/// reporting an issue at a short path — even one naming a property — allocates nothing.
+///
+/// Plain bytes, not an enum: every byte of a new issue is then a defined constant, which lets
+/// the compiler write it straight into the issue list. With enums, padding and unused payload
+/// bytes are undefined, and the compiler built issues on the stack and copied them over in wide
+/// loads that read back narrower stores just made — a store-forwarding stall per load.
 #[derive(Clone)]
-pub(crate) enum Text {
-    Inline {
-        /// Where the path ends (and the name starts).
-        path: u8,
-        len: u8,
-        buf: [u8; Text::INLINE],
-    },
-    Heap {
-        path: usize,
-        text: Box<str>,
-    },
+pub(crate) struct Text {
+    /// `[path end, text length (or LONG), fill kind, text…]`.
+    bytes: [u8; Text::HEAD + Text::INLINE],
 }
 
 impl Text {
-    pub(crate) const INLINE: usize = 29;
-    pub(crate) const EMPTY: Text = Text::Inline {
-        path: 0,
-        len: 0,
-        buf: [0; Text::INLINE],
-    };
+    const HEAD: usize = 3;
+    pub(crate) const INLINE: usize = 37;
+    /// The text length byte when the text lives in the issue's extra (longer than `INLINE`).
+    const LONG: u8 = u8::MAX;
 
-    /// A path and a name, copied.
-    pub(crate) fn from_parts(path: &str, name: &str) -> Text {
-        let len = path.len() + name.len();
-        if len <= Text::INLINE {
-            let mut buf = [0u8; Text::INLINE];
-            buf[..path.len()].copy_from_slice(path.as_bytes());
-            buf[path.len()..len].copy_from_slice(name.as_bytes());
-            Text::Inline {
-                path: path.len() as u8,
-                len: len as u8,
-                buf,
-            }
-        } else {
-            let mut text = String::with_capacity(len);
-            text.push_str(path);
-            text.push_str(name);
-            Text::Heap {
-                path: path.len(),
-                text: text.into(),
-            }
+    fn new(kind: u8) -> Text {
+        let mut bytes = [0u8; Text::HEAD + Text::INLINE];
+        bytes[2] = kind;
+        Text { bytes }
+    }
+
+    fn kind(&self) -> u8 {
+        self.bytes[2]
+    }
+
+    /// Marks the text as `len` inline bytes, the path being the first `path`, and hands out the
+    /// buffer to write them into. `len` is at most [`Text::INLINE`].
+    #[inline(always)]
+    pub(crate) fn inline_mut(&mut self, path: usize, len: usize) -> &mut [u8; Text::INLINE] {
+        self.bytes[0] = path as u8;
+        self.bytes[1] = len as u8;
+        let (_, buf) = self.bytes.split_at_mut(Text::HEAD);
+        // The split leaves exactly INLINE bytes.
+        <&mut [u8; Text::INLINE]>::try_from(buf).unwrap_or_else(|_| unreachable!())
+    }
+
+    fn inline_parts(&self) -> Option<(&str, &str)> {
+        let len = self.bytes[1];
+        if len == Text::LONG {
+            return None;
         }
-    }
-
-    fn parts(&self) -> (&str, &str) {
-        match self {
-            // Written only from whole `&str` segments and ASCII, so always UTF-8 with a char
-            // boundary where the path ends.
-            Text::Inline { path, len, buf } => {
-                let s = std::str::from_utf8(&buf[..usize::from(*len)]).unwrap_or_default();
-                s.split_at_checked(usize::from(*path)).unwrap_or((s, ""))
-            }
-            Text::Heap { path, text } => text.split_at_checked(*path).unwrap_or((text, "")),
-        }
-    }
-
-    pub(crate) fn path(&self) -> &str {
-        self.parts().0
-    }
-
-    /// The string an open slot takes ([`Fill::Name`]).
-    pub(crate) fn name(&self) -> &str {
-        self.parts().1
+        let text = self.bytes.get(Text::HEAD..Text::HEAD + usize::from(len))?;
+        // Written only from whole `&str` segments and ASCII, so always UTF-8 with a char
+        // boundary where the path ends.
+        let s = std::str::from_utf8(text).unwrap_or_default();
+        Some(
+            s.split_at_checked(usize::from(self.bytes[0]))
+                .unwrap_or((s, "")),
+        )
     }
 }
 
@@ -110,7 +97,7 @@ pub(crate) enum Slot {
     Pair,
 }
 
-/// What an issue adds to its site.
+/// What an issue adds to its site (how it is reported; see [`FillRef`] for how it is read).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Fill {
     None,
@@ -121,6 +108,20 @@ pub(crate) enum Fill {
     /// `uniqueItems`' indexes (`u32`: no array in memory has more items).
     Pair(u32, u32),
 }
+
+/// An issue's [`Fill`], read back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum FillRef<'a> {
+    None,
+    Name(&'a str),
+    Value(&'a Value),
+    Pair(u32, u32),
+}
+
+const FILL_NONE: u8 = 0;
+const FILL_NAME: u8 = 1;
+const FILL_VALUE: u8 = 2;
+const FILL_PAIR: u8 = 3;
 
 /// A prepared site, shared by the compiled schema and every issue reported at it.
 pub(crate) type SiteRef = Arc<Site>;
@@ -187,12 +188,20 @@ fn unique_items_message(i: u32, j: u32) -> String {
 #[derive(Clone)]
 pub struct Issue {
     site: SiteRef,
+    /// What few issues carry beyond their site and text (rare, so boxed).
+    extra: Option<Box<Extra>>,
+    /// `uniqueItems`' `i` and `j` (zero otherwise).
+    pair: [u32; 2],
     text: Text,
-    /// What this issue adds to its site (see [`Slot`]).
-    fill: Fill,
-    /// Set inside `propertyNames` (rare, so boxed; a thin pointer keeps the issue at 64 bytes).
-    #[allow(clippy::box_collection)]
-    property_name: Option<Box<String>>,
+}
+
+#[derive(Clone, Default, PartialEq)]
+struct Extra {
+    /// A [`Fill::Value`].
+    value: Option<Value>,
+    property_name: Option<Box<str>>,
+    /// A text longer than [`Text::INLINE`]: where its path ends, and the text.
+    long: Option<(usize, Box<str>)>,
 }
 
 impl Issue {
@@ -205,42 +214,90 @@ impl Issue {
         params: Map<String, Value>,
         message: impl Into<Box<str>>,
     ) -> Issue {
-        Issue {
+        let mut issue = Issue {
             site: Site::fixed(schema_path, keyword, params, message),
-            text: Text::from_parts(instance_path.as_ref(), ""),
-            fill: Fill::None,
-            property_name: None,
-        }
+            extra: None,
+            pair: [0; 2],
+            text: Text::new(FILL_NONE),
+        };
+        issue.set_text(instance_path.as_ref(), "");
+        issue
     }
 
     /// The same issue, raised while checking the property name `name` (`propertyNames`).
     #[must_use]
     pub fn with_property_name(mut self, name: impl Into<Box<str>>) -> Issue {
-        let name: Box<str> = name.into();
-        self.property_name = Some(Box::new(name.into()));
+        self.extra.get_or_insert_default().property_name = Some(name.into());
         self
     }
 
     /// An issue at `site`; the evaluator writes its text in place.
     #[inline(always)]
     pub(crate) fn at(site: &SiteRef, fill: Fill, property_name: Option<&str>) -> Issue {
+        let (kind, pair, value) = match fill {
+            Fill::None => (FILL_NONE, [0; 2], None),
+            Fill::Name => (FILL_NAME, [0; 2], None),
+            Fill::Value(v) => (FILL_VALUE, [0; 2], Some(*v)),
+            Fill::Pair(i, j) => (FILL_PAIR, [i, j], None),
+        };
+        let extra = match (value, property_name) {
+            (None, None) => None,
+            (value, name) => Some(Box::new(Extra {
+                value,
+                property_name: name.map(Into::into),
+                long: None,
+            })),
+        };
         Issue {
             site: Arc::clone(site),
-            text: Text::EMPTY,
-            fill,
-            property_name: property_name.map(|n| Box::new(n.to_owned())),
+            extra,
+            pair,
+            text: Text::new(kind),
         }
     }
 
-    /// Where the evaluator writes the instance path (and a [`Fill::Name`]), once the issue is
-    /// in place.
+    /// Where the evaluator writes a short text (see [`Text::inline_mut`]).
+    #[inline(always)]
     pub(crate) fn text_mut(&mut self) -> &mut Text {
         &mut self.text
     }
 
+    /// Sets the text: the instance path, then the name a [`Fill::Name`] stands for.
+    pub(crate) fn set_text(&mut self, path: &str, name: &str) {
+        let len = path.len() + name.len();
+        if len <= Text::INLINE {
+            let buf = self.text.inline_mut(path.len(), len);
+            buf[..path.len()].copy_from_slice(path.as_bytes());
+            buf[path.len()..len].copy_from_slice(name.as_bytes());
+        } else {
+            self.text.bytes[1] = Text::LONG;
+            let mut text = String::with_capacity(len);
+            text.push_str(path);
+            text.push_str(name);
+            self.extra.get_or_insert_default().long = Some((path.len(), text.into()));
+        }
+    }
+
+    /// The instance path and the name after it.
+    pub(crate) fn text_parts(&self) -> (&str, &str) {
+        if let Some(parts) = self.text.inline_parts() {
+            return parts;
+        }
+        match self.extra.as_ref().and_then(|e| e.long.as_ref()) {
+            Some((path, text)) => text.split_at_checked(*path).unwrap_or((text, "")),
+            None => ("", ""),
+        }
+    }
+
+    /// Whether the text lives inside the issue.
+    #[cfg(test)]
+    pub(crate) fn text_is_inline(&self) -> bool {
+        self.text.inline_parts().is_some()
+    }
+
     /// Where in the instance: a JSON Pointer (`""` for the root, `/a/0/b`).
     pub fn instance_path(&self) -> &str {
-        self.text.path()
+        self.text_parts().0
     }
 
     /// Where in the schema: `#/properties/a/type`.
@@ -256,18 +313,26 @@ impl Issue {
     /// Ajv's message: `must be string`.
     pub fn message(&self) -> Cow<'_, str> {
         match (&self.site.slot, self.fill()) {
-            (Slot::Pair, Fill::Pair(i, j)) => Cow::Owned(unique_items_message(*i, *j)),
+            (Slot::Pair, FillRef::Pair(i, j)) => Cow::Owned(unique_items_message(i, j)),
             _ => Cow::Borrowed(&self.site.message),
         }
     }
 
     /// Set on issues raised inside `propertyNames`: the key being checked.
     pub fn property_name(&self) -> Option<&str> {
-        self.property_name.as_deref().map(String::as_str)
+        self.extra.as_ref().and_then(|e| e.property_name.as_deref())
     }
 
-    fn fill(&self) -> &Fill {
-        &self.fill
+    fn fill(&self) -> FillRef<'_> {
+        match self.text.kind() {
+            FILL_NAME => FillRef::Name(self.text_parts().1),
+            FILL_VALUE => match self.extra.as_ref().and_then(|e| e.value.as_ref()) {
+                Some(v) => FillRef::Value(v),
+                None => FillRef::None,
+            },
+            FILL_PAIR => FillRef::Pair(self.pair[0], self.pair[1]),
+            _ => FillRef::None,
+        }
     }
 
     /// The keyword's params, in Ajv's order (`{type: "string"}`).
@@ -288,9 +353,9 @@ impl Issue {
     /// The value of the params entry at `index` (whose compiled value is `compiled`).
     fn param_at(&self, index: usize, compiled: &Value) -> Value {
         match (&self.site.slot, self.fill()) {
-            (Slot::Open(at), Fill::Value(v)) if *at == index => Value::clone(v),
-            (Slot::Open(at), Fill::Name) if *at == index => Value::from(self.text.name()),
-            (Slot::Pair, Fill::Pair(i, j)) => Value::from(if index == 0 { *i } else { *j }),
+            (Slot::Open(at), FillRef::Value(v)) if *at == index => v.clone(),
+            (Slot::Open(at), FillRef::Name(name)) if *at == index => Value::from(name),
+            (Slot::Pair, FillRef::Pair(i, j)) => Value::from(if index == 0 { i } else { j }),
             _ => compiled.clone(),
         }
     }
@@ -317,9 +382,7 @@ impl PartialEq for Issue {
             && self.schema_path() == other.schema_path()
             && self.keyword() == other.keyword()
             && self.property_name() == other.property_name()
-            && ((Arc::ptr_eq(&self.site, &other.site)
-                && self.fill() == other.fill()
-                && self.text.name() == other.text.name())
+            && ((Arc::ptr_eq(&self.site, &other.site) && self.fill() == other.fill())
                 || (self.message() == other.message() && self.params() == other.params()))
     }
 }
@@ -341,12 +404,10 @@ impl Serialize for ParamsOut<'_> {
         for (i, (k, v)) in issue.site.params.iter().enumerate() {
             match (&issue.site.slot, issue.fill()) {
                 (Slot::None, _) => m.serialize_entry(k, v)?,
-                (Slot::Open(at), Fill::Value(fill)) if *at == i => m.serialize_entry(k, fill)?,
-                (Slot::Open(at), Fill::Name) if *at == i => {
-                    m.serialize_entry(k, issue.text.name())?;
-                }
-                (Slot::Pair, Fill::Pair(a, b)) => {
-                    m.serialize_entry(k, if i == 0 { a } else { b })?;
+                (Slot::Open(at), FillRef::Value(fill)) if *at == i => m.serialize_entry(k, fill)?,
+                (Slot::Open(at), FillRef::Name(name)) if *at == i => m.serialize_entry(k, name)?,
+                (Slot::Pair, FillRef::Pair(a, b)) => {
+                    m.serialize_entry(k, &(if i == 0 { a } else { b }))?;
                 }
                 _ => m.serialize_entry(k, v)?,
             }
@@ -431,9 +492,9 @@ mod tests {
             "must NOT have additional properties",
         );
         let mut by_value = Issue::at(&site, Fill::Value(Box::new(json!("extra"))), None);
-        *by_value.text_mut() = Text::from_parts("/a", "");
+        by_value.set_text("/a", "");
         let mut issue = Issue::at(&site, Fill::Name, None);
-        *issue.text_mut() = Text::from_parts("/a", "extra");
+        issue.set_text("/a", "extra");
         assert_eq!(issue.instance_path(), "/a");
         assert_eq!(issue.params()["additionalProperty"], "extra");
         assert_eq!(
@@ -457,7 +518,7 @@ mod tests {
     fn unique_items_issues_carry_both_indexes() {
         let site = Site::pair("#/uniqueItems");
         let mut issue = Issue::at(&site, Fill::Pair(0, 2), None);
-        *issue.text_mut() = Text::from_parts("/tags", "");
+        issue.set_text("/tags", "");
         assert_eq!(
             issue.message(),
             "must NOT have duplicate items (items ## 2 and 0 are identical)"
@@ -479,16 +540,27 @@ mod tests {
 
     #[test]
     fn long_texts_move_to_the_heap_and_keep_both_parts() {
+        let site = Site::open(
+            "#/additionalProperties",
+            "additionalProperties",
+            "additionalProperty",
+            "m",
+        );
+        let long_path = "/abcdefghijklmnopqrstuvwxyz/0123456789";
         for (path, name) in [
             ("", ""),
             ("/a", "b"),
-            ("/abcdefghijklmnopqrstuvwxyz", "0123456789"),
+            (long_path, "0123456789"),
+            (long_path, ""),
             ("/ü", "ß"),
         ] {
-            let t = Text::from_parts(path, name);
-            assert_eq!((t.path(), t.name()), (path, name));
+            let mut issue = Issue::at(&site, Fill::Name, Some("p"));
+            issue.set_text(path, name);
+            assert_eq!(issue.text_parts(), (path, name));
+            assert_eq!(issue.params()["additionalProperty"], name);
+            assert_eq!(issue.property_name(), Some("p"));
             assert_eq!(
-                matches!(t, Text::Inline { .. }),
+                issue.text_is_inline(),
                 path.len() + name.len() <= Text::INLINE
             );
         }
