@@ -875,19 +875,11 @@ impl<'t> Run<'t> {
                 }
                 let Value::Object(m) = data else { return true };
                 let declared = |k: &str| props.iter().any(|p| js::key_eq(p, k)) || patterns.iter().any(|p| p.matches(k));
-                // Order only matters when something is reported: check first, order later. Only
-                // array-index keys (`0`, `17`) move in JavaScript order, so the same pass notes
-                // whether any key could be one.
-                let mut undeclared = false;
-                let mut index_like = false;
-                for k in m.keys() {
-                    undeclared |= !declared(k);
-                    index_like |= k.as_bytes().first().is_some_and(u8::is_ascii_digit);
-                }
-                if !undeclared {
+                // Order only matters when something is reported: check first, order later.
+                if m.keys().all(|k| declared(k)) {
                     return true;
                 }
-                evaluator!(@order_if index_like, m, $($m)?);
+                evaluator!(@order m, $($m)?);
                 let mut valid = true;
                 for (k, v) in m.iter_mut_or_ref() {
                     if declared(k) {
@@ -1374,16 +1366,6 @@ impl<'t> Run<'t> {
     };
     (@order $m:ident, ) => {
         let $m = Entries::of($m);
-        let $m = &$m;
-    };
-    // `@order`, known to be needed only when `$needed`.
-    (@order_if $needed:ident, $m:ident, mut) => {
-        if $needed {
-            js::reorder($m);
-        }
-    };
-    (@order_if $needed:ident, $m:ident, ) => {
-        let $m = if $needed { Entries::of($m) } else { Entries::Map($m) };
         let $m = &$m;
     };
     (@get $m:ident, $k:ident, mut) => {
