@@ -3,13 +3,14 @@
 //! Almost everything in an Ajv error is fixed by the schema: the `schemaPath`, the keyword, the
 //! message and most params (`{type: "string"}`, `{missingProperty: "name"}`, `{limit: 5}`). The
 //! compiler prepares those once per keyword as a shared [`Site`]; reporting an issue copies a
-//! pointer to its site and spells out the instance path (inline, without allocating, for paths
-//! up to 24 bytes). A site may leave one params slot open for a value only the instance knows
-//! (`additionalProperty`, `propertyName`, `unevaluatedProperty`, `passingSchemas`); the issue
-//! carries that value. Everything else is read through the site.
+//! pointer to its site and spells out the instance path. A site may leave one params slot open
+//! for a value only the instance knows (`additionalProperty`, `propertyName`,
+//! `unevaluatedProperty`, `passingSchemas`, `uniqueItems`' `i`/`j`); the issue carries that
+//! value — a property name inline after the path, indexes inline, anything else boxed.
 //!
-//! An invalid instance thus costs about one allocation per issue (often none), where owning
-//! four strings and a params map cost ten.
+//! An invalid instance thus costs one allocation (the issue list) however many issues it has,
+//! as long as paths and names are short, where owning four strings and a params map cost ten
+//! per issue.
 
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
