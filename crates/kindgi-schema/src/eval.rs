@@ -340,7 +340,7 @@ const FUNCTION_KEY: &str = "\u{0}kindgi:js-function";
 
 #[inline]
 fn is_function(m: &Map<String, Value>) -> bool {
-    m.len() == 1 && m.contains_key(FUNCTION_KEY)
+    m.len() == 1 && m.keys().next().is_some_and(|k| k == FUNCTION_KEY)
 }
 
 /// Where a type group comes in Ajv's order (number, string, array, object).
@@ -454,13 +454,34 @@ fn find_duplicate(items: &[Value], scalar_types: Option<u8>) -> Option<(usize, u
 /// Objects up to this size are searched linearly (cheaper than hashing the key).
 const SMALL_MAP: usize = 12;
 
+/// Finds `key` in `m`, trying the entry after the previous find first: instances usually list
+/// their properties in the order the schema declares them, so a walk over the declared names
+/// mostly finds each one at the cursor, where a search from the start compares every key
+/// before it.
 #[inline]
-fn get_small<'v>(m: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    if m.len() <= SMALL_MAP {
-        m.iter().find(|(k, _)| js::key_eq(k, key)).map(|(_, v)| v)
-    } else {
-        m.get(key)
+fn get_next<'v>(
+    m: &'v Map<String, Value>,
+    cursor: &mut serde_json::map::Iter<'v>,
+    key: &str,
+) -> Option<&'v Value> {
+    let mut ahead = cursor.clone();
+    if let Some((k, v)) = ahead.next() {
+        if js::key_eq(k, key) {
+            *cursor = ahead;
+            return Some(v);
+        }
     }
+    if m.len() > SMALL_MAP {
+        return m.get(key);
+    }
+    let mut scan = m.iter();
+    while let Some((k, v)) = scan.next() {
+        if js::key_eq(k, key) {
+            *cursor = scan;
+            return Some(v);
+        }
+    }
+    None
 }
 
 #[inline]
@@ -913,9 +934,11 @@ impl<'t> Run<'t> {
                 }
                 let Value::Object(m) = data else { return true };
                 let mut valid = true;
+                #[allow(unused_mut)] // not moved by the `&mut` form
+                let mut cursor = evaluator!(@cursor m, $($m)?);
                 for (name, node) in props {
                     let Some(node) = node else { continue };
-                    let Some(v) = evaluator!(@get m, name, $($m)?) else {
+                    let Some(v) = evaluator!(@get m, cursor, name, $($m)?) else {
                         if js::inherited(name) {
                             let p = PathNode::key(path, name);
                             let mut c = Ev::default();
@@ -1368,15 +1391,22 @@ impl<'t> Run<'t> {
         let $m = Entries::of($m);
         let $m = &$m;
     };
-    (@get $m:ident, $k:ident, mut) => {
+    (@cursor $m:ident, mut) => {
+        ()
+    };
+    (@cursor $m:ident, ) => {
+        $m.iter()
+    };
+    (@get $m:ident, $c:ident, $k:ident, mut) => {{
+        let _ = $c;
         if $m.len() <= SMALL_MAP {
             $m.iter_mut().find(|(k, _)| js::key_eq(k, $k)).map(|(_, v)| v)
         } else {
             $m.get_mut($k.as_ref())
         }
-    };
-    (@get $m:ident, $k:ident, ) => {
-        get_small($m, $k)
+    }};
+    (@get $m:ident, $c:ident, $k:ident, ) => {
+        get_next($m, &mut $c, $k)
     };
 }
 

@@ -187,3 +187,41 @@ fn issue_serialises_like_ajv() {
         ])
     );
 }
+
+/// Declared properties are looked up from a cursor that expects the declared order; instances
+/// in any other order (or with many keys, which are hashed) must find the same values, and the
+/// issues still come in the schema's order.
+#[test]
+fn properties_found_in_any_instance_order() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {"type": "integer"},
+            "c": {"type": "integer"},
+            "d": {"type": "integer"}
+        }
+    });
+    let v = compile(&schema, PACK_OUT).unwrap();
+    let paths = |x: serde_json::Value| -> Vec<String> {
+        v.validate(&x)
+            .unwrap_err()
+            .iter()
+            .map(|i| i.instance_path().to_owned())
+            .collect()
+    };
+    let want = vec!["/a", "/b", "/d"];
+    assert_eq!(paths(json!({"a": "x", "b": "x", "d": "x"})), want);
+    assert_eq!(paths(json!({"d": "x", "b": "x", "a": "x"})), want);
+    assert_eq!(paths(json!({"b": "x", "c": 1, "d": "x", "a": "x"})), want);
+    // More keys than a linear search covers: the hashed lookup, same answer.
+    let mut big = serde_json::Map::new();
+    for i in 0..20 {
+        big.insert(format!("k{i}"), json!(i));
+    }
+    big.insert("d".into(), json!("x"));
+    big.insert("a".into(), json!("x"));
+    big.insert("b".into(), json!("x"));
+    assert_eq!(paths(serde_json::Value::Object(big)), want);
+    assert!(v.is_valid(&json!({"d": 4, "c": 3, "b": 2, "a": 1})));
+}
