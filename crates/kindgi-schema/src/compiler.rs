@@ -718,6 +718,7 @@ impl<'a> Compiler<'a> {
             array: None,
             object: None,
             defaults: None,
+            leaf: false,
         };
         if only_ref {
             let mut kws = Vec::new();
@@ -759,6 +760,7 @@ impl<'a> Compiler<'a> {
             };
             *slot = Some(kws);
         }
+        node.leaf = node.leaf_kind();
         Ok(Node::Obj(Box::new(node)))
     }
 

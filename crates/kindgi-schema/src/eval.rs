@@ -7,6 +7,7 @@
 //! compile time (see [`crate::issue`]).
 
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 use crate::Issue;
 use crate::issue::{Fill, Text};
@@ -168,12 +169,29 @@ impl<'p> PathNode<'p> {
     }
 }
 
-/// Copies `src` to the front of `dst` (both at most a few dozen bytes): a plain loop, where
-/// `copy_from_slice` calls `memcpy` for lengths it cannot see.
+/// Copies `src` to the front of `dst` (both at most a few dozen bytes): overlapping word
+/// copies up to 16 bytes, where `copy_from_slice` calls `memcpy` for lengths it cannot see
+/// and a byte loop costs a few instructions a byte.
 #[inline(always)]
 fn copy_short(dst: &mut [u8], src: &[u8]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = *s;
+    let n = src.len();
+    match n {
+        0 => {}
+        // Bytes 0, n/2 and n-1 cover every byte of 1 to 3.
+        1..=3 => {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+        4..=7 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+        }
+        8..=16 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+        }
+        _ => dst[..n].copy_from_slice(src),
     }
 }
 
@@ -484,6 +502,24 @@ fn get_next<'v>(
     None
 }
 
+/// Whether `additionalProperties` leaves the key `k` alone: a name `properties` declares, or
+/// one a `patternProperties` pattern matches. Declared names are tried from `at`, just after
+/// the previous hit, first (instance keys usually come in the declared order).
+#[inline(always)]
+fn declared_name(props: &[Box<str>], patterns: &[Arc<Pattern>], at: &mut usize, k: &str) -> bool {
+    if let Some(p) = props.get(*at) {
+        if js::key_eq(p, k) {
+            *at += 1;
+            return true;
+        }
+    }
+    if let Some(i) = props.iter().position(|p| js::key_eq(p, k)) {
+        *at = i + 1;
+        return true;
+    }
+    patterns.iter().any(|p| p.matches(k))
+}
+
 #[inline]
 fn has_key(m: &Map<String, Value>, key: &str) -> bool {
     if m.len() <= SMALL_MAP {
@@ -617,6 +653,167 @@ impl<'t> Run<'t> {
         ok
     }
 
+    /// A leaf node ([`ObjNode::leaf`]): what the node function does, in Ajv's order, with the
+    /// keywords checked inline — a leaf is most of a typical schema's nodes, and the general
+    /// path spends a call and a dispatch per keyword on it.
+    #[inline(never)]
+    fn leaf(&mut self, o: &'t ObjNode, data: &Value, path: &PathNode<'_>) -> bool {
+        let mut valid = true;
+        if let Some(tc) = &o.type_check {
+            if tc.at == TypeAt::Upfront && !type_ok(tc.types, data) {
+                self.report(path, &tc.site);
+                valid = false;
+                if !self.collect {
+                    return false;
+                }
+            }
+        }
+        for kw in &o.any {
+            let (ok, site) = match kw {
+                Kw::Enum { values, site } => (values.iter().any(|v| js::equal(data, v)), site),
+                Kw::Const { value, site } => (js::equal(data, value), site),
+                _ => {
+                    // Not in a leaf (see `ObjNode::leaf_kind`); the general path all the same.
+                    if !self.kw_r(kw, data, path, &mut Ev::default()) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                    }
+                    continue;
+                }
+            };
+            if !ok {
+                valid = false;
+                if !self.collect {
+                    return false;
+                }
+                self.report(path, site);
+            }
+        }
+        let (at, kws) = match data {
+            Value::Number(_) => (0, &o.number),
+            Value::String(_) => (1, &o.string),
+            Value::Array(_) => (2, &None),
+            Value::Object(m) if !is_function(m) => (3, &None),
+            _ => (4, &None),
+        };
+        let late_type = match &o.type_check {
+            Some(tc) => match tc.at {
+                TypeAt::Group(bit) => {
+                    let pos = group_pos(bit);
+                    (pos != at).then_some((pos, tc))
+                }
+                TypeAt::Upfront => None,
+            },
+            None => None,
+        };
+        if let Some((pos, tc)) = late_type {
+            if pos < at || kws.is_none() {
+                self.report(path, &tc.site);
+                valid = false;
+                if !self.collect {
+                    return false;
+                }
+            }
+        }
+        if let Some(kws) = kws {
+            let ok = match data {
+                Value::Number(n) => self.number_keywords(kws, data, n, path),
+                Value::String(s) => self.string_keywords(kws, data, s, path),
+                _ => true,
+            };
+            if !ok {
+                valid = false;
+                if !self.collect {
+                    return false;
+                }
+            }
+            if let Some((pos, tc)) = late_type {
+                if pos > at {
+                    self.report(path, &tc.site);
+                    valid = false;
+                }
+            }
+        }
+        valid
+    }
+
+    /// The number group's keywords over the number `n` (`data`).
+    #[inline(always)]
+    fn number_keywords(
+        &mut self,
+        kws: &'t [Kw],
+        data: &Value,
+        n: &serde_json::Number,
+        path: &PathNode<'_>,
+    ) -> bool {
+        let x = js::num(n);
+        let mut valid = true;
+        for kw in kws {
+            let (ok, site) = match kw {
+                Kw::Limit { cmp, limit, site } => (!limit_violated(*cmp, x, *limit), site),
+                Kw::MultipleOf { by, site } => (!not_multiple(x, *by), site),
+                _ => {
+                    // Number formats (rare; inline, the compiler hoisted parts of their checks
+                    // out of the loop, run even for nodes without one): the general path.
+                    if !self.kw_r(kw, data, path, &mut Ev::default()) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                    }
+                    continue;
+                }
+            };
+            if !ok {
+                valid = false;
+                if !self.collect {
+                    return false;
+                }
+                self.report(path, site);
+            }
+        }
+        valid
+    }
+
+    /// The string group's keywords over the string `s` (`data`).
+    #[inline(always)]
+    fn string_keywords(
+        &mut self,
+        kws: &'t [Kw],
+        data: &Value,
+        s: &str,
+        path: &PathNode<'_>,
+    ) -> bool {
+        let mut valid = true;
+        for kw in kws {
+            let (ok, site) = match kw {
+                Kw::MaxLength { limit, site } => (js::str_len(s) as f64 <= *limit, site),
+                Kw::MinLength { limit, site } => (js::str_len(s) as f64 >= *limit, site),
+                Kw::Pattern { pattern, site } => (pattern.matches(s), site),
+                _ => {
+                    // Formats: their own calls.
+                    if !self.kw_r(kw, data, path, &mut Ev::default()) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
+                    }
+                    continue;
+                }
+            };
+            if !ok {
+                valid = false;
+                if !self.collect {
+                    return false;
+                }
+                self.report(path, site);
+            }
+        }
+        valid
+    }
+
     fn dyn_target(&self, anchor: &str) -> Option<NodeId> {
         self.dyn_anchors
             .iter()
@@ -635,6 +832,14 @@ impl<'t> Run<'t> {
             Node::False { site } => {
                 self.report(path, site);
                 false
+            }
+            Node::Obj(o) if o.leaf => {
+                // Same limit as below, without the bookkeeping: a leaf does not descend.
+                if self.depth >= MAX_EVAL_DEPTH {
+                    self.deep(path);
+                    return false;
+                }
+                self.leaf(o, &*data, path)
             }
             Node::Obj(o) => {
                 self.depth += 1;
@@ -895,15 +1100,18 @@ impl<'t> Run<'t> {
                     ev.props = Props::All;
                 }
                 let Value::Object(m) = data else { return true };
-                let declared = |k: &str| props.iter().any(|p| js::key_eq(p, k)) || patterns.iter().any(|p| p.matches(k));
+                let mut at = 0;
                 // Order only matters when something is reported: check first, order later.
-                if m.keys().all(|k| declared(k)) {
+                let Some(first) = m.keys().position(|k| !declared_name(props, patterns, &mut at, k)) else {
                     return true;
-                }
+                };
+                // The keys before the first undeclared one are declared; when the map already
+                // is in JavaScript order they stay first, and need no second look.
+                let skip = if js::in_js_order(m) { first } else { 0 };
                 evaluator!(@order m, $($m)?);
                 let mut valid = true;
-                for (k, v) in m.iter_mut_or_ref() {
-                    if declared(k) {
+                for (k, v) in m.iter_mut_or_ref().skip(skip) {
+                    if declared_name(props, patterns, &mut at, k) {
                         continue;
                     }
                     match child {
@@ -1515,6 +1723,29 @@ mod tests {
         assert_eq!(empty.render().instance_path(), "/");
         let declared = PathNode::plain_key(&short_i, "x");
         assert_eq!(declared.render().instance_path(), "/prénom/42/x");
+    }
+
+    /// Keys and names of every length up to past the inline limit, at both ends of the path:
+    /// the word-sized copies write exactly their bytes, no more.
+    #[test]
+    fn short_copies_of_every_length_keep_their_neighbours() {
+        let text = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH";
+        let root = PathNode::ROOT;
+        for n in 0..=text.len() {
+            let key = &text[..n];
+            let first = PathNode::key(&root, key);
+            let second = PathNode::key(&first, "k");
+            for name in ["", "x", &text[..n.min(20)]] {
+                let mut t = Issue::new("", "#", "test", Map::new(), "");
+                second.render_into(&mut t, name);
+                assert_eq!(t.instance_path(), format!("/{key}/k"), "{n}");
+                assert_eq!(t.text_parts().1, name, "{n}");
+                let mut u = Issue::new("", "#", "test", Map::new(), "");
+                first.render_into(&mut u, name);
+                assert_eq!(u.instance_path(), format!("/{key}"), "{n}");
+                assert_eq!(u.text_parts().1, name, "{n}");
+            }
+        }
     }
 
     #[test]

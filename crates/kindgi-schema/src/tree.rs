@@ -339,6 +339,39 @@ pub(crate) struct ObjNode {
     pub array: Option<Vec<Kw>>,
     pub object: Option<Vec<Kw>>,
     pub defaults: Option<Box<Defaults>>,
+    /// Whether the node only checks a scalar in place (see [`ObjNode::leaf_kind`]): it then
+    /// runs on a lean path with no keyword calls.
+    pub leaf: bool,
+}
+
+impl ObjNode {
+    /// A leaf reads the data and never descends: no defaults, no array or object keywords,
+    /// only `enum`/`const` among the keywords of any type, and only the number and string
+    /// checks the lean path knows.
+    pub(crate) fn leaf_kind(&self) -> bool {
+        let scalar = |kws: &Option<Vec<Kw>>| {
+            kws.iter().flatten().all(|k| {
+                matches!(
+                    k,
+                    Kw::Limit { .. }
+                        | Kw::MultipleOf { .. }
+                        | Kw::MaxLength { .. }
+                        | Kw::MinLength { .. }
+                        | Kw::Pattern { .. }
+                        | Kw::Format { .. }
+                )
+            })
+        };
+        self.defaults.is_none()
+            && self.array.is_none()
+            && self.object.is_none()
+            && self
+                .any
+                .iter()
+                .all(|k| matches!(k, Kw::Enum { .. } | Kw::Const { .. }))
+            && scalar(&self.number)
+            && scalar(&self.string)
+    }
 }
 
 #[derive(Debug)]
