@@ -674,7 +674,7 @@ impl<'t> Run<'t> {
                 Kw::Const { value, site } => (js::equal(data, value), site),
                 _ => {
                     // Not in a leaf (see `ObjNode::leaf_kind`); the general path all the same.
-                    if !self.kw_r(kw, data, path, &mut Ev::default()) {
+                    if !self.leaf_general(kw, data, path) {
                         valid = false;
                         if !self.collect {
                             return false;
@@ -739,6 +739,14 @@ impl<'t> Run<'t> {
         valid
     }
 
+    /// A keyword the lean path does not check itself, on the general path: out of line, so the
+    /// lean path keeps no evaluated-state record (and its clean-up) in its own frame.
+    #[cold]
+    #[inline(never)]
+    fn leaf_general(&mut self, kw: &'t Kw, data: &Value, path: &PathNode<'_>) -> bool {
+        self.kw_r(kw, data, path, &mut Ev::default())
+    }
+
     /// The number group's keywords over the number `n` (`data`).
     #[inline(always)]
     fn number_keywords(
@@ -757,7 +765,7 @@ impl<'t> Run<'t> {
                 _ => {
                     // Number formats (rare; inline, the compiler hoisted parts of their checks
                     // out of the loop, run even for nodes without one): the general path.
-                    if !self.kw_r(kw, data, path, &mut Ev::default()) {
+                    if !self.leaf_general(kw, data, path) {
                         valid = false;
                         if !self.collect {
                             return false;
@@ -794,7 +802,7 @@ impl<'t> Run<'t> {
                 Kw::Pattern { pattern, site } => (pattern.matches(s), site),
                 _ => {
                     // Formats: their own calls.
-                    if !self.kw_r(kw, data, path, &mut Ev::default()) {
+                    if !self.leaf_general(kw, data, path) {
                         valid = false;
                         if !self.collect {
                             return false;
@@ -1060,8 +1068,7 @@ impl<'t> Run<'t> {
                         let mut valid = true;
                         for (i, item) in arr.iter_mut_or_ref().enumerate().skip(*start) {
                             let p = PathNode::index(path, i);
-                            let mut c = Ev::default();
-                            if !self.$node(*node, item, &p, &mut c) {
+                            if !evaluator!(@child self, *node, item, &p, $node) {
                                 valid = false;
                                 if !self.collect {
                                     return false;
@@ -1110,8 +1117,9 @@ impl<'t> Run<'t> {
                 let skip = if js::in_js_order(m) { first } else { 0 };
                 evaluator!(@order m, $($m)?);
                 let mut valid = true;
-                for (k, v) in m.iter_mut_or_ref().skip(skip) {
-                    if declared_name(props, patterns, &mut at, k) {
+                for (i, (k, v)) in m.iter_mut_or_ref().skip(skip).enumerate() {
+                    // In order, the first key left is the undeclared one found above.
+                    if (skip == 0 || i > 0) && declared_name(props, patterns, &mut at, k) {
                         continue;
                     }
                     match child {
@@ -1160,8 +1168,7 @@ impl<'t> Run<'t> {
                         continue;
                     };
                     let p = if *plain { PathNode::plain_key(path, name) } else { PathNode::key(path, name) };
-                    let mut c = Ev::default();
-                    if !self.$node(*node, v, &p, &mut c) {
+                    if !evaluator!(@child self, *node, v, &p, $node) {
                         valid = false;
                         if !self.collect {
                             return false;
@@ -1420,8 +1427,7 @@ impl<'t> Run<'t> {
                         let mut valid = true;
                         for (i, item) in arr.iter_mut_or_ref().enumerate().skip(from) {
                             let p = PathNode::index(path, i);
-                            let mut c = Ev::default();
-                            if !self.$node(*node, item, &p, &mut c) {
+                            if !evaluator!(@child self, *node, item, &p, $node) {
                                 valid = false;
                                 if !self.collect {
                                     return false;
@@ -1599,6 +1605,15 @@ impl<'t> Run<'t> {
         let $m = Entries::of($m);
         let $m = &$m;
     };
+    // A subschema applied to a part of the data whose evaluated state nobody reads (`items`,
+    // `properties`): a leaf goes straight to the lean path.
+    (@child $self:ident, $node_id:expr, $v:expr, $p:expr, $node:ident) => {{
+        let tree = $self.tree;
+        match &tree.nodes[$node_id] {
+            Node::Obj(o) if o.leaf && $self.depth < MAX_EVAL_DEPTH => $self.leaf(o, &*$v, $p),
+            _ => $self.$node($node_id, $v, $p, &mut Ev::default()),
+        }
+    }};
     (@cursor $m:ident, mut) => {
         ()
     };
