@@ -719,11 +719,13 @@ impl<'a> Compiler<'a> {
             object: None,
             defaults: None,
             leaf: false,
+            late: [Late::No; 5],
         };
         if only_ref {
             let mut kws = Vec::new();
             self.keyword(cx, o, "$ref", &mut kws)?;
             node.any = kws;
+            node.late = node.late_plan();
             return Ok(Node::Obj(Box::new(node)));
         }
         if self.strict(cx) {
@@ -761,6 +763,7 @@ impl<'a> Compiler<'a> {
             *slot = Some(kws);
         }
         node.leaf = node.leaf_kind();
+        node.late = node.late_plan();
         Ok(Node::Obj(Box::new(node)))
     }
 

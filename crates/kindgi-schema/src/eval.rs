@@ -361,17 +361,6 @@ fn is_function(m: &Map<String, Value>) -> bool {
     m.len() == 1 && m.keys().next().is_some_and(|k| k == FUNCTION_KEY)
 }
 
-/// Where a type group comes in Ajv's order (number, string, array, object).
-#[inline]
-fn group_pos(bit: u8) -> usize {
-    match bit {
-        ty::NUMBER => 0,
-        ty::STRING => 1,
-        ty::ARRAY => 2,
-        _ => 3,
-    }
-}
-
 #[inline]
 fn type_ok(types: u8, v: &Value) -> bool {
     match v {
@@ -698,18 +687,9 @@ impl<'t> Run<'t> {
             Value::Object(m) if !is_function(m) => (3, &None),
             _ => (4, &None),
         };
-        let late_type = match &o.type_check {
-            Some(tc) => match tc.at {
-                TypeAt::Group(bit) => {
-                    let pos = group_pos(bit);
-                    (pos != at).then_some((pos, tc))
-                }
-                TypeAt::Upfront => None,
-            },
-            None => None,
-        };
-        if let Some((pos, tc)) = late_type {
-            if pos < at || kws.is_none() {
+        let late = o.late[at];
+        if late == Late::Before {
+            if let Some(tc) = &o.type_check {
                 self.report(path, &tc.site);
                 valid = false;
                 if !self.collect {
@@ -729,8 +709,8 @@ impl<'t> Run<'t> {
                     return false;
                 }
             }
-            if let Some((pos, tc)) = late_type {
-                if pos > at {
+            if late == Late::After {
+                if let Some(tc) = &o.type_check {
                     self.report(path, &tc.site);
                     valid = false;
                 }
@@ -900,18 +880,9 @@ impl<'t> Run<'t> {
             Value::Object(m) if !is_function(m) => (3, &o.object),
             _ => (4, &None),
         };
-        let late_type = match &o.type_check {
-            Some(tc) => match tc.at {
-                TypeAt::Group(bit) => {
-                    let pos = group_pos(bit);
-                    (pos != at).then_some((pos, tc))
-                }
-                TypeAt::Upfront => None,
-            },
-            None => None,
-        };
-        if let Some((pos, tc)) = late_type {
-            if pos < at || kws.is_none() {
+        let late = o.late[at];
+        if late == Late::Before {
+            if let Some(tc) = &o.type_check {
                 self.report(path, &tc.site);
                 valid = false;
                 if !self.collect {
@@ -931,8 +902,8 @@ impl<'t> Run<'t> {
                     }
                 }
             }
-            if let Some((pos, tc)) = late_type {
-                if pos > at {
+            if late == Late::After {
+                if let Some(tc) = &o.type_check {
                     self.report(path, &tc.site);
                     valid = false;
                 }

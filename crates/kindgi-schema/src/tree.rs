@@ -342,9 +342,56 @@ pub(crate) struct ObjNode {
     /// Whether the node only checks a scalar in place (see [`ObjNode::leaf_kind`]): it then
     /// runs on a lean path with no keyword calls.
     pub leaf: bool,
+    /// Per data kind (number, string, array, object, anything else): where a `type` that is
+    /// one group's (`TypeAt::Group`) is reported, worked out once from Ajv's group order.
+    pub late: [Late; 5],
+}
+
+/// When a group-bound `type` issue comes, relative to the data's own group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Late {
+    /// Not at all (no such `type`, or the data is of that type's group).
+    No,
+    /// Before the data's group runs (that type's group comes first, or the data's group has
+    /// no keywords).
+    Before,
+    /// After the data's group has run.
+    After,
 }
 
 impl ObjNode {
+    /// [`ObjNode::late`] for this node's `type` and groups.
+    pub(crate) fn late_plan(&self) -> [Late; 5] {
+        let mut plan = [Late::No; 5];
+        let Some(TypeCheck {
+            at: TypeAt::Group(bit),
+            ..
+        }) = &self.type_check
+        else {
+            return plan;
+        };
+        let pos = match *bit {
+            ty::NUMBER => 0,
+            ty::STRING => 1,
+            ty::ARRAY => 2,
+            _ => 3,
+        };
+        let groups = [&self.number, &self.string, &self.array, &self.object];
+        for (at, slot) in plan.iter_mut().enumerate() {
+            if pos == at {
+                continue;
+            }
+            let has_keywords = groups.get(at).is_some_and(|g| g.is_some());
+            *slot = if pos < at || !has_keywords {
+                Late::Before
+            } else {
+                Late::After
+            };
+        }
+        plan
+    }
+
     /// A leaf reads the data and never descends: no defaults, no array or object keywords,
     /// only `enum`/`const` among the keywords of any type, and only the number and string
     /// checks the lean path knows.
