@@ -101,7 +101,7 @@ impl<'p> PathNode<'p> {
     /// takes, usually empty), into `out` — an issue already in place in the issue list, so its
     /// bytes are written once and never copied (copying bytes just written one by one stalls
     /// the CPU on store forwarding). Short texts live inside the issue, without allocating.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn render_into(&self, out: &mut Issue, name: &str) {
         let len = self.len;
         if len.saturating_add(name.len()) > Text::INLINE {
