@@ -1085,8 +1085,9 @@ impl<'t> Run<'t> {
                 };
                 // The keys before the first undeclared one are declared; when the map already
                 // is in JavaScript order they stay first, and need no second look.
-                let skip = if js::in_js_order(m) { first } else { 0 };
-                evaluator!(@order m, $($m)?);
+                let in_order = js::in_js_order(m);
+                let skip = if in_order { first } else { 0 };
+                evaluator!(@order m, in_order, $($m)?);
                 let mut valid = true;
                 for (i, (k, v)) in m.iter_mut_or_ref().skip(skip).enumerate() {
                     // In order, the first key left is the undeclared one found above.
@@ -1446,7 +1447,7 @@ impl<'t> Run<'t> {
             }
             Kw::PatternProperties { patterns, track: mark } => {
                 let Value::Object(m) = data else { return true };
-                evaluator!(@order m, $($m)?);
+                evaluator!(@order m, js::in_js_order(m), $($m)?);
                 let mut valid = true;
                 for (pat, node) in patterns {
                     for (k, v) in m.iter_mut_or_ref() {
@@ -1503,7 +1504,7 @@ impl<'t> Run<'t> {
                     return true;
                 }
                 let Value::Object(m) = data else { return true };
-                evaluator!(@order m, $($m)?);
+                evaluator!(@order m, js::in_js_order(m), $($m)?);
                 let mut valid = true;
                 for (k, v) in m.iter_mut_or_ref() {
                     if let Props::Keys(keys) = &evaluated {
@@ -1569,11 +1570,13 @@ impl<'t> Run<'t> {
     (@defaults $self:ident, $d:ident, $data:ident, ) => {
         let _ = $d;
     };
-    (@order $m:ident, mut) => {
-        js::reorder($m);
+    (@order $m:ident, $in_order:expr, mut) => {
+        if !$in_order {
+            js::reorder($m);
+        }
     };
-    (@order $m:ident, ) => {
-        let $m = Entries::of($m);
+    (@order $m:ident, $in_order:expr, ) => {
+        let $m = Entries::of($m, $in_order);
         let $m = &$m;
     };
     // A subschema applied to a part of the data whose evaluated state nobody reads (`items`,
@@ -1645,8 +1648,9 @@ enum Entries<'a> {
 }
 
 impl<'a> Entries<'a> {
-    fn of(m: &'a Map<String, Value>) -> Self {
-        if js::in_js_order(m) {
+    /// The entries of `m`, whose keys `in_order` says are already in JavaScript order (or not).
+    fn of(m: &'a Map<String, Value>, in_order: bool) -> Self {
+        if in_order {
             Entries::Map(m)
         } else {
             Entries::Sorted(
