@@ -361,6 +361,19 @@ fn is_function(m: &Map<String, Value>) -> bool {
     m.len() == 1 && m.keys().next().is_some_and(|k| k == FUNCTION_KEY)
 }
 
+/// The kind of `data` (its type group's place in Ajv's order: number, string, array, object;
+/// 4 for the rest) and the node's keywords of that group (`None`: the group does not run).
+#[inline(always)]
+fn group_of<'o>(o: &'o ObjNode, data: &Value) -> (usize, Option<&'o Vec<Kw>>) {
+    match data {
+        Value::Number(_) => (0, o.number.as_ref()),
+        Value::String(_) => (1, o.string.as_ref()),
+        Value::Array(_) => (2, o.array.as_ref()),
+        Value::Object(m) if !is_function(m) => (3, o.object.as_ref()),
+        _ => (4, None),
+    }
+}
+
 #[inline]
 fn type_ok(types: u8, v: &Value) -> bool {
     match v {
@@ -657,50 +670,44 @@ impl<'t> Run<'t> {
                 }
             }
         }
-        for kw in &o.any {
-            let (ok, site) = match kw {
-                Kw::Enum { values, site } => (values.iter().any(|v| js::equal(data, v)), site),
-                Kw::Const { value, site } => (js::equal(data, value), site),
-                _ => {
-                    // Not in a leaf (see `ObjNode::leaf_kind`); the general path all the same.
-                    if !self.leaf_general(kw, data, path) {
-                        valid = false;
-                        if !self.collect {
-                            return false;
-                        }
-                    }
-                    continue;
-                }
-            };
-            if !ok {
-                valid = false;
-                if !self.collect {
-                    return false;
-                }
-                self.report(path, site);
+        let any = self.leaf_keywords(&o.any, data, path, |kw| match kw {
+            Kw::Enum { values, site } => Some((values.iter().any(|v| js::equal(data, v)), site)),
+            Kw::Const { value, site } => Some((js::equal(data, value), site)),
+            _ => None,
+        });
+        if !any {
+            valid = false;
+            if !self.collect {
+                return false;
             }
         }
-        let (at, kws) = match data {
-            Value::Number(_) => (0, &o.number),
-            Value::String(_) => (1, &o.string),
-            Value::Array(_) => (2, &None),
-            Value::Object(m) if !is_function(m) => (3, &None),
-            _ => (4, &None),
-        };
-        let late = o.late[at];
-        if late == Late::Before {
-            if let Some(tc) = &o.type_check {
-                self.report(path, &tc.site);
-                valid = false;
-                if !self.collect {
-                    return false;
-                }
+        let (at, kws) = group_of(o, data);
+        if self.late_type(o, at, Late::Before, path) {
+            valid = false;
+            if !self.collect {
+                return false;
             }
         }
         if let Some(kws) = kws {
+            // Number formats and string formats are not settled inline (the compiler hoisted
+            // parts of those checks out of the loop, to run even for nodes without one).
             let ok = match data {
-                Value::Number(n) => self.number_keywords(kws, data, n, path),
-                Value::String(s) => self.string_keywords(kws, data, s, path),
+                Value::Number(n) => {
+                    let x = js::num(n);
+                    self.leaf_keywords(kws, data, path, |kw| match kw {
+                        Kw::Limit { cmp, limit, site } => {
+                            Some((!limit_violated(*cmp, x, *limit), site))
+                        }
+                        Kw::MultipleOf { by, site } => Some((!not_multiple(x, *by), site)),
+                        _ => None,
+                    })
+                }
+                Value::String(s) => self.leaf_keywords(kws, data, path, |kw| match kw {
+                    Kw::MaxLength { limit, site } => Some((js::str_len(s) as f64 <= *limit, site)),
+                    Kw::MinLength { limit, site } => Some((js::str_len(s) as f64 >= *limit, site)),
+                    Kw::Pattern { pattern, site } => Some((pattern.matches(s), site)),
+                    _ => None,
+                }),
                 _ => true,
             };
             if !ok {
@@ -709,94 +716,60 @@ impl<'t> Run<'t> {
                     return false;
                 }
             }
-            if late == Late::After {
-                if let Some(tc) = &o.type_check {
-                    self.report(path, &tc.site);
-                    valid = false;
-                }
+            if self.late_type(o, at, Late::After, path) {
+                valid = false;
             }
         }
         valid
     }
 
-    /// A keyword the lean path does not check itself, on the general path: out of line, so the
-    /// lean path keeps no evaluated-state record (and its clean-up) in its own frame.
-    #[cold]
+    /// Reports the node's group-bound `type` issue if, for data of kind `at`, it comes `when`;
+    /// whether it did.
+    #[inline(always)]
+    fn late_type(&mut self, o: &ObjNode, at: usize, when: Late, path: &PathNode<'_>) -> bool {
+        match &o.type_check {
+            Some(tc) if o.late[at] == when => {
+                self.report(path, &tc.site);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A keyword the lean path does not check itself (formats, mostly), on the general path: out
+    /// of line, so the lean path keeps no evaluated-state record (and its clean-up) in its frame.
     #[inline(never)]
     fn leaf_general(&mut self, kw: &'t Kw, data: &Value, path: &PathNode<'_>) -> bool {
         self.kw_r(kw, data, path, &mut Ev::default())
     }
 
-    /// The number group's keywords over the number `n` (`data`).
+    /// A leaf's keywords in order: `check` settles the ones the lean path knows (whether they
+    /// hold, and the site to report at), the rest take the general path.
     #[inline(always)]
-    fn number_keywords(
+    fn leaf_keywords(
         &mut self,
         kws: &'t [Kw],
         data: &Value,
-        n: &serde_json::Number,
         path: &PathNode<'_>,
+        check: impl Fn(&'t Kw) -> Option<(bool, &'t SiteRef)>,
     ) -> bool {
-        let x = js::num(n);
         let mut valid = true;
         for kw in kws {
-            let (ok, site) = match kw {
-                Kw::Limit { cmp, limit, site } => (!limit_violated(*cmp, x, *limit), site),
-                Kw::MultipleOf { by, site } => (!not_multiple(x, *by), site),
-                _ => {
-                    // Number formats (rare; inline, the compiler hoisted parts of their checks
-                    // out of the loop, run even for nodes without one): the general path.
-                    if !self.leaf_general(kw, data, path) {
-                        valid = false;
-                        if !self.collect {
-                            return false;
-                        }
+            let ok = match check(kw) {
+                Some((true, _)) => continue,
+                Some((false, site)) => {
+                    if self.collect {
+                        self.report(path, site);
                     }
-                    continue;
+                    false
                 }
+                None => self.leaf_general(kw, data, path),
             };
             if !ok {
                 valid = false;
                 if !self.collect {
                     return false;
                 }
-                self.report(path, site);
-            }
-        }
-        valid
-    }
-
-    /// The string group's keywords over the string `s` (`data`).
-    #[inline(always)]
-    fn string_keywords(
-        &mut self,
-        kws: &'t [Kw],
-        data: &Value,
-        s: &str,
-        path: &PathNode<'_>,
-    ) -> bool {
-        let mut valid = true;
-        for kw in kws {
-            let (ok, site) = match kw {
-                Kw::MaxLength { limit, site } => (js::str_len(s) as f64 <= *limit, site),
-                Kw::MinLength { limit, site } => (js::str_len(s) as f64 >= *limit, site),
-                Kw::Pattern { pattern, site } => (pattern.matches(s), site),
-                _ => {
-                    // Formats: their own calls.
-                    if !self.leaf_general(kw, data, path) {
-                        valid = false;
-                        if !self.collect {
-                            return false;
-                        }
-                    }
-                    continue;
-                }
-            };
-            if !ok {
-                valid = false;
-                if !self.collect {
-                    return false;
-                }
-                self.report(path, site);
             }
         }
         valid
@@ -873,21 +846,11 @@ impl<'t> Run<'t> {
         // At most one type group applies to the data: find it directly. A `type` that is one
         // group's (`TypeAt::Group`) is reported at that group's turn in Ajv's order — before or
         // after the data's own group.
-        let (at, kws) = match &*data {
-            Value::Number(_) => (0, &o.number),
-            Value::String(_) => (1, &o.string),
-            Value::Array(_) => (2, &o.array),
-            Value::Object(m) if !is_function(m) => (3, &o.object),
-            _ => (4, &None),
-        };
-        let late = o.late[at];
-        if late == Late::Before {
-            if let Some(tc) = &o.type_check {
-                self.report(path, &tc.site);
-                valid = false;
-                if !self.collect {
-                    return false;
-                }
+        let (at, kws) = group_of(o, &*data);
+        if self.late_type(o, at, Late::Before, path) {
+            valid = false;
+            if !self.collect {
+                return false;
             }
         }
         if let Some(kws) = kws {
@@ -902,11 +865,8 @@ impl<'t> Run<'t> {
                     }
                 }
             }
-            if late == Late::After {
-                if let Some(tc) = &o.type_check {
-                    self.report(path, &tc.site);
-                    valid = false;
-                }
+            if self.late_type(o, at, Late::After, path) {
+                valid = false;
             }
         }
         valid
