@@ -374,6 +374,18 @@ fn group_of<'o>(o: &'o ObjNode, data: &Value) -> (usize, Option<&'o Vec<Kw>>) {
     }
 }
 
+/// `enum`: whether `data` equals one of `values` (a string is compared inline with the string
+/// values, the usual kind of `enum`).
+#[inline]
+fn in_enum(values: &[Value], data: &Value) -> bool {
+    match data {
+        Value::String(s) => values
+            .iter()
+            .any(|v| matches!(v, Value::String(t) if js::key_eq(t, s))),
+        _ => values.iter().any(|v| js::equal(data, v)),
+    }
+}
+
 #[inline]
 fn type_ok(types: u8, v: &Value) -> bool {
     match v {
@@ -671,7 +683,7 @@ impl<'t> Run<'t> {
             }
         }
         let any = self.leaf_keywords(&o.any, data, path, |kw| match kw {
-            Kw::Enum { values, site } => Some((values.iter().any(|v| js::equal(data, v)), site)),
+            Kw::Enum { values, site } => Some((in_enum(values, data), site)),
             Kw::Const { value, site } => Some((js::equal(data, value), site)),
             _ => None,
         });
@@ -891,7 +903,7 @@ impl<'t> Run<'t> {
                 false
             }
             Kw::Enum { values, site } => {
-                if values.iter().any(|v| js::equal(&*data, v)) {
+                if in_enum(values, &*data) {
                     return true;
                 }
                 self.report(path, site);
