@@ -517,14 +517,18 @@ fn get_next<'v>(
 }
 
 /// Whether `additionalProperties` leaves the key `k` alone: a name `properties` declares, or
-/// one a `patternProperties` pattern matches. Declared names are tried from `at`, just after
-/// the previous hit, first (instance keys usually come in the declared order).
+/// one a `patternProperties` pattern matches. The declared names at `at` (just after the
+/// previous hit) and after it are tried first: instance keys usually come in the declared
+/// order, now and then without an optional one.
 #[inline(always)]
 fn declared_name(props: &[Box<str>], patterns: &[Arc<Pattern>], at: &mut usize, k: &str) -> bool {
-    if let Some(p) = props.get(*at) {
-        if js::key_eq(p, k) {
-            *at += 1;
-            return true;
+    // The name at the cursor, then the one after it (an optional property left out).
+    for step in 0..2 {
+        if let Some(p) = props.get(*at + step) {
+            if js::key_eq(p, k) {
+                *at += step + 1;
+                return true;
+            }
         }
     }
     if let Some(i) = props.iter().position(|p| js::key_eq(p, k)) {
