@@ -385,10 +385,21 @@ impl<'a> Compiler<'a> {
             doc: 0,
             ptr: String::new(),
         })?;
+        let track = self.track && self.uses_uneval;
+        if !track {
+            // Only now is it known that nothing tracks evaluated properties.
+            for node in &mut self.nodes {
+                if let Node::Obj(o) = node {
+                    if let Some(kws) = &mut o.object {
+                        Shape::fuse(kws);
+                    }
+                }
+            }
+        }
         Ok(Tree {
             nodes: self.nodes,
             root,
-            track: self.track && self.uses_uneval,
+            track,
             has_defaults: self.has_defaults,
         })
     }

@@ -516,26 +516,29 @@ fn get_next<'v>(
     None
 }
 
-/// Whether `additionalProperties` leaves the key `k` alone: a name `properties` declares, or
-/// one a `patternProperties` pattern matches. The declared names at `at` (just after the
-/// previous hit) and after it are tried first: instance keys usually come in the declared
-/// order, now and then without an optional one.
+/// The place of `k` among the declared `names`, trying the names at `at` (just after the
+/// previous hit) and after it first: instance keys usually come in the declared order, now and
+/// then without an optional one.
 #[inline(always)]
-fn declared_name(props: &[Box<str>], patterns: &[Arc<Pattern>], at: &mut usize, k: &str) -> bool {
-    // The name at the cursor, then the one after it (an optional property left out).
+fn declared_index(names: &[Box<str>], at: &mut usize, k: &str) -> Option<usize> {
     for step in 0..2 {
-        if let Some(p) = props.get(*at + step) {
-            if js::key_eq(p, k) {
+        if let Some(n) = names.get(*at + step) {
+            if js::key_eq(n, k) {
                 *at += step + 1;
-                return true;
+                return Some(*at - 1);
             }
         }
     }
-    if let Some(i) = props.iter().position(|p| js::key_eq(p, k)) {
-        *at = i + 1;
-        return true;
-    }
-    patterns.iter().any(|p| p.matches(k))
+    let i = names.iter().position(|n| js::key_eq(n, k))?;
+    *at = i + 1;
+    Some(i)
+}
+
+/// Whether `additionalProperties` leaves the key `k` alone: a name `properties` declares (see
+/// [`declared_index`]), or one a `patternProperties` pattern matches.
+#[inline(always)]
+fn declared_name(props: &[Box<str>], patterns: &[Arc<Pattern>], at: &mut usize, k: &str) -> bool {
+    declared_index(props, at, k).is_some() || patterns.iter().any(|p| p.matches(k))
 }
 
 #[inline]
@@ -780,6 +783,114 @@ impl<'t> Run<'t> {
                     false
                 }
                 None => self.leaf_general(kw, data, path),
+            };
+            if !ok {
+                valid = false;
+                if !self.collect {
+                    return false;
+                }
+            }
+        }
+        valid
+    }
+
+    /// A subschema over a part of the data whose evaluated state nobody reads: a leaf goes
+    /// straight to the lean path.
+    #[inline(always)]
+    fn child_r(&mut self, node: NodeId, v: &Value, path: &PathNode<'_>) -> bool {
+        let tree = self.tree;
+        match &tree.nodes[node] {
+            Node::Obj(o) if o.leaf && self.depth < MAX_EVAL_DEPTH => self.leaf(o, v, path),
+            _ => self.node_r(node, v, path, &mut Ev::default()),
+        }
+    }
+
+    /// A fused object ([`Shape`]): one pass matches the keys to the declared names, then
+    /// `required`, `additionalProperties` and `properties` run in that order over the match.
+    /// Out of line: its slots would otherwise widen the keyword function's frame.
+    #[inline(never)]
+    fn shape_r(&mut self, s: &'t Shape, m: &Map<String, Value>, path: &PathNode<'_>) -> bool {
+        let mut slots: [Option<&Value>; Shape::MAX_NAMES] = [None; Shape::MAX_NAMES];
+        let mut first_undeclared = None;
+        let mut at = 0;
+        for (i, (k, v)) in m.iter().enumerate() {
+            match declared_index(&s.names, &mut at, k) {
+                Some(d) => {
+                    if let Some(slot) = slots.get_mut(d) {
+                        *slot = Some(v);
+                    }
+                }
+                None => {
+                    if first_undeclared.is_none() {
+                        first_undeclared = Some(i);
+                    }
+                }
+            }
+        }
+        let mut valid = true;
+        for (d, r) in &s.required {
+            let present = match d {
+                Some(d) => slots.get(*d).is_some_and(Option::is_some),
+                None => has_key(m, &r.name),
+            };
+            if present || js::inherited(&r.name) {
+                continue;
+            }
+            valid = false;
+            if !self.collect {
+                return false;
+            }
+            self.report(path, &r.site);
+        }
+        if let (Some((child, site)), Some(first)) = (&s.additional, first_undeclared) {
+            // As `additionalProperties` does: in JavaScript key order, from the first key that
+            // is not declared when the object already is in that order.
+            let in_order = js::in_js_order(m);
+            let skip = if in_order { first } else { 0 };
+            let entries = Entries::of(m, in_order);
+            let mut at = 0;
+            for (i, (k, v)) in (&entries).iter_mut_or_ref().skip(skip).enumerate() {
+                if (skip == 0 || i > 0) && declared_index(&s.names, &mut at, k).is_some() {
+                    continue;
+                }
+                let ok = match child {
+                    Child::False => {
+                        if self.collect {
+                            self.report_name(path, site, k);
+                        }
+                        false
+                    }
+                    Child::Node(node) => {
+                        let p = PathNode::key(path, k);
+                        self.node_r(*node, v, &p, &mut Ev::default())
+                    }
+                };
+                if !ok {
+                    valid = false;
+                    if !self.collect {
+                        return false;
+                    }
+                }
+            }
+        }
+        for (d, node) in &s.props {
+            let Some(name) = s.names.get(*d) else {
+                continue;
+            };
+            let ok = match slots.get(*d).copied().flatten() {
+                Some(v) => {
+                    let p = if s.plain {
+                        PathNode::plain_key(path, name)
+                    } else {
+                        PathNode::key(path, name)
+                    };
+                    self.child_r(*node, v, &p)
+                }
+                None if js::inherited(name) => {
+                    let p = PathNode::key(path, name);
+                    self.node_r(*node, &JS_FUNCTION, &p, &mut Ev::default())
+                }
+                None => true,
             };
             if !ok {
                 valid = false;
@@ -1125,6 +1236,7 @@ impl<'t> Run<'t> {
                 }
                 valid
             }
+            Kw::Shape(shape) => evaluator!(@shape self, shape, data, path, ev, $kw, $($m)?),
             _ => self.$cold(kw, data, path, ev),
         }
     }
@@ -1563,6 +1675,33 @@ impl<'t> Run<'t> {
             Node::Obj(o) if o.leaf && $self.depth < MAX_EVAL_DEPTH => $self.leaf(o, &*$v, $p),
             _ => $self.$node($node_id, $v, $p, &mut Ev::default()),
         }
+    }};
+    // The walker that fills defaults keeps the fused keywords apart (defaults go in as each
+    // runs); the plain walker runs the fused form.
+    (@shape $self:ident, $shape:ident, $data:ident, $path:ident, $ev:ident, $kw:ident, mut) => {
+        evaluator!(@apart $self, $shape, $data, $path, $ev, $kw)
+    };
+    // Without `additionalProperties`, a big object's keys are not all matched: the declared
+    // names are looked up instead.
+    (@shape $self:ident, $shape:ident, $data:ident, $path:ident, $ev:ident, $kw:ident, ) => {
+        match $data {
+            Value::Object(m) if $shape.additional.is_some() || m.len() <= SMALL_MAP => {
+                $self.shape_r($shape, m, $path)
+            }
+            _ => evaluator!(@apart $self, $shape, $data, $path, $ev, $kw),
+        }
+    };
+    (@apart $self:ident, $shape:ident, $data:ident, $path:ident, $ev:ident, $kw:ident) => {{
+        let mut valid = true;
+        for k in &$shape.originals {
+            if !$self.$kw(k, $data, $path, $ev) {
+                valid = false;
+                if !$self.collect {
+                    break;
+                }
+            }
+        }
+        valid
     }};
     (@cursor $m:ident, mut) => {
         ()

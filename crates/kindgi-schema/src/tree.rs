@@ -305,6 +305,121 @@ pub(crate) enum Kw {
         child: Child,
         site: SiteRef,
     },
+    /// `required`, `additionalProperties` and `properties` of one object, checked over one pass
+    /// through its keys (see [`Shape`]).
+    Shape(Box<Shape>),
+}
+
+/// The usual tool-input object — `properties` with `required` and/or `additionalProperties`
+/// (no `patternProperties`), nothing in between — fused at compile time: one pass matches each
+/// key to its declared name, then `required`, `additionalProperties` and `properties` read the
+/// match instead of searching the object each. Issues come in the same order as from the three
+/// keywords.
+#[derive(Debug)]
+pub(crate) struct Shape {
+    /// Every name `properties` declares, in its order (at most [`Shape::MAX_NAMES`]).
+    pub names: Vec<Box<str>>,
+    /// Whether no name in `names` needs `~` escapes in a JSON Pointer.
+    pub plain: bool,
+    /// `required`: each name with its place in `names` when declared there.
+    pub required: Vec<(Option<usize>, RequiredName)>,
+    /// `additionalProperties`: what an undeclared key meets, and where it is reported.
+    pub additional: Option<(Child, SiteRef)>,
+    /// `properties`' subschemas: the place of the name in `names`, and its node.
+    pub props: Vec<(usize, NodeId)>,
+    /// The keywords fused, for the walker that fills defaults (which keeps them apart).
+    pub originals: Vec<Kw>,
+}
+
+impl Shape {
+    /// Most declared names a fused object may have (one slot each on the stack).
+    pub(crate) const MAX_NAMES: usize = 32;
+
+    /// Fuses an object group's `required`, `additionalProperties` and `properties` into one
+    /// [`Kw::Shape`] when nothing else sits among them (`maxProperties`/`minProperties`, which
+    /// come first, are fine), `additionalProperties` has no patterns beside it, and `properties`
+    /// declares at most [`Shape::MAX_NAMES`] names. Not for schemas that track evaluated
+    /// properties.
+    pub(crate) fn fuse(kws: &mut Vec<Kw>) {
+        let fusable = kws.iter().all(|k| match k {
+            Kw::MaxProperties { .. }
+            | Kw::MinProperties { .. }
+            | Kw::Required { .. }
+            | Kw::Properties { .. } => true,
+            Kw::AdditionalProperties { patterns, .. } => patterns.is_empty(),
+            _ => false,
+        });
+        let Some(Kw::Properties { names, .. }) =
+            kws.iter().find(|k| matches!(k, Kw::Properties { .. }))
+        else {
+            return;
+        };
+        let others = kws
+            .iter()
+            .filter(|k| matches!(k, Kw::Required { .. } | Kw::AdditionalProperties { .. }))
+            .count();
+        if !fusable || others == 0 || names.len() > Shape::MAX_NAMES {
+            return;
+        }
+        let names = names.clone();
+        let at = kws
+            .iter()
+            .position(|k| {
+                matches!(
+                    k,
+                    Kw::Required { .. } | Kw::AdditionalProperties { .. } | Kw::Properties { .. }
+                )
+            })
+            .unwrap_or(0);
+        let mut originals = Vec::new();
+        let mut rest = Vec::new();
+        for k in kws.drain(..) {
+            match k {
+                Kw::Required { .. } | Kw::AdditionalProperties { .. } | Kw::Properties { .. } => {
+                    originals.push(k)
+                }
+                other => rest.push(other),
+            }
+        }
+        let place = |name: &str| names.iter().position(|n| &**n == name);
+        let mut shape = Shape {
+            plain: !names.iter().any(|n| n.contains(['~', '/'])),
+            names: names.clone(),
+            required: Vec::new(),
+            additional: None,
+            props: Vec::new(),
+            originals: Vec::new(),
+        };
+        for k in &originals {
+            match k {
+                Kw::Required { names: required } => {
+                    for r in required {
+                        shape.required.push((
+                            place(&r.name),
+                            RequiredName {
+                                name: r.name.clone(),
+                                site: Arc::clone(&r.site),
+                            },
+                        ));
+                    }
+                }
+                Kw::AdditionalProperties { child, site, .. } => {
+                    shape.additional = Some((*child, Arc::clone(site)));
+                }
+                Kw::Properties { props, .. } => {
+                    for (name, node) in props {
+                        if let (Some(i), Some(node)) = (place(name), node) {
+                            shape.props.push((i, *node));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        shape.originals = originals;
+        rest.insert(at.min(rest.len()), Kw::Shape(Box::new(shape)));
+        *kws = rest;
+    }
 }
 
 /// Where the `type` error is reported.
