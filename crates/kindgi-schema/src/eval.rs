@@ -708,8 +708,8 @@ impl<'t> Run<'t> {
             }
         }
         if let Some(kws) = kws {
-            // Number formats and string formats are not settled inline (the compiler hoisted
-            // parts of those checks out of the loop, to run even for nodes without one).
+            // Number formats are not settled inline (the compiler hoisted parts of that check
+            // out of the loop, to run even for nodes without one).
             let ok = match data {
                 Value::Number(n) => {
                     let x = js::num(n);
@@ -725,6 +725,11 @@ impl<'t> Run<'t> {
                     Kw::MaxLength { limit, site } => Some((js::str_len(s) as f64 <= *limit, site)),
                     Kw::MinLength { limit, site } => Some((js::str_len(s) as f64 >= *limit, site)),
                     Kw::Pattern { pattern, site } => Some((pattern.matches(s), site)),
+                    Kw::Format { format, site } => Some((
+                        format.data_type() != Some(crate::formats::FormatType::String)
+                            || format.check_str(s),
+                        site,
+                    )),
                     _ => None,
                 }),
                 _ => true,
@@ -755,8 +760,9 @@ impl<'t> Run<'t> {
         }
     }
 
-    /// A keyword the lean path does not check itself (formats, mostly), on the general path: out
-    /// of line, so the lean path keeps no evaluated-state record (and its clean-up) in its frame.
+    /// A keyword the lean path does not check itself (number formats, `formatMaximum` and its
+    /// kin), on the general path: out of line, so the lean path keeps no evaluated-state record
+    /// (and its clean-up) in its frame.
     #[inline(never)]
     fn leaf_general(&mut self, kw: &'t Kw, data: &Value, path: &PathNode<'_>) -> bool {
         self.kw_r(kw, data, path, &mut Ev::default())
