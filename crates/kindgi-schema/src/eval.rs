@@ -425,6 +425,20 @@ fn find_duplicate(items: &[Value], scalar_types: Option<u8>) -> Option<(usize, u
         return None;
     }
     match scalar_types {
+        // Strings only (the usual list of tags or names): compared as they are.
+        Some(ty::STRING) if n <= 32 => {
+            for i in (0..n).rev() {
+                let Value::String(a) = &items[i] else {
+                    continue;
+                };
+                for (j, item) in items.iter().enumerate().skip(i + 1) {
+                    if matches!(item, Value::String(b) if js::key_eq(a, b)) {
+                        return Some((i, j));
+                    }
+                }
+            }
+            None
+        }
         Some(types) if n <= 32 => {
             // Same answer as the map below: the nearest equal item above the highest `i`.
             let same = |a: &Value, b: &Value| match (a, b) {
@@ -1815,6 +1829,7 @@ evaluator!(node_m, obj_m, kw_m, kw_cold_m, mut);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn renders_instance_paths_as_json_pointers() {
@@ -1834,6 +1849,46 @@ mod tests {
         assert_eq!(empty.render().instance_path(), "/");
         let declared = PathNode::plain_key(&short_i, "x");
         assert_eq!(declared.render().instance_path(), "/prénom/42/x");
+    }
+
+    /// `uniqueItems` over strings only finds the pair Ajv's generated code reports: walking down
+    /// from the end, the first string seen before, with the index it was last seen at.
+    #[test]
+    fn unique_strings_find_the_pair_ajv_reports() {
+        let ajv = |items: &[Value]| {
+            let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+            for i in (0..items.len()).rev() {
+                let Value::String(s) = &items[i] else {
+                    continue;
+                };
+                if let Some(&j) = seen.get(s.as_str()) {
+                    return Some((i, j));
+                }
+                seen.insert(s, i);
+            }
+            None
+        };
+        let pool = [
+            json!("a"),
+            json!("b"),
+            json!(1),
+            json!("b"),
+            json!(null),
+            json!("a"),
+        ];
+        let mut found = 0;
+        for mask in 0u32..(1 << 6) {
+            for rot in 0..6 {
+                let items: Vec<Value> = (0..6)
+                    .filter(|i| mask & (1 << i) != 0)
+                    .map(|i| pool[(i + rot) % 6].clone())
+                    .collect();
+                let want = ajv(&items);
+                assert_eq!(find_duplicate(&items, Some(ty::STRING)), want, "{items:?}");
+                found += usize::from(want.is_some());
+            }
+        }
+        assert!(found > 50, "{found}");
     }
 
     /// Keys and names of every length up to past the inline limit, at both ends of the path:
