@@ -690,8 +690,9 @@ impl<'t> Run<'t> {
 
     /// A leaf node ([`ObjNode::leaf`]): what the node function does, in Ajv's order, with the
     /// keywords checked inline — a leaf is most of a typical schema's nodes, and the general
-    /// path spends a call and a dispatch per keyword on it.
-    #[inline(never)]
+    /// path spends a call and a dispatch per keyword on it. Inlined where it is called (the node
+    /// function and the handful of places that hand a child over).
+    #[inline(always)]
     fn leaf(&mut self, o: &'t ObjNode, data: &Value, path: &PathNode<'_>) -> bool {
         let mut valid = true;
         if let Some(tc) = &o.type_check {
