@@ -78,6 +78,51 @@ fn instance_nested_ten_thousand_levels_gets_an_issue() {
     drop_deep(ok);
 }
 
+/// The same through objects whose `properties`, `required` and `additionalProperties` are
+/// fused into one pass, in both walkers (the one that fills defaults keeps them apart).
+#[test]
+fn instance_nested_ten_thousand_objects_gets_an_issue() {
+    let schema = json!({
+        "$defs": {"n": {
+            "type": "object",
+            "properties": {"next": {"$ref": "#/$defs/n"}, "v": {"type": "integer", "default": 1}},
+            "required": ["next"],
+            "additionalProperties": false
+        }},
+        "$ref": "#/$defs/n"
+    });
+    // Built without recursion (`clone` and `drop` of such a value would recurse).
+    let nested = || {
+        let mut deep = json!({});
+        for _ in 0..10_000 {
+            let mut m = serde_json::Map::new();
+            m.insert("next".into(), deep);
+            deep = Value::Object(m);
+        }
+        deep
+    };
+    for side in [Side::Output, Side::Input] {
+        let v = compile(
+            &schema,
+            CompileOptions {
+                mode: Mode::Pack,
+                side,
+            },
+        )
+        .unwrap();
+        let deep = nested();
+        let issues = v.validate(&deep).unwrap_err();
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!(issues[0].keyword(), "maxDepth");
+        assert!(!v.is_valid(&deep));
+        drop_deep(deep);
+        let mut filled = nested();
+        let issues = v.validate_in_place(&mut filled).unwrap_err();
+        assert_eq!(issues[0].keyword(), "maxDepth");
+        drop_deep(filled);
+    }
+}
+
 #[test]
 fn deep_instance_against_permissive_schemas_is_fine() {
     let deep = nested_array(10_000);
