@@ -1610,10 +1610,12 @@ impl<'a> Compiler<'a> {
                 if self.always_valid(cx, v)? {
                     return Ok(());
                 }
-                let props: Vec<Box<str>> = schema_props(o.get("properties"))
-                    .into_iter()
-                    .map(Into::into)
-                    .collect();
+                let props = DeclaredNames::new(
+                    schema_props(o.get("properties"))
+                        .into_iter()
+                        .map(Into::into)
+                        .collect(),
+                );
                 let mut patterns = Vec::new();
                 for p in schema_props(o.get("patternProperties")) {
                     let regex = compile_u(&p)?;

@@ -530,29 +530,16 @@ fn get_next<'v>(
     None
 }
 
-/// The place of `k` among the declared `names`, trying the names at `at` (just after the
-/// previous hit) and after it first: instance keys usually come in the declared order, now and
-/// then without an optional one.
-#[inline(always)]
-fn declared_index(names: &[Box<str>], at: &mut usize, k: &str) -> Option<usize> {
-    for step in 0..2 {
-        if let Some(n) = names.get(*at + step) {
-            if js::key_eq(n, k) {
-                *at += step + 1;
-                return Some(*at - 1);
-            }
-        }
-    }
-    let i = names.iter().position(|n| js::key_eq(n, k))?;
-    *at = i + 1;
-    Some(i)
-}
-
 /// Whether `additionalProperties` leaves the key `k` alone: a name `properties` declares (see
-/// [`declared_index`]), or one a `patternProperties` pattern matches.
+/// [`DeclaredNames::find`]), or one a `patternProperties` pattern matches.
 #[inline(always)]
-fn declared_name(props: &[Box<str>], patterns: &[Arc<Pattern>], at: &mut usize, k: &str) -> bool {
-    declared_index(props, at, k).is_some() || patterns.iter().any(|p| p.matches(k))
+fn declared_name(
+    props: &DeclaredNames,
+    patterns: &[Arc<Pattern>],
+    at: &mut usize,
+    k: &str,
+) -> bool {
+    props.find(k, at).is_some() || patterns.iter().any(|p| p.matches(k))
 }
 
 #[inline]
@@ -613,11 +600,26 @@ impl<'t> Run<'t> {
         self.prop_name = prop_name;
     }
 
+    /// Reports a `uniqueItems` issue: items `i` and `j` are equal.
+    #[inline(never)]
+    fn report_pair(&mut self, path: &PathNode<'_>, site: &SiteRef, i: u32, j: u32) {
+        if !self.collect {
+            return;
+        }
+        if self.prop_name.is_some() {
+            return self.report_with(path, site, Fill::Pair(i, j));
+        }
+        self.push_issue(path, || Issue::at(site, Fill::Pair(i, j), None), "");
+    }
+
     /// Reports an issue whose open params slot takes the string `name` (a property's name).
     #[inline(never)]
     fn report_name(&mut self, path: &PathNode<'_>, site: &SiteRef, name: &str) {
         if !self.collect {
             return;
+        }
+        if self.prop_name.is_none() {
+            return self.push_issue(path, || Issue::at(site, Fill::Name, None), name);
         }
         let prop_name = self.prop_name.take();
         self.push_issue(
@@ -635,8 +637,9 @@ impl<'t> Run<'t> {
     #[inline(always)]
     fn push_issue(&mut self, path: &PathNode<'_>, make: impl FnOnce() -> Issue, name: &str) {
         if self.errors.capacity() == 0 {
-            // An invalid instance usually has a few issues: skip the small growth steps.
-            self.errors.reserve(16);
+            // An invalid instance usually has a few issues: skip the small growth steps. A new
+            // list, not `reserve`: that goes through the general growth path, twice the code.
+            self.errors = Vec::with_capacity(16);
         }
         // `once_with` is `TrustedLen`: `extend` reserves, then builds the issue in place.
         self.errors.extend(std::iter::once_with(make));
@@ -835,7 +838,7 @@ impl<'t> Run<'t> {
         let mut first_undeclared = None;
         let mut at = 0;
         for (i, (k, v)) in m.iter().enumerate() {
-            match declared_index(&s.names, &mut at, k) {
+            match s.names.find(k, &mut at) {
                 Some(d) => {
                     if let Some(slot) = slots.get_mut(d) {
                         *slot = Some(v);
@@ -854,7 +857,7 @@ impl<'t> Run<'t> {
                 Some(d) => slots.get(*d).is_some_and(Option::is_some),
                 None => has_key(m, &r.name),
             };
-            if present || js::inherited(&r.name) {
+            if present || (s.inherited && js::inherited(&r.name)) {
                 continue;
             }
             valid = false;
@@ -871,7 +874,8 @@ impl<'t> Run<'t> {
             let entries = Entries::of(m, in_order);
             let mut at = 0;
             for (i, (k, v)) in (&entries).iter_mut_or_ref().skip(skip).enumerate() {
-                if (skip == 0 || i > 0) && declared_index(&s.names, &mut at, k).is_some() {
+                // In order, the first key left is the undeclared one found above.
+                if (!in_order || i > 0) && s.names.find(k, &mut at).is_some() {
                     continue;
                 }
                 let ok = match child {
@@ -907,7 +911,7 @@ impl<'t> Run<'t> {
                     };
                     self.child_r(*node, v, &p)
                 }
-                None if js::inherited(name) => {
+                None if s.inherited && js::inherited(name) => {
                     let p = PathNode::key(path, name);
                     self.node_r(*node, &JS_FUNCTION, &p, &mut Ev::default())
                 }
@@ -1163,7 +1167,7 @@ impl<'t> Run<'t> {
                 let Some((i, j)) = find_duplicate(arr, *scalar_types) else { return true };
                 // No array in memory has 2^32 items.
                 let idx = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-                self.report_with(path, site, Fill::Pair(idx(i), idx(j)));
+                self.report_pair(path, site, idx(i), idx(j));
                 false
             }
             Kw::Required { names } => {
@@ -1199,7 +1203,7 @@ impl<'t> Run<'t> {
                 let mut valid = true;
                 for (i, (k, v)) in m.iter_mut_or_ref().skip(skip).enumerate() {
                     // In order, the first key left is the undeclared one found above.
-                    if (skip == 0 || i > 0) && declared_name(props, patterns, &mut at, k) {
+                    if (!in_order || i > 0) && declared_name(props, patterns, &mut at, k) {
                         continue;
                     }
                     match child {

@@ -162,7 +162,7 @@ pub(crate) fn key_eq(a: &str, b: &str) -> bool {
 
 /// The 4 bytes of `s` from `at` (one load).
 #[inline(always)]
-fn word4(s: &[u8], at: usize) -> u32 {
+pub(crate) fn word4(s: &[u8], at: usize) -> u32 {
     let mut w = [0u8; 4];
     w.copy_from_slice(&s[at..at + 4]);
     u32::from_ne_bytes(w)
@@ -170,7 +170,7 @@ fn word4(s: &[u8], at: usize) -> u32 {
 
 /// The 8 bytes of `s` from `at` (one load).
 #[inline(always)]
-fn word8(s: &[u8], at: usize) -> u64 {
+pub(crate) fn word8(s: &[u8], at: usize) -> u64 {
     let mut w = [0u8; 8];
     w.copy_from_slice(&s[at..at + 8]);
     u64::from_ne_bytes(w)

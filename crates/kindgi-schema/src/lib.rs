@@ -26,6 +26,7 @@ mod issue;
 mod js;
 mod jsregex;
 mod meta;
+mod names;
 mod path;
 mod tree;
 mod uri;

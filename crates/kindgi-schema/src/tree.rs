@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::formats::Format;
 pub(crate) use crate::issue::{Site, SiteRef};
+pub(crate) use crate::names::DeclaredNames;
 
 pub(crate) type NodeId = usize;
 
@@ -280,7 +281,7 @@ pub(crate) enum Kw {
     },
     AdditionalProperties {
         child: Child,
-        props: Vec<Box<str>>,
+        props: DeclaredNames,
         patterns: Vec<Arc<Pattern>>,
         site: SiteRef,
     },
@@ -318,9 +319,12 @@ pub(crate) enum Kw {
 #[derive(Debug)]
 pub(crate) struct Shape {
     /// Every name `properties` declares, in its order (at most [`Shape::MAX_NAMES`]).
-    pub names: Vec<Box<str>>,
+    pub names: DeclaredNames,
     /// Whether no name in `names` needs `~` escapes in a JSON Pointer.
     pub plain: bool,
+    /// Whether a declared or required name is one every JavaScript object inherits
+    /// (`constructor`, `toString`, …), which Ajv finds on objects that lack it.
+    pub inherited: bool,
     /// `required`: each name with its place in `names` when declared there.
     pub required: Vec<(Option<usize>, RequiredName)>,
     /// `additionalProperties`: what an undeclared key meets, and where it is reported.
@@ -384,7 +388,8 @@ impl Shape {
         let place = |name: &str| names.iter().position(|n| &**n == name);
         let mut shape = Shape {
             plain: !names.iter().any(|n| n.contains(['~', '/'])),
-            names: names.clone(),
+            inherited: false,
+            names: DeclaredNames::new(names.clone()),
             required: Vec::new(),
             additional: None,
             props: Vec::new(),
@@ -416,6 +421,11 @@ impl Shape {
                 _ => {}
             }
         }
+        shape.inherited = names.iter().any(|n| crate::js::inherited(n))
+            || shape
+                .required
+                .iter()
+                .any(|(_, r)| crate::js::inherited(&r.name));
         shape.originals = originals;
         rest.insert(at.min(rest.len()), Kw::Shape(Box::new(shape)));
         *kws = rest;
