@@ -21,6 +21,8 @@ use regex_automata::util::start;
 use regex_automata::{Anchored, Input};
 use std::fmt::Write as _;
 
+use crate::classseq::ClassSeq;
+
 /// Largest `{n,m}` bound translated: bigger counts blow up the `regex` automaton (and compile
 /// slowly) for no real schema's benefit, so they stay with `regress`.
 const MAX_REPEAT: u32 = 1000;
@@ -142,6 +144,9 @@ pub(crate) fn compile(js: &str) -> Option<FastRegex> {
 /// spends off the budget): one schema cannot make the engine hold unbounded tables, however
 /// many patterns it has. Past the budget, patterns use the `regex` crate's lazy DFA.
 pub(crate) fn compile_within(js: &str, dense_budget: &mut usize) -> Option<FastRegex> {
+    if let Some(seq) = ClassSeq::parse(js) {
+        return Some(FastRegex::Classes(seq));
+    }
     let translated = translate(js)?;
     if let Some(dfa) = dense_dfa(&translated, (*dense_budget).min(DENSE_LIMIT)) {
         // Searches always start at the beginning of the text, so the start state is fixed.
@@ -159,6 +164,8 @@ const DENSE_LIMIT: usize = 64 * 1024;
 /// A translated pattern, ready to search.
 #[derive(Debug)]
 pub(crate) enum FastRegex {
+    /// A whole-string sequence of ASCII classes (`^[a-z][a-z0-9-]*$`): one pass, no tables.
+    Classes(ClassSeq),
     /// A fully compiled DFA: a search is a table walk, with no cache to fetch and nothing
     /// allocated. Built when the pattern's DFA is small.
     Dense(Box<Dense>),
@@ -171,10 +178,18 @@ impl FastRegex {
     #[inline]
     pub(crate) fn is_match(&self, s: &str) -> bool {
         match self {
+            FastRegex::Classes(c) => c.is_match(s),
             FastRegex::Dense(d) => d.is_match(s),
-            FastRegex::Lazy(re) => re.is_match(s),
+            FastRegex::Lazy(re) => lazy_match(re, s),
         }
     }
+}
+
+/// Out of line: the `regex` crate's search is large, and inlined it would widen the frame of
+/// every other path.
+#[inline(never)]
+fn lazy_match(re: &regex::Regex, s: &str) -> bool {
+    re.is_match(s)
 }
 
 /// A dense DFA and its start state for a search from the beginning of the text.
@@ -432,18 +447,23 @@ mod tests {
     #[test]
     fn dense_tables_stay_within_the_schema_budget() {
         let mut budget = 64 * 1024;
-        let first = compile_within("^[a-z][a-z0-9-]*$", &mut budget).unwrap();
+        let first = compile_within("^[a-z]+(-[a-z0-9]+)*$", &mut budget).unwrap();
         assert!(matches!(first, FastRegex::Dense(_)));
         assert!(budget < 64 * 1024, "the DFA's size is taken off the budget");
         let mut spent = 0;
-        let lazy = compile_within("^[a-z][a-z0-9-]*$", &mut spent).unwrap();
+        let lazy = compile_within("^[a-z]+(-[a-z0-9]+)*$", &mut spent).unwrap();
         assert!(
             matches!(lazy, FastRegex::Lazy(_)),
             "no budget left: the lazy DFA"
         );
-        for s in ["alpha", "beta-2", "Alpha", "", "a b", "x"] {
+        for s in ["alpha", "beta-2", "Alpha", "", "a b", "x", "a--b"] {
             assert_eq!(first.is_match(s), lazy.is_match(s), "{s:?}");
         }
+        // A whole-string class sequence needs no table at all.
+        let mut budget = 64 * 1024;
+        let seq = compile_within("^[a-z][a-z0-9-]*$", &mut budget).unwrap();
+        assert!(matches!(seq, FastRegex::Classes(_)));
+        assert_eq!(budget, 64 * 1024);
         // A pattern whose DFA is larger than the per-pattern limit falls back too.
         let mut budget = usize::MAX;
         let big = compile_within("^[^\\s@]{1,900}@[^\\s@]{1,900}$", &mut budget).unwrap();
@@ -557,7 +577,54 @@ mod tests {
         r"#x",
         r"^a&&b~~c--d$",
         r"^\d{3}",
+        // Class sequences (see `classseq`), with the steps that make the one pass exact.
+        r"^[a-z]{1,3}-[0-9]{2,}$",
+        r"^[a-z]+:[0-9]+$",
+        r"^a?b$",
+        r"^[ab]*c$",
+        r"^\w{2}\d?$",
+        r"^[\]\\-]+$",
     ];
+
+    /// Patterns the class-sequence pass takes: the differential test below checks it too.
+    const CLASS_SEQUENCES: &[&str] = &[
+        r"^[a-z][a-z0-9-]*$",
+        r"^[0-9]{5}$",
+        r"^\d{3}-\d{4}$",
+        r"^[A-Z]{2,3}$",
+        r"^\w+$",
+        r"^$",
+        r"^a{2,3}$",
+        r"^a{0}$",
+        r"^a{01,002}$",
+        r"^[+--b]+$",
+        r"^[--a]+$",
+        r"^[a-c-e]+$",
+        r"^[a\-z]$",
+        r"^[\]]$",
+        r"^\t\n\r\f\v$",
+        r"^[\w.]+$",
+        r"^[.*+?]$",
+        r"^[(){}|$]+$",
+        r"^a&&b~~c--d$",
+        r"^[a-z]{1,3}-[0-9]{2,}$",
+        r"^[a-z]+:[0-9]+$",
+        r"^a?b$",
+        r"^[ab]*c$",
+        r"^\w{2}\d?$",
+        r"^[\]\\-]+$",
+    ];
+
+    #[test]
+    fn class_sequences_take_the_one_pass() {
+        for p in CLASS_SEQUENCES {
+            assert!(
+                matches!(compile(p), Some(FastRegex::Classes(_))),
+                "{p} should be a class sequence"
+            );
+            assert!(SUPPORTED.contains(p), "{p} is not in SUPPORTED");
+        }
+    }
 
     /// Patterns that must not translate.
     const UNSUPPORTED: &[&str] = &[
@@ -618,6 +685,15 @@ mod tests {
 
     const SUBJECTS: &[&str] = &[
         "",
+        "abc-12",
+        "a-123",
+        "abcd-12",
+        "abc-1",
+        "x:1",
+        "x:",
+        "aabbc",
+        "ab1",
+        "]\\-",
         "a",
         "b",
         "c",

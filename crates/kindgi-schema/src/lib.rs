@@ -16,6 +16,7 @@
 //! inside the document and the bundled meta-schemas — nothing is fetched. Schema nesting and
 //! evaluation depth are bounded, so hostile input gets an error, never a stack overflow.
 
+mod classseq;
 mod compiler;
 mod dialect;
 mod eval;

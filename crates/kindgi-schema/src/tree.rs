@@ -122,12 +122,19 @@ impl Pattern {
         }
     }
 
-    /// `regex.test(s)` (unanchored); ASCII text takes regress' faster byte path.
+    /// `regex.test(s)` (unanchored).
     #[inline]
     pub(crate) fn matches(&self, s: &str) -> bool {
-        if let Some(fast) = &self.fast {
-            return fast.is_match(s);
+        match &self.fast {
+            Some(fast) => fast.is_match(s),
+            None => self.matches_exactly(s),
         }
+    }
+
+    /// [`Pattern::matches`] with `regress`; ASCII text takes its faster byte path. Out of line,
+    /// so the fast paths keep a small frame.
+    #[inline(never)]
+    fn matches_exactly(&self, s: &str) -> bool {
         if s.is_ascii() {
             self.regex.find_ascii(s).is_some()
         } else {
