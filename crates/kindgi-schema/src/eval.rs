@@ -551,6 +551,10 @@ fn has_key(m: &Map<String, Value>, key: &str) -> bool {
     }
 }
 
+/// How many undeclared keys of an object the fused pass keeps for `additionalProperties` (see
+/// [`Run::shape_r`]); objects with more take a second pass over their keys.
+const UNDECLARED_KEPT: usize = 4;
+
 /// One validation run.
 pub(crate) struct Run<'t> {
     pub tree: &'t Tree,
@@ -829,15 +833,43 @@ impl<'t> Run<'t> {
         }
     }
 
+    /// An undeclared key under a fused object's `additionalProperties`: `false` reports it,
+    /// a schema checks its value.
+    #[inline(always)]
+    fn additional_r(
+        &mut self,
+        child: &Child,
+        site: &SiteRef,
+        k: &str,
+        v: &Value,
+        path: &PathNode<'_>,
+    ) -> bool {
+        match child {
+            Child::False => {
+                if self.collect {
+                    self.report_name(path, site, k);
+                }
+                false
+            }
+            Child::Node(node) => {
+                let p = PathNode::key(path, k);
+                self.node_r(*node, v, &p, &mut Ev::default())
+            }
+        }
+    }
+
     /// A fused object ([`Shape`]): one pass matches the keys to the declared names, then
     /// `required`, `additionalProperties` and `properties` run in that order over the match.
     /// Out of line: its slots would otherwise widen the keyword function's frame.
     #[inline(never)]
     fn shape_r(&mut self, s: &'t Shape, m: &Map<String, Value>, path: &PathNode<'_>) -> bool {
         let mut slots: [Option<&Value>; Shape::MAX_NAMES] = [None; Shape::MAX_NAMES];
-        let mut first_undeclared = None;
+        // The undeclared keys, kept as the pass meets them (the first few): in the usual case
+        // `additionalProperties` then visits just those, without a second pass over the keys.
+        let mut undeclared: [Option<(&String, &Value)>; UNDECLARED_KEPT] = [None; UNDECLARED_KEPT];
+        let mut undeclared_count = 0;
         let mut at = 0;
-        for (i, (k, v)) in m.iter().enumerate() {
+        for (k, v) in m {
             match s.names.find(k, &mut at) {
                 Some(d) => {
                     if let Some(slot) = slots.get_mut(d) {
@@ -845,9 +877,10 @@ impl<'t> Run<'t> {
                     }
                 }
                 None => {
-                    if first_undeclared.is_none() {
-                        first_undeclared = Some(i);
+                    if let Some(u) = undeclared.get_mut(undeclared_count) {
+                        *u = Some((k, v));
                     }
+                    undeclared_count += 1;
                 }
             }
         }
@@ -866,34 +899,41 @@ impl<'t> Run<'t> {
             }
             self.report(path, &r.site);
         }
-        if let (Some((child, site)), Some(first)) = (&s.additional, first_undeclared) {
-            // As `additionalProperties` does: in JavaScript key order, from the first key that
-            // is not declared when the object already is in that order.
-            let in_order = js::in_js_order(m);
-            let skip = if in_order { first } else { 0 };
-            let entries = Entries::of(m, in_order);
-            let mut at = 0;
-            for (i, (k, v)) in (&entries).iter_mut_or_ref().skip(skip).enumerate() {
-                // In order, the first key left is the undeclared one found above.
-                if (!in_order || i > 0) && s.names.find(k, &mut at).is_some() {
-                    continue;
-                }
-                let ok = match child {
-                    Child::False => {
-                        if self.collect {
-                            self.report_name(path, site, k);
+        if let Some((child, site)) = &s.additional
+            && undeclared_count > 0
+        {
+            // As `additionalProperties` does: in JavaScript key order. Only keys that look like
+            // array indexes move in that order, so when neither a declared name nor an
+            // undeclared key starts with a digit, the keys kept above already are in it.
+            let kept = undeclared_count <= UNDECLARED_KEPT;
+            let digits = !kept
+                || s.digit_names
+                || undeclared
+                    .iter()
+                    .flatten()
+                    .any(|(k, _)| k.as_bytes().first().is_some_and(u8::is_ascii_digit));
+            let in_order = !digits || js::in_js_order(m);
+            if in_order && kept {
+                for &(k, v) in undeclared.iter().flatten() {
+                    if !self.additional_r(child, site, k, v, path) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
                         }
-                        false
                     }
-                    Child::Node(node) => {
-                        let p = PathNode::key(path, k);
-                        self.node_r(*node, v, &p, &mut Ev::default())
+                }
+            } else {
+                let entries = Entries::of(m, in_order);
+                let mut at = 0;
+                for (k, v) in (&entries).iter_mut_or_ref() {
+                    if s.names.find(k, &mut at).is_some() {
+                        continue;
                     }
-                };
-                if !ok {
-                    valid = false;
-                    if !self.collect {
-                        return false;
+                    if !self.additional_r(child, site, k, v, path) {
+                        valid = false;
+                        if !self.collect {
+                            return false;
+                        }
                     }
                 }
             }

@@ -332,6 +332,9 @@ pub(crate) struct Shape {
     /// Whether a declared or required name is one every JavaScript object inherits
     /// (`constructor`, `toString`, …), which Ajv finds on objects that lack it.
     pub inherited: bool,
+    /// Whether a declared name starts with a digit (and so may be an array index, which
+    /// JavaScript enumerates first).
+    pub digit_names: bool,
     /// `required`: each name with its place in `names` when declared there.
     pub required: Vec<(Option<usize>, RequiredName)>,
     /// `additionalProperties`: what an undeclared key meets, and where it is reported.
@@ -396,6 +399,9 @@ impl Shape {
         let mut shape = Shape {
             plain: !names.iter().any(|n| n.contains(['~', '/'])),
             inherited: false,
+            digit_names: names
+                .iter()
+                .any(|n| n.as_bytes().first().is_some_and(u8::is_ascii_digit)),
             names: DeclaredNames::new(names.clone()),
             required: Vec::new(),
             additional: None,

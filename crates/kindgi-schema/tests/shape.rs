@@ -52,6 +52,11 @@ fn instances() -> Vec<Value> {
         json!({"a~b": 1, "c/d": "x", "1": 0, "constructor": 2}),
         json!({"e": 1, "d": "x", "c": 2, "b": "y", "a": 3.5}),
         json!({"a": {"x": 2}, "b": 1}),
+        // Four undeclared keys (all kept by the fused pass), five (one too many), and an
+        // undeclared key that JavaScript enumerates first.
+        json!({"x1": 1, "a": 1, "x2": "2", "x3": 3, "x4": 4}),
+        json!({"x1": 1, "x2": "2", "x3": 3, "x4": 4, "x5": 5.5, "a": "s"}),
+        json!({"a": 1, "z": "y", "9": 2, "b": "xy"}),
         Value::Object(big),
         json!([1, 2]),
         json!("s"),
