@@ -1339,8 +1339,17 @@ impl<'a> Compiler<'a> {
                 let message = format!("must NOT have {word} than {} {what}", js::fmt_value(&param));
                 let site = Site::fixed(path, k, params1("limit", param), message);
                 out.push(match k {
-                    "maxLength" => Kw::MaxLength { limit, site },
-                    "minLength" => Kw::MinLength { limit, site },
+                    // Whole counts: `n <= limit` is `n <= floor(limit)`, `n >= limit` is
+                    // `n >= ceil(limit)` (`as` saturates, and takes a negative floor to -1 at
+                    // most where it matters).
+                    "maxLength" => Kw::MaxLength {
+                        limit: limit.floor().max(-1.0) as i64,
+                        site,
+                    },
+                    "minLength" => Kw::MinLength {
+                        limit: limit.ceil() as u64,
+                        site,
+                    },
                     "maxItems" => Kw::MaxItems { limit, site },
                     "minItems" => Kw::MinItems { limit, site },
                     "maxProperties" => Kw::MaxProperties { limit, site },

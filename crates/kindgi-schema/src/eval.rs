@@ -551,6 +551,35 @@ fn has_key(m: &Map<String, Value>, key: &str) -> bool {
     }
 }
 
+/// A leaf's keywords in order (see [`Run::leaf`]): `$check` settles the ones the lean path
+/// knows (whether they hold, and the site to report at), the rest take the general path. A
+/// macro, not a method taking a closure: LLVM kept the closure out of line, a call and a jump
+/// table per keyword.
+macro_rules! leaf_keywords {
+    ($run:ident, $kws:expr, $data:expr, $path:expr, |$kw:ident| $check:expr) => {{
+        let mut valid = true;
+        for $kw in $kws {
+            let ok = match $check {
+                Some((true, _)) => continue,
+                Some((false, site)) => {
+                    if $run.collect {
+                        $run.report($path, site);
+                    }
+                    false
+                }
+                None => $run.leaf_general($kw, $data, $path),
+            };
+            if !ok {
+                valid = false;
+                if !$run.collect {
+                    break;
+                }
+            }
+        }
+        valid
+    }};
+}
+
 /// How many undeclared keys of an object the fused pass keeps for `additionalProperties` (see
 /// [`Run::shape_r`]); objects with more take a second pass over their keys.
 const UNDECLARED_KEPT: usize = 4;
@@ -711,7 +740,7 @@ impl<'t> Run<'t> {
                 }
             }
         }
-        let any = self.leaf_keywords(&o.any, data, path, |kw| match kw {
+        let any = leaf_keywords!(self, &o.any, data, path, |kw| match kw {
             Kw::Enum { values, site } => Some((in_enum(values, data), site)),
             Kw::Const { value, site } => Some((js::equal(data, value), site)),
             _ => None,
@@ -735,7 +764,7 @@ impl<'t> Run<'t> {
             let ok = match data {
                 Value::Number(n) => {
                     let x = js::num(n);
-                    self.leaf_keywords(kws, data, path, |kw| match kw {
+                    leaf_keywords!(self, kws, data, path, |kw| match kw {
                         Kw::Limit { cmp, limit, site } => {
                             Some((!limit_violated(*cmp, x, *limit), site))
                         }
@@ -743,9 +772,9 @@ impl<'t> Run<'t> {
                         _ => None,
                     })
                 }
-                Value::String(s) => self.leaf_keywords(kws, data, path, |kw| match kw {
-                    Kw::MaxLength { limit, site } => Some((js::str_len(s) as f64 <= *limit, site)),
-                    Kw::MinLength { limit, site } => Some((js::str_len(s) as f64 >= *limit, site)),
+                Value::String(s) => leaf_keywords!(self, kws, data, path, |kw| match kw {
+                    Kw::MaxLength { limit, site } => Some((js::len_at_most(s, *limit), site)),
+                    Kw::MinLength { limit, site } => Some((js::len_at_least(s, *limit), site)),
                     Kw::Pattern { pattern, site } => Some((pattern.matches(s), site)),
                     Kw::Format { format, site } => Some((
                         format.data_type() != Some(crate::formats::FormatType::String)
@@ -788,38 +817,6 @@ impl<'t> Run<'t> {
     #[inline(never)]
     fn leaf_general(&mut self, kw: &'t Kw, data: &Value, path: &PathNode<'_>) -> bool {
         self.kw_r(kw, data, path, &mut Ev::default())
-    }
-
-    /// A leaf's keywords in order: `check` settles the ones the lean path knows (whether they
-    /// hold, and the site to report at), the rest take the general path.
-    #[inline(always)]
-    fn leaf_keywords(
-        &mut self,
-        kws: &'t [Kw],
-        data: &Value,
-        path: &PathNode<'_>,
-        check: impl Fn(&'t Kw) -> Option<(bool, &'t SiteRef)>,
-    ) -> bool {
-        let mut valid = true;
-        for kw in kws {
-            let ok = match check(kw) {
-                Some((true, _)) => continue,
-                Some((false, site)) => {
-                    if self.collect {
-                        self.report(path, site);
-                    }
-                    false
-                }
-                None => self.leaf_general(kw, data, path),
-            };
-            if !ok {
-                valid = false;
-                if !self.collect {
-                    return false;
-                }
-            }
-        }
-        valid
     }
 
     /// A subschema over a part of the data whose evaluated state nobody reads: a leaf goes
@@ -1117,11 +1114,17 @@ impl<'t> Run<'t> {
                 self.report(path, site);
                 false
             }
-            Kw::MaxLength { limit, site } | Kw::MinLength { limit, site } => {
+            Kw::MaxLength { limit, site } => {
                 let Value::String(s) = &*data else { return true };
-                let max = matches!(kw, Kw::MaxLength { .. });
-                let len = js::str_len(s) as f64;
-                if (max && len <= *limit) || (!max && len >= *limit) {
+                if js::len_at_most(s, *limit) {
+                    return true;
+                }
+                self.report(path, site);
+                false
+            }
+            Kw::MinLength { limit, site } => {
+                let Value::String(s) = &*data else { return true };
+                if js::len_at_least(s, *limit) {
                     return true;
                 }
                 self.report(path, site);

@@ -265,6 +265,25 @@ pub(crate) fn str_len(s: &str) -> usize {
     }
 }
 
+/// Whether `s` has at most `limit` characters (as [`str_len`] counts them). A character takes
+/// at least one byte, so a string within the limit in bytes needs no count.
+#[inline(always)]
+pub(crate) fn len_at_most(s: &str, limit: i64) -> bool {
+    let bytes = i64::try_from(s.len()).unwrap_or(i64::MAX);
+    bytes <= limit || i64::try_from(str_len(s)).unwrap_or(i64::MAX) <= limit
+}
+
+/// Whether `s` has at least `limit` characters. A character takes at most four bytes, so too
+/// few bytes, or four times enough, settle it without a count.
+#[inline(always)]
+pub(crate) fn len_at_least(s: &str, limit: u64) -> bool {
+    let bytes = s.len() as u64;
+    if bytes < limit {
+        return false;
+    }
+    bytes / 4 >= limit || str_len(s) as u64 >= limit
+}
+
 /// Ajv's `getProperty`: `.name` for identifiers, `["…"]` otherwise.
 pub(crate) fn js_property(key: &str) -> String {
     let mut chars = key.chars();
@@ -307,6 +326,37 @@ pub(crate) fn inherited(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte-length shortcuts agree with counting, for ASCII, two-, three- and four-byte
+    /// characters, at every limit around the length.
+    #[test]
+    fn length_limits_agree_with_counting() {
+        for s in [
+            "",
+            "a",
+            "hi",
+            "hello world",
+            "é",
+            "éé",
+            "日本語",
+            "😀",
+            "a😀b",
+            "😀😀😀😀x",
+        ] {
+            let n = str_len(s) as i64;
+            for limit in -2..=(s.len() as i64 + 5) {
+                assert_eq!(len_at_most(s, limit), n <= limit, "{s:?} at most {limit}");
+                if limit >= 0 {
+                    assert_eq!(
+                        len_at_least(s, limit as u64),
+                        n >= limit,
+                        "{s:?} at least {limit}"
+                    );
+                }
+            }
+            assert!(len_at_most(s, i64::MAX) && !len_at_least(s, u64::MAX));
+        }
+    }
 
     /// Every length up to past the word sizes, with a difference at every position, agrees
     /// with plain equality.

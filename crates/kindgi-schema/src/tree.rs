@@ -225,12 +225,15 @@ pub(crate) enum Kw {
         limit: Box<str>,
         site: SiteRef,
     },
+    /// `maxLength`: at most `limit` characters (the schema's limit rounded down; negative
+    /// when no string is short enough).
     MaxLength {
-        limit: f64,
+        limit: i64,
         site: SiteRef,
     },
+    /// `minLength`: at least `limit` characters (the schema's limit rounded up).
     MinLength {
-        limit: f64,
+        limit: u64,
         site: SiteRef,
     },
     Pattern {
