@@ -855,6 +855,40 @@ impl<'t> Run<'t> {
         }
     }
 
+    /// `uniqueItems` over `arr`.
+    #[inline(always)]
+    fn unique_items_r(
+        &mut self,
+        arr: &[Value],
+        scalar_types: Option<u8>,
+        site: &SiteRef,
+        path: &PathNode<'_>,
+    ) -> bool {
+        let Some((i, j)) = find_duplicate(arr, scalar_types) else {
+            return true;
+        };
+        // No array in memory has 2^32 items.
+        let idx = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        self.report_pair(path, site, idx(i), idx(j));
+        false
+    }
+
+    /// `items` over `arr` from `start` (the plain walker, not tracking evaluated items).
+    #[inline(never)]
+    fn items_r(&mut self, node: NodeId, arr: &[Value], start: usize, path: &PathNode<'_>) -> bool {
+        let mut valid = true;
+        for (i, item) in arr.iter().enumerate().skip(start) {
+            let p = PathNode::index(path, i);
+            if !self.child_r(node, item, &p) {
+                valid = false;
+                if !self.collect {
+                    return false;
+                }
+            }
+        }
+        valid
+    }
+
     /// A fused object ([`Shape`]): one pass matches the keys to the declared names, then
     /// `required`, `additionalProperties` and `properties` run in that order over the match.
     /// Out of line: its slots would otherwise widen the keyword function's frame.
@@ -1047,7 +1081,7 @@ impl<'t> Run<'t> {
                 evaluator!(@defaults self, d, data, $($m)?);
             }
             for kw in kws {
-                if !self.$kw(kw, &$($m)? *data, path, ev) {
+                if !evaluator!(@hot self, kw, data, path, ev, $kw, $($m)?) {
                     valid = false;
                     if !self.collect {
                         return false;
@@ -1207,11 +1241,7 @@ impl<'t> Run<'t> {
             }
             Kw::UniqueItems { scalar_types, site } => {
                 let Value::Array(arr) = &*data else { return true };
-                let Some((i, j)) = find_duplicate(arr, *scalar_types) else { return true };
-                // No array in memory has 2^32 items.
-                let idx = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-                self.report_pair(path, site, idx(i), idx(j));
-                false
+                self.unique_items_r(arr, *scalar_types, site, path)
             }
             Kw::Required { names } => {
                 let Value::Object(m) = &*data else { return true };
@@ -1744,6 +1774,36 @@ impl<'t> Run<'t> {
             _ => $self.$node($node_id, $v, $p, &mut Ev::default()),
         }
     }};
+    // A keyword of a type group. The plain walker settles the commonest ones of arrays and
+    // objects here: the keyword function's frame, sized for every keyword, costs more than
+    // they do.
+    (@hot $self:ident, $kw_ref:ident, $data:ident, $path:ident, $ev:ident, $kw:ident, mut) => {
+        $self.$kw($kw_ref, &mut *$data, $path, $ev)
+    };
+    (@hot $self:ident, $kw_ref:ident, $data:ident, $path:ident, $ev:ident, $kw:ident, ) => {
+        match ($kw_ref, $data) {
+            (Kw::Shape(shape), Value::Object(m))
+                if shape.additional.is_some() || m.len() <= SMALL_MAP =>
+            {
+                $self.shape_r(shape, m, $path)
+            }
+            (Kw::ItemsFrom { start, child: Child::Node(node), .. }, Value::Array(arr))
+                if !$self.tree.track =>
+            {
+                $self.items_r(*node, arr, *start, $path)
+            }
+            (Kw::MaxItems { limit, site }, Value::Array(arr)) => {
+                arr.len() as f64 <= *limit || { $self.report($path, site); false }
+            }
+            (Kw::MinItems { limit, site }, Value::Array(arr)) => {
+                arr.len() as f64 >= *limit || { $self.report($path, site); false }
+            }
+            (Kw::UniqueItems { scalar_types, site }, Value::Array(arr)) => {
+                $self.unique_items_r(arr, *scalar_types, site, $path)
+            }
+            _ => $self.$kw($kw_ref, $data, $path, $ev),
+        }
+    };
     // The walker that fills defaults keeps the fused keywords apart (defaults go in as each
     // runs); the plain walker runs the fused form.
     (@shape $self:ident, $shape:ident, $data:ident, $path:ident, $ev:ident, $kw:ident, mut) => {
