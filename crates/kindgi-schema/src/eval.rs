@@ -419,26 +419,38 @@ fn not_multiple(x: f64, by: f64) -> bool {
 }
 
 /// Where a `uniqueItems` duplicate is (`i` < `j` as Ajv reports them).
+#[inline]
 fn find_duplicate(items: &[Value], scalar_types: Option<u8>) -> Option<(usize, usize)> {
-    let n = items.len();
-    if n < 2 {
-        return None;
-    }
     match scalar_types {
+        _ if items.len() < 2 => None,
         // Strings only (the usual list of tags or names): compared as they are.
-        Some(ty::STRING) if n <= 32 => {
-            for i in (0..n).rev() {
-                let Value::String(a) = &items[i] else {
-                    continue;
-                };
-                for (j, item) in items.iter().enumerate().skip(i + 1) {
-                    if matches!(item, Value::String(b) if js::key_eq(a, b)) {
-                        return Some((i, j));
-                    }
-                }
+        Some(ty::STRING) if items.len() <= 32 => duplicate_string(items),
+        _ => find_duplicate_any(items, scalar_types),
+    }
+}
+
+/// [`find_duplicate`] over strings (and items of other types, which `type` reports).
+#[inline(never)]
+fn duplicate_string(items: &[Value]) -> Option<(usize, usize)> {
+    // Plain indexes: `enumerate().rev()` over 72-byte values divides to find them.
+    for i in (0..items.len()).rev() {
+        let Some(Value::String(a)) = items.get(i) else {
+            continue;
+        };
+        for j in i + 1..items.len() {
+            if matches!(items.get(j), Some(Value::String(b)) if js::key_eq(a, b)) {
+                return Some((i, j));
             }
-            None
         }
+    }
+    None
+}
+
+/// [`find_duplicate`] for any items.
+#[inline(never)]
+fn find_duplicate_any(items: &[Value], scalar_types: Option<u8>) -> Option<(usize, usize)> {
+    let n = items.len();
+    match scalar_types {
         Some(types) if n <= 32 => {
             // Same answer as the map below: the nearest equal item above the highest `i`.
             let same = |a: &Value, b: &Value| match (a, b) {
@@ -1047,6 +1059,7 @@ impl<'t> Run<'t> {
         }
     }
 
+    #[inline(always)]
     fn $obj(&mut self, o: &'t ObjNode, data: &$($m)? Value, path: &PathNode<'_>, ev: &mut Ev) -> bool {
         let mut valid = true;
         if let Some(tc) = &o.type_check {
