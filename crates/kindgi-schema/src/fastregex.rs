@@ -202,8 +202,9 @@ pub(crate) struct Dense {
 impl Dense {
     /// Walks the table byte by byte and stops at the first match or the dead state. The
     /// library's search sets up an `Input` and finds the start state on every call, which
-    /// costs more than the walk for the short strings schemas check.
-    #[inline]
+    /// costs more than the walk for the short strings schemas check. Out of line, so a class
+    /// sequence's check stays small enough to inline where a pattern is checked.
+    #[inline(never)]
     fn is_match(&self, s: &str) -> bool {
         let dfa = &self.dfa;
         let mut state = self.start;
