@@ -888,10 +888,27 @@ impl<'t> Run<'t> {
     /// `items` over `arr` from `start` (the plain walker, not tracking evaluated items).
     #[inline(never)]
     fn items_r(&mut self, node: NodeId, arr: &[Value], start: usize, path: &PathNode<'_>) -> bool {
+        let tree = self.tree;
         let mut valid = true;
+        // Every item meets the same node: whether it is a leaf is settled once.
+        if let Node::Obj(o) = &tree.nodes[node]
+            && o.leaf
+            && self.depth < MAX_EVAL_DEPTH
+        {
+            for (i, item) in arr.iter().enumerate().skip(start) {
+                let p = PathNode::index(path, i);
+                if !self.leaf(o, item, &p) {
+                    valid = false;
+                    if !self.collect {
+                        return false;
+                    }
+                }
+            }
+            return valid;
+        }
         for (i, item) in arr.iter().enumerate().skip(start) {
             let p = PathNode::index(path, i);
-            if !self.child_r(node, item, &p) {
+            if !self.node_r(node, item, &p, &mut Ev::default()) {
                 valid = false;
                 if !self.collect {
                     return false;
