@@ -592,6 +592,10 @@ macro_rules! leaf_keywords {
     }};
 }
 
+/// Most declared names of a fused object that takes the small slot array (see
+/// [`Run::shape_any_r`]).
+const SMALL_SHAPE: usize = 8;
+
 /// How many undeclared keys of an object the fused pass keeps for `additionalProperties` (see
 /// [`Run::shape_r`]); objects with more take a second pass over their keys.
 const UNDECLARED_KEPT: usize = 4;
@@ -918,12 +922,28 @@ impl<'t> Run<'t> {
         valid
     }
 
+    /// A fused object ([`Shape`]), with a slot array no bigger than it needs: the array is
+    /// cleared on every visit, and most objects declare a few names.
+    #[inline(always)]
+    fn shape_any_r(&mut self, s: &'t Shape, m: &Map<String, Value>, path: &PathNode<'_>) -> bool {
+        if s.names.len() <= SMALL_SHAPE {
+            self.shape_r::<SMALL_SHAPE>(s, m, path)
+        } else {
+            self.shape_r::<{ Shape::MAX_NAMES }>(s, m, path)
+        }
+    }
+
     /// A fused object ([`Shape`]): one pass matches the keys to the declared names, then
     /// `required`, `additionalProperties` and `properties` run in that order over the match.
     /// Out of line: its slots would otherwise widen the keyword function's frame.
     #[inline(never)]
-    fn shape_r(&mut self, s: &'t Shape, m: &Map<String, Value>, path: &PathNode<'_>) -> bool {
-        let mut slots: [Option<&Value>; Shape::MAX_NAMES] = [None; Shape::MAX_NAMES];
+    fn shape_r<const SLOTS: usize>(
+        &mut self,
+        s: &'t Shape,
+        m: &Map<String, Value>,
+        path: &PathNode<'_>,
+    ) -> bool {
+        let mut slots: [Option<&Value>; SLOTS] = [None; SLOTS];
         // The undeclared keys, kept as the pass meets them (the first few): in the usual case
         // `additionalProperties` then visits just those, without a second pass over the keys.
         let mut undeclared: [Option<(&String, &Value)>; UNDECLARED_KEPT] = [None; UNDECLARED_KEPT];
@@ -1815,7 +1835,7 @@ impl<'t> Run<'t> {
             (Kw::Shape(shape), Value::Object(m))
                 if shape.additional.is_some() || m.len() <= SMALL_MAP =>
             {
-                $self.shape_r(shape, m, $path)
+                $self.shape_any_r(shape, m, $path)
             }
             (Kw::ItemsFrom { start, child: Child::Node(node), .. }, Value::Array(arr))
                 if !$self.tree.track =>
@@ -1844,7 +1864,7 @@ impl<'t> Run<'t> {
     (@shape $self:ident, $shape:ident, $data:ident, $path:ident, $ev:ident, $kw:ident, ) => {
         match $data {
             Value::Object(m) if $shape.additional.is_some() || m.len() <= SMALL_MAP => {
-                $self.shape_r($shape, m, $path)
+                $self.shape_any_r($shape, m, $path)
             }
             _ => evaluator!(@apart $self, $shape, $data, $path, $ev, $kw),
         }

@@ -109,6 +109,10 @@ impl DeclaredNames {
         &self.names
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.names.len()
+    }
+
     pub(crate) fn get(&self, place: usize) -> Option<&str> {
         self.names.get(place).map(|n| &**n)
     }
