@@ -356,7 +356,7 @@ pub(crate) static JS_FUNCTION: std::sync::LazyLock<Value> = std::sync::LazyLock:
 });
 const FUNCTION_KEY: &str = "\u{0}kindgi:js-function";
 
-#[inline]
+#[inline(always)]
 fn is_function(m: &Map<String, Value>) -> bool {
     m.len() == 1 && m.keys().next().is_some_and(|k| k == FUNCTION_KEY)
 }
