@@ -310,6 +310,47 @@ mod tests {
         }
     }
 
+    /// Random patterns from class-sequence pieces (and pieces that must be refused): every
+    /// pattern the parser takes answers as `regress` (the exact engine) does, on random text.
+    #[test]
+    fn random_patterns_agree_with_regress() {
+        const PIECES: &[&str] = &[
+            "a", "b", "-", "_", "[a-z]", "[0-9]", "[ab-]", "[-z]", "\\d", "\\w", "\\.", "\\-",
+            "*", "+", "?", "{2}", "{1,3}", "{0,}", "(", ")", "|", ".", "[^a]", "\\s", "$", "^",
+        ];
+        const TEXT: &[u8] = b"ab-_z09Z. ";
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut taken = 0;
+        for _ in 0..20_000 {
+            let mut p = String::from("^");
+            for _ in 0..1 + next(5) {
+                p.push_str(PIECES[next(PIECES.len())]);
+            }
+            p.push('$');
+            let Some(seq) = ClassSeq::parse(&p) else {
+                continue;
+            };
+            let Ok(exact) = crate::jsregex::compile_u(&p) else {
+                continue;
+            };
+            taken += 1;
+            for _ in 0..40 {
+                let len = next(7);
+                let text: String = (0..len).map(|_| TEXT[next(TEXT.len())] as char).collect();
+                let want = exact.find(&text).is_some();
+                assert_eq!(seq.is_match(&text), want, "/{p}/ on {text:?}");
+            }
+            assert_eq!(seq.is_match("é"), exact.find("é").is_some(), "/{p}/ on é");
+        }
+        assert!(taken > 1000, "only {taken} patterns were class sequences");
+    }
+
     #[test]
     fn matches() {
         let p = ClassSeq::parse(r"^[a-z][a-z0-9-]*$").unwrap();
