@@ -89,7 +89,7 @@ fn journal_failure(e: crate::store::RunStoreError) -> Failure {
 }
 
 /// Formats schema issues as `<instancePath or />: <message>`, joined.
-pub(crate) fn issues_text(issues: &[kindgi_schema::Issue]) -> String {
+pub(crate) fn issues_text(issues: &kindgi_schema::Issues) -> String {
     issues
         .iter()
         .map(|i| {

@@ -331,7 +331,7 @@ impl Runtime {
             return Err(RuntimeError::InvalidInput {
                 flow_id: flow_id.to_owned(),
                 details: issues_text(&issues),
-                issues,
+                issues: issues.into(),
             });
         }
         let now = format_millis(now_millis());

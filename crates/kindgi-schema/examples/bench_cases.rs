@@ -52,7 +52,7 @@ fn main() {
             continue;
         }
         let res = v.validate(instance);
-        let issues = res.as_ref().err().map_or(0, Vec::len);
+        let issues = res.as_ref().err().map_or(0, kindgi_schema::Issues::len);
         // KINDGI_BENCH_SKIP_COMPILE=1 times validation only (for profiling).
         let compile_rate = if std::env::var_os("KINDGI_BENCH_SKIP_COMPILE").is_some() {
             0.0

@@ -103,6 +103,8 @@ pub(crate) struct Compiler<'a> {
     depth: usize,
     /// Bytes this schema's patterns may still spend on dense DFAs.
     dense_budget: usize,
+    /// Every issue site the schema's keywords report at.
+    sites: SiteTable,
 }
 
 fn err(msg: impl Into<String>) -> CompileError {
@@ -376,6 +378,7 @@ impl<'a> Compiler<'a> {
             has_defaults: false,
             depth: 0,
             dense_budget: DENSE_BUDGET,
+            sites: SiteTable::default(),
         })
     }
 
@@ -401,6 +404,7 @@ impl<'a> Compiler<'a> {
             root,
             track,
             has_defaults: self.has_defaults,
+            sites: self.sites.finish(),
         })
     }
 
@@ -622,12 +626,12 @@ impl<'a> Compiler<'a> {
             Value::Bool(true) => return Ok(Node::True),
             Value::Bool(false) => {
                 return Ok(Node::False {
-                    site: Site::fixed(
+                    site: self.sites.add(Site::fixed(
                         format!("{}/false schema", cx.path),
                         "false schema",
                         Map::new(),
                         "boolean schema is false",
-                    ),
+                    )),
                 });
             }
             Value::Object(o) => o,
@@ -712,12 +716,12 @@ impl<'a> Compiler<'a> {
                 },
                 site: {
                     let message = format!("must be {}", js::fmt_value(&raw));
-                    Site::fixed(
+                    self.sites.add(Site::fixed(
                         format!("{}/type", cx.path),
                         "type",
                         params1("type", raw),
                         message,
-                    )
+                    ))
                 },
             });
         }
@@ -1018,12 +1022,12 @@ impl<'a> Compiler<'a> {
             }
             "const" => out.push(Kw::Const {
                 value: v.clone(),
-                site: Site::fixed(
+                site: self.sites.add(Site::fixed(
                     path,
                     "const",
                     params1("allowedValue", v.clone()),
                     "must be equal to constant",
-                ),
+                )),
             }),
             "enum" => {
                 let Some(a) = v.as_array() else {
@@ -1034,18 +1038,23 @@ impl<'a> Compiler<'a> {
                 }
                 out.push(Kw::Enum {
                     values: a.clone(),
-                    site: Site::fixed(
+                    site: self.sites.add(Site::fixed(
                         path,
                         "enum",
                         params1("allowedValues", v.clone()),
                         "must be equal to one of the allowed values",
-                    ),
+                    )),
                 });
             }
             "not" => {
                 if self.always_valid(cx, v)? {
                     out.push(Kw::Fail {
-                        site: Site::fixed(path, "not", Map::new(), "must NOT be valid"),
+                        site: self.sites.add(Site::fixed(
+                            path,
+                            "not",
+                            Map::new(),
+                            "must NOT be valid",
+                        )),
                     });
                 } else {
                     let (n, _, _) = self.sub(
@@ -1060,7 +1069,12 @@ impl<'a> Compiler<'a> {
                     )?;
                     out.push(Kw::Not {
                         node: n,
-                        site: Site::fixed(path, "not", Map::new(), "must NOT be valid"),
+                        site: self.sites.add(Site::fixed(
+                            path,
+                            "not",
+                            Map::new(),
+                            "must NOT be valid",
+                        )),
                     });
                 }
             }
@@ -1123,21 +1137,21 @@ impl<'a> Compiler<'a> {
                 out.push(match k {
                     "anyOf" => Kw::AnyOf {
                         branches: subs,
-                        site: Site::fixed(
+                        site: self.sites.add(Site::fixed(
                             path,
                             "anyOf",
                             Map::new(),
                             "must match a schema in anyOf",
-                        ),
+                        )),
                     },
                     "oneOf" => Kw::OneOf {
                         branches: opt,
-                        site: Site::open(
+                        site: self.sites.add(Site::open(
                             path,
                             "oneOf",
                             "passingSchemas",
                             "must match exactly one schema in oneOf",
-                        ),
+                        )),
                     },
                     _ => Kw::AllOf { branches: subs },
                 });
@@ -1217,7 +1231,7 @@ impl<'a> Compiler<'a> {
                     cond,
                     then,
                     els,
-                    sites: Box::new([site("then"), site("else")]),
+                    sites: Box::new([self.sites.add(site("then")), self.sites.add(site("else"))]),
                     merge_cond,
                 });
             }
@@ -1242,12 +1256,12 @@ impl<'a> Compiler<'a> {
                 out.push(Kw::Limit {
                     cmp,
                     limit,
-                    site: Site::fixed(
+                    site: self.sites.add(Site::fixed(
                         path,
                         k,
                         params,
                         format!("must be {} {}", cmp.ok_str(), js::fmt_number(limit)),
-                    ),
+                    )),
                 });
             }
             "multipleOf" => {
@@ -1257,12 +1271,12 @@ impl<'a> Compiler<'a> {
                 let by = js::num(n);
                 out.push(Kw::MultipleOf {
                     by,
-                    site: Site::fixed(
+                    site: self.sites.add(Site::fixed(
                         path,
                         "multipleOf",
                         params1("multipleOf", js_number_value(n)),
                         format!("must be multiple of {}", js::fmt_number(by)),
-                    ),
+                    )),
                 });
             }
             "format" => self.format(cx, v, out, path)?,
@@ -1308,12 +1322,12 @@ impl<'a> Compiler<'a> {
                     format,
                     cmp,
                     limit: limit.into(),
-                    site: Site::fixed(
+                    site: self.sites.add(Site::fixed(
                         path,
                         keyword,
                         params,
                         format!("should be {} {}", cmp.ok_str(), limit),
-                    ),
+                    )),
                 });
             }
             // string
@@ -1337,7 +1351,9 @@ impl<'a> Compiler<'a> {
                     "properties"
                 };
                 let message = format!("must NOT have {word} than {} {what}", js::fmt_value(&param));
-                let site = Site::fixed(path, k, params1("limit", param), message);
+                let site = self
+                    .sites
+                    .add(Site::fixed(path, k, params1("limit", param), message));
                 out.push(match k {
                     // Whole counts: `n <= limit` is `n <= floor(limit)`, `n >= limit` is
                     // `n >= ceil(limit)` (`as` saturates, and takes a negative floor to -1 at
@@ -1363,12 +1379,12 @@ impl<'a> Compiler<'a> {
                 let regex = compile_u(p)?;
                 out.push(Kw::Pattern {
                     pattern: Arc::new(Pattern::new(p, regex, &mut self.dense_budget)),
-                    site: Site::fixed(
+                    site: self.sites.add(Site::fixed(
                         path,
                         "pattern",
                         params1("pattern", Value::String(p.to_owned())),
                         format!("must match pattern \"{p}\""),
-                    ),
+                    )),
                 });
             }
             // array
@@ -1448,7 +1464,7 @@ impl<'a> Compiler<'a> {
                             node: None,
                             min,
                             max,
-                            site: contains_site(path, min, max),
+                            site: self.sites.add(contains_site(path, min, max)),
                         });
                         return Ok(());
                     }
@@ -1458,7 +1474,7 @@ impl<'a> Compiler<'a> {
                         node: None,
                         min,
                         max,
-                        site: contains_site(path, min, max),
+                        site: self.sites.add(contains_site(path, min, max)),
                     });
                     return Ok(());
                 }
@@ -1480,7 +1496,7 @@ impl<'a> Compiler<'a> {
                     node: Some(n),
                     min,
                     max,
-                    site: contains_site(path, min, max),
+                    site: self.sites.add(contains_site(path, min, max)),
                 });
             }
             "uniqueItems" => {
@@ -1511,7 +1527,7 @@ impl<'a> Compiler<'a> {
                     .fold(0u8, |a, b| a | b);
                 out.push(Kw::UniqueItems {
                     scalar_types: scalar.then_some(bits),
-                    site: Site::pair(path),
+                    site: self.sites.add(Site::pair(path)),
                 });
             }
             "maxContains" | "minContains" if !o.contains_key("contains") && strict => {
@@ -1576,12 +1592,12 @@ impl<'a> Compiler<'a> {
                         .iter()
                         .map(|n| RequiredName {
                             name: (*n).into(),
-                            site: Site::fixed(
+                            site: self.sites.add(Site::fixed(
                                 path.clone(),
                                 "required",
                                 params1("missingProperty", Value::String((*n).to_owned())),
                                 format!("must have required property '{n}'"),
-                            ),
+                            )),
                         })
                         .collect();
                     out.push(Kw::Required { names });
@@ -1604,12 +1620,12 @@ impl<'a> Compiler<'a> {
                 )?;
                 out.push(Kw::PropertyNames {
                     node: n,
-                    site: Site::open(
+                    site: self.sites.add(Site::open(
                         path,
                         "propertyNames",
                         "propertyName",
                         "property name must be valid",
-                    ),
+                    )),
                 });
             }
             "additionalProperties" => {
@@ -1649,12 +1665,12 @@ impl<'a> Compiler<'a> {
                     child,
                     props,
                     patterns,
-                    site: Site::open(
+                    site: self.sites.add(Site::open(
                         path,
                         "additionalProperties",
                         "additionalProperty",
                         "must NOT have additional properties",
-                    ),
+                    )),
                 });
             }
             "dependencies" | "dependentRequired" | "dependentSchemas" => {
@@ -1695,7 +1711,10 @@ impl<'a> Compiler<'a> {
                     let deps = prop_deps
                         .into_iter()
                         .map(|(prop, deps)| {
-                            let sites = dependency_sites(&path, keyword, prop, &deps);
+                            let sites: Vec<SiteRef> = dependency_sites(&path, keyword, prop, &deps)
+                                .into_iter()
+                                .map(|s| self.sites.add(s))
+                                .collect();
                             (prop.into(), deps.into_iter().zip(sites).collect())
                         })
                         .collect();
@@ -1853,12 +1872,12 @@ impl<'a> Compiler<'a> {
                 if let Some(child) = child {
                     out.push(Kw::UnevaluatedProperties {
                         child,
-                        site: Site::open(
+                        site: self.sites.add(Site::open(
                             path,
                             "unevaluatedProperties",
                             "unevaluatedProperty",
                             "must NOT have unevaluated properties",
-                        ),
+                        )),
                     });
                 }
             }
@@ -1892,12 +1911,12 @@ impl<'a> Compiler<'a> {
         if format.data_type().is_some() && !out.iter().any(|k| matches!(k, Kw::Format { .. })) {
             out.push(Kw::Format {
                 format,
-                site: Site::fixed(
+                site: self.sites.add(Site::fixed(
                     path,
                     "format",
                     params1("format", Value::String(name.to_owned())),
                     format!("must match format \"{name}\""),
-                ),
+                )),
             });
         }
         Ok(())
@@ -1932,12 +1951,12 @@ impl<'a> Compiler<'a> {
         out.push(Kw::ItemsFrom {
             start,
             child,
-            site: Site::fixed(
+            site: self.sites.add(Site::fixed(
                 path,
                 keyword,
                 params1("limit", Value::from(start)),
                 format!("must NOT have more than {start} items"),
-            ),
+            )),
         });
         Ok(())
     }
@@ -2111,7 +2130,7 @@ impl<'a> Compiler<'a> {
 }
 
 /// The issue `contains` reports (`minContains`, `maxContains` as the schema gives them).
-fn contains_site(path: Box<str>, min: f64, max: Option<f64>) -> SiteRef {
+fn contains_site(path: Box<str>, min: f64, max: Option<f64>) -> Site {
     let mut params = Map::new();
     params.insert("minContains".into(), js::number_value(min));
     let message = match max {
@@ -2133,7 +2152,7 @@ fn contains_site(path: Box<str>, min: f64, max: Option<f64>) -> SiteRef {
 
 /// The issue each missing name of `prop`'s dependency list reports (Ajv's
 /// `{property, missingProperty, depsCount, deps}` and one message for the whole list).
-fn dependency_sites(path: &str, keyword: &str, prop: &str, deps: &[Box<str>]) -> Vec<SiteRef> {
+fn dependency_sites(path: &str, keyword: &str, prop: &str, deps: &[Box<str>]) -> Vec<Site> {
     let joined = deps
         .iter()
         .map(|d| d.as_ref())

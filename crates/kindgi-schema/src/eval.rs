@@ -9,8 +9,7 @@
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-use crate::Issue;
-use crate::issue::{Fill, Text};
+use crate::issue::{Body, Entry, Fill, Text};
 use crate::js;
 use crate::tree::params1;
 use crate::tree::*;
@@ -91,9 +90,9 @@ impl<'p> PathNode<'p> {
 
     /// An issue at this location (tests read its path).
     #[cfg(test)]
-    pub(crate) fn render(&self) -> Issue {
-        let mut out = Issue::new("", "#", "test", Map::new(), "");
-        self.render_into(&mut out, "");
+    pub(crate) fn render(&self) -> crate::Issue {
+        let mut out = crate::Issue::new("", "#", "test", Map::new(), "");
+        self.render_into(out.body_mut(), "");
         out
     }
 
@@ -102,7 +101,7 @@ impl<'p> PathNode<'p> {
     /// bytes are written once and never copied (copying bytes just written one by one stalls
     /// the CPU on store forwarding). Short texts live inside the issue, without allocating.
     #[inline(always)]
-    pub(crate) fn render_into(&self, out: &mut Issue, name: &str) {
+    pub(crate) fn render_into(&self, out: &mut Body, name: &str) {
         let len = self.len;
         if len.saturating_add(name.len()) > Text::INLINE {
             out.set_text(&self.render_string(), name);
@@ -603,7 +602,9 @@ const UNDECLARED_KEPT: usize = 4;
 /// One validation run.
 pub(crate) struct Run<'t> {
     pub tree: &'t Tree,
-    pub errors: Vec<Issue>,
+    pub errors: Vec<Entry>,
+    /// Sites this validation built on the spot ([`SiteId::own`]).
+    pub own_sites: Vec<Arc<Site>>,
     /// Whether issues are recorded (Ajv's `createErrors`); off inside `not`/`if` and for
     /// `is_valid`, which lets evaluation stop at the first failure.
     pub collect: bool,
@@ -618,6 +619,7 @@ impl<'t> Run<'t> {
         Run {
             tree,
             errors: Vec::new(),
+            own_sites: Vec::new(),
             collect,
             dyn_anchors: Vec::new(),
             depth: 0,
@@ -635,7 +637,7 @@ impl<'t> Run<'t> {
         if self.prop_name.is_some() {
             return self.report_with(path, site, Fill::None);
         }
-        self.push_issue(path, || Issue::at(site, Fill::None, None), "");
+        self.push_issue(path, || Entry::at(*site, Fill::None, None), "");
     }
 
     /// Reports an issue at a site that takes something from the instance (`fill`).
@@ -645,7 +647,7 @@ impl<'t> Run<'t> {
             return;
         }
         let prop_name = self.prop_name.take();
-        self.push_issue(path, || Issue::at(site, fill, prop_name.as_deref()), "");
+        self.push_issue(path, || Entry::at(*site, fill, prop_name.as_deref()), "");
         self.prop_name = prop_name;
     }
 
@@ -658,7 +660,7 @@ impl<'t> Run<'t> {
         if self.prop_name.is_some() {
             return self.report_with(path, site, Fill::Pair(i, j));
         }
-        self.push_issue(path, || Issue::at(site, Fill::Pair(i, j), None), "");
+        self.push_issue(path, || Entry::at(*site, Fill::Pair(i, j), None), "");
     }
 
     /// Reports an issue whose open params slot takes the string `name` (a property's name).
@@ -668,12 +670,12 @@ impl<'t> Run<'t> {
             return;
         }
         if self.prop_name.is_none() {
-            return self.push_issue(path, || Issue::at(site, Fill::Name, None), name);
+            return self.push_issue(path, || Entry::at(*site, Fill::Name, None), name);
         }
         let prop_name = self.prop_name.take();
         self.push_issue(
             path,
-            || Issue::at(site, Fill::Name, prop_name.as_deref()),
+            || Entry::at(*site, Fill::Name, prop_name.as_deref()),
             name,
         );
         self.prop_name = prop_name;
@@ -684,7 +686,7 @@ impl<'t> Run<'t> {
     /// stack first (as `push` must, since it may grow the list in between), it was copied over
     /// in wide loads that read back narrower stores just made, which stalls the CPU.
     #[inline(always)]
-    fn push_issue(&mut self, path: &PathNode<'_>, make: impl FnOnce() -> Issue, name: &str) {
+    fn push_issue(&mut self, path: &PathNode<'_>, make: impl FnOnce() -> Entry, name: &str) {
         if self.errors.capacity() == 0 {
             // An invalid instance usually has a few issues: skip the small growth steps. A new
             // list, not `reserve`: that goes through the general growth path, twice the code.
@@ -693,7 +695,7 @@ impl<'t> Run<'t> {
         // `once_with` is `TrustedLen`: `extend` reserves, then builds the issue in place.
         self.errors.extend(std::iter::once_with(make));
         if let Some(last) = self.errors.last_mut() {
-            path.render_into(last, name);
+            path.render_into(last.body_mut(), name);
         }
     }
 
@@ -710,8 +712,10 @@ impl<'t> Run<'t> {
         if !self.collect {
             return;
         }
-        let site = Site::fixed(schema_path, keyword, params, message);
-        self.report(path, &site);
+        let id = SiteId::own(self.tree.sites.len(), self.own_sites.len());
+        self.own_sites
+            .push(Arc::new(Site::fixed(schema_path, keyword, params, message)));
+        self.report(path, &id);
     }
 
     fn deep(&mut self, path: &PathNode<'_>) {
@@ -1987,6 +1991,7 @@ evaluator!(node_m, obj_m, kw_m, kw_cold_m, mut);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Issue;
     use serde_json::json;
 
     #[test]
@@ -2061,11 +2066,11 @@ mod tests {
             let second = PathNode::key(&first, "k");
             for name in ["", "x", &text[..n.min(20)]] {
                 let mut t = Issue::new("", "#", "test", Map::new(), "");
-                second.render_into(&mut t, name);
+                second.render_into(t.body_mut(), name);
                 assert_eq!(t.instance_path(), format!("/{key}/k"), "{n}");
                 assert_eq!(t.text_parts().1, name, "{n}");
                 let mut u = Issue::new("", "#", "test", Map::new(), "");
-                first.render_into(&mut u, name);
+                first.render_into(u.body_mut(), name);
                 assert_eq!(u.instance_path(), format!("/{key}"), "{n}");
                 assert_eq!(u.text_parts().1, name, "{n}");
             }
@@ -2078,13 +2083,13 @@ mod tests {
         let a = PathNode::key(&root, "opts");
         for name in ["", "x", "a/b", "a-name-long-enough-to-spill-over"] {
             let mut t = Issue::new("", "#", "test", Map::new(), "");
-            a.render_into(&mut t, name);
+            a.render_into(t.body_mut(), name);
             assert_eq!(t.instance_path(), "/opts");
             assert_eq!(t.text_parts().1, name);
         }
         let deep = PathNode::key(&a, "a~b");
         let mut t = Issue::new("", "#", "test", Map::new(), "");
-        deep.render_into(&mut t, "x");
+        deep.render_into(t.body_mut(), "x");
         assert_eq!(t.instance_path(), "/opts/a~0b");
         assert_eq!(t.text_parts().1, "x");
     }

@@ -2,15 +2,19 @@
 //!
 //! Almost everything in an Ajv error is fixed by the schema: the `schemaPath`, the keyword, the
 //! message and most params (`{type: "string"}`, `{missingProperty: "name"}`, `{limit: 5}`). The
-//! compiler prepares those once per keyword as a shared [`Site`]; reporting an issue copies a
-//! pointer to its site and spells out the instance path. A site may leave one params slot open
-//! for a value only the instance knows (`additionalProperty`, `propertyName`,
-//! `unevaluatedProperty`, `passingSchemas`, `uniqueItems`' `i`/`j`); the issue carries that
-//! value — a property name inline after the path, indexes inline, anything else boxed.
+//! compiler prepares those once per keyword as a [`Site`] in the validator's site table;
+//! reporting an issue records the site's place in the table ([`SiteId`]) and spells out the
+//! instance path. A site may leave one params slot open for a value only the instance knows
+//! (`additionalProperty`, `propertyName`, `unevaluatedProperty`, `passingSchemas`,
+//! `uniqueItems`' `i`/`j`); the issue carries that value — a property name inline after the
+//! path, indexes inline, anything else boxed.
 //!
-//! An invalid instance thus costs one allocation (the issue list) however many issues it has,
-//! as long as paths and names are short, where owning four strings and a params map cost ten
-//! per issue.
+//! A failed validation returns [`Issues`]: the recorded issues and one shared reference to the
+//! table, so no issue touches a reference count. [`IssueRef`] reads one in place; [`Issue`] is
+//! the standalone form (it holds its own reference to its site), for issues that outlive their
+//! list or come from elsewhere (a pack's reply). An invalid instance thus costs one allocation
+//! (the issue list) however many issues it has, as long as paths and names are short, where
+//! owning four strings and a params map cost ten per issue.
 
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -124,8 +128,45 @@ const FILL_NAME: u8 = 1;
 const FILL_VALUE: u8 = 2;
 const FILL_PAIR: u8 = 3;
 
-/// A prepared site, shared by the compiled schema and every issue reported at it.
-pub(crate) type SiteRef = Arc<Site>;
+/// A prepared site: its place in the validator's site table ([`Sites`]). Compiled keywords hold
+/// it, and so does each issue they report: a copy of four bytes, where a shared pointer to the
+/// site cost an atomic increment per issue and a decrement when the issue was dropped — a tenth
+/// of the time of validating a small instance with ten issues.
+///
+/// Places past the table's end name the sites a validation built on the spot (its message or
+/// params depend on the instance), which the issue list keeps beside the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SiteId(u32);
+
+impl SiteId {
+    /// The site at `place`, past a table of `table` sites among the ones built on the spot.
+    pub(crate) fn own(table: usize, place: usize) -> SiteId {
+        SiteId(u32::try_from(table + place).unwrap_or(u32::MAX))
+    }
+}
+
+/// What compiled keywords refer to a site by.
+pub(crate) type SiteRef = SiteId;
+
+/// A validator's sites, shared by the validator and every issue list it returns.
+pub(crate) type Sites = Arc<[Arc<Site>]>;
+
+/// The sites of a schema being compiled.
+#[derive(Default)]
+pub(crate) struct SiteTable(Vec<Arc<Site>>);
+
+impl SiteTable {
+    pub(crate) fn add(&mut self, site: Site) -> SiteId {
+        // No table holds four billion sites.
+        let id = u32::try_from(self.0.len()).unwrap_or(u32::MAX);
+        self.0.push(Arc::new(site));
+        SiteId(id)
+    }
+
+    pub(crate) fn finish(self) -> Sites {
+        self.0.into()
+    }
+}
 
 impl Site {
     /// A site whose params are all known at compile time.
@@ -134,14 +175,14 @@ impl Site {
         keyword: &str,
         params: Map<String, Value>,
         message: impl Into<Box<str>>,
-    ) -> SiteRef {
-        Arc::new(Site {
+    ) -> Site {
+        Site {
             schema_path: schema_path.into(),
             keyword: keyword.into(),
             message: message.into(),
             params,
             slot: Slot::None,
-        })
+        }
     }
 
     /// A site whose only param, `key`, is supplied by each issue.
@@ -150,30 +191,30 @@ impl Site {
         keyword: &str,
         key: &str,
         message: impl Into<Box<str>>,
-    ) -> SiteRef {
+    ) -> Site {
         let mut params = Map::with_capacity(1);
         params.insert(key.to_owned(), Value::Null);
-        Arc::new(Site {
+        Site {
             schema_path: schema_path.into(),
             keyword: keyword.into(),
             message: message.into(),
             params,
             slot: Slot::Open(0),
-        })
+        }
     }
 
     /// The `uniqueItems` site: `{i, j}` and the message come with each issue.
-    pub(crate) fn pair(schema_path: impl Into<Box<str>>) -> SiteRef {
+    pub(crate) fn pair(schema_path: impl Into<Box<str>>) -> Site {
         let mut params = Map::with_capacity(2);
         params.insert("i".to_owned(), Value::Null);
         params.insert("j".to_owned(), Value::Null);
-        Arc::new(Site {
+        Site {
             schema_path: schema_path.into(),
             keyword: "uniqueItems".into(),
             message: "".into(),
             params,
             slot: Slot::Pair,
-        })
+        }
     }
 }
 
@@ -182,13 +223,11 @@ fn unique_items_message(i: u32, j: u32) -> String {
     format!("must NOT have duplicate items (items ## {j} and {i} are identical)")
 }
 
-/// One validation problem, shaped exactly like an Ajv error object: `instancePath`,
-/// `schemaPath`, `keyword`, `params`, `message` (and `propertyName` inside `propertyNames`).
-///
-/// Serializes to (and deserializes from) that JSON shape. Cloning is cheap.
+/// What an issue holds besides its site: its text, `uniqueItems`' pair, and a box for the rare
+/// rest. Shared by [`Issue`] (which owns its site) and [`Entry`] (which names its site in the
+/// validator's table).
 #[derive(Clone)]
-pub struct Issue {
-    site: SiteRef,
+pub(crate) struct Body {
     /// What few issues carry beyond their site and text (rare, so boxed).
     extra: Option<Box<Extra>>,
     /// `uniqueItems`' `i` and `j` (zero otherwise).
@@ -196,7 +235,7 @@ pub struct Issue {
     text: Text,
 }
 
-#[derive(Clone, Default, PartialEq)]
+#[derive(Clone, Default)]
 struct Extra {
     /// A [`Fill::Value`].
     value: Option<Value>,
@@ -205,36 +244,9 @@ struct Extra {
     long: Option<(usize, Box<str>)>,
 }
 
-impl Issue {
-    /// An issue from its parts, for issues that do not come from a compiled schema (a pack's
-    /// reply, a test, a hand-made check).
-    pub fn new(
-        instance_path: impl AsRef<str>,
-        schema_path: impl Into<Box<str>>,
-        keyword: &str,
-        params: Map<String, Value>,
-        message: impl Into<Box<str>>,
-    ) -> Issue {
-        let mut issue = Issue {
-            site: Site::fixed(schema_path, keyword, params, message),
-            extra: None,
-            pair: [0; 2],
-            text: Text::new(FILL_NONE),
-        };
-        issue.set_text(instance_path.as_ref(), "");
-        issue
-    }
-
-    /// The same issue, raised while checking the property name `name` (`propertyNames`).
-    #[must_use]
-    pub fn with_property_name(mut self, name: impl Into<Box<str>>) -> Issue {
-        self.extra.get_or_insert_default().property_name = Some(name.into());
-        self
-    }
-
-    /// An issue at `site`; the evaluator writes its text in place.
+impl Body {
     #[inline(always)]
-    pub(crate) fn at(site: &SiteRef, fill: Fill, property_name: Option<&str>) -> Issue {
+    fn new(fill: Fill, property_name: Option<&str>) -> Body {
         let (kind, pair, value) = match fill {
             Fill::None => (FILL_NONE, [0; 2], None),
             Fill::Name => (FILL_NAME, [0; 2], None),
@@ -249,8 +261,7 @@ impl Issue {
                 long: None,
             })),
         };
-        Issue {
-            site: Arc::clone(site),
+        Body {
             extra,
             pair,
             text: Text::new(kind),
@@ -296,34 +307,6 @@ impl Issue {
         self.text.inline_parts().is_some()
     }
 
-    /// Where in the instance: a JSON Pointer (`""` for the root, `/a/0/b`).
-    pub fn instance_path(&self) -> &str {
-        self.text_parts().0
-    }
-
-    /// Where in the schema: `#/properties/a/type`.
-    pub fn schema_path(&self) -> &str {
-        &self.site.schema_path
-    }
-
-    /// The keyword that failed (`type`, `required`, …).
-    pub fn keyword(&self) -> &str {
-        &self.site.keyword
-    }
-
-    /// Ajv's message: `must be string`.
-    pub fn message(&self) -> Cow<'_, str> {
-        match (&self.site.slot, self.fill()) {
-            (Slot::Pair, FillRef::Pair(i, j)) => Cow::Owned(unique_items_message(i, j)),
-            _ => Cow::Borrowed(&self.site.message),
-        }
-    }
-
-    /// Set on issues raised inside `propertyNames`: the key being checked.
-    pub fn property_name(&self) -> Option<&str> {
-        self.extra.as_ref().and_then(|e| e.property_name.as_deref())
-    }
-
     fn fill(&self) -> FillRef<'_> {
         match self.text.kind() {
             FILL_NAME => FillRef::Name(self.text_parts().1),
@@ -336,8 +319,198 @@ impl Issue {
         }
     }
 
+    fn property_name(&self) -> Option<&str> {
+        self.extra.as_ref().and_then(|e| e.property_name.as_deref())
+    }
+}
+
+/// An issue as the evaluator records it: its site by place in the validator's table.
+#[derive(Clone)]
+pub(crate) struct Entry {
+    site: SiteId,
+    body: Body,
+}
+
+impl Entry {
+    /// An issue at `site`; the evaluator writes its text in place.
+    #[inline(always)]
+    pub(crate) fn at(site: SiteId, fill: Fill, property_name: Option<&str>) -> Entry {
+        Entry {
+            site,
+            body: Body::new(fill, property_name),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn body_mut(&mut self) -> &mut Body {
+        &mut self.body
+    }
+
+    /// The issue, read through the validator's `sites` and the ones its validation built on
+    /// the spot (`own`).
+    pub(crate) fn view<'a>(&'a self, sites: &'a [Arc<Site>], own: &'a [Arc<Site>]) -> IssueRef<'a> {
+        let place = self.site.0 as usize;
+        let site = match sites.get(place) {
+            Some(site) => site,
+            None => own.get(place - sites.len()).unwrap_or(&NO_SITE),
+        };
+        IssueRef {
+            site,
+            body: &self.body,
+        }
+    }
+}
+
+/// Stands in for a site that is not in the table (cannot happen: entries only come from the
+/// validator that owns the table).
+static NO_SITE: std::sync::LazyLock<Arc<Site>> =
+    std::sync::LazyLock::new(|| Arc::new(Site::fixed("#", "", Map::new(), "")));
+
+/// One validation problem, shaped exactly like an Ajv error object: `instancePath`,
+/// `schemaPath`, `keyword`, `params`, `message` (and `propertyName` inside `propertyNames`).
+///
+/// Standalone: it owns (a shared reference to) its site. [`Issues`] hands out [`IssueRef`]s,
+/// which read the same; `to_owned` or collecting an [`Issues`] makes `Issue`s.
+///
+/// Serializes to (and deserializes from) that JSON shape. Cloning is cheap.
+#[derive(Clone)]
+pub struct Issue {
+    site: Arc<Site>,
+    body: Body,
+}
+
+impl Issue {
+    /// An issue from its parts, for issues that do not come from a compiled schema (a pack's
+    /// reply, a test, a hand-made check).
+    pub fn new(
+        instance_path: impl AsRef<str>,
+        schema_path: impl Into<Box<str>>,
+        keyword: &str,
+        params: Map<String, Value>,
+        message: impl Into<Box<str>>,
+    ) -> Issue {
+        let mut issue = Issue {
+            site: Arc::new(Site::fixed(schema_path, keyword, params, message)),
+            body: Body::new(Fill::None, None),
+        };
+        issue.body.set_text(instance_path.as_ref(), "");
+        issue
+    }
+
+    /// The same issue, raised while checking the property name `name` (`propertyNames`).
+    #[must_use]
+    pub fn with_property_name(mut self, name: impl Into<Box<str>>) -> Issue {
+        self.body.extra.get_or_insert_default().property_name = Some(name.into());
+        self
+    }
+
+    /// A standalone issue at `site` (tests build issues this way).
+    #[cfg(test)]
+    pub(crate) fn at(site: &Arc<Site>, fill: Fill, property_name: Option<&str>) -> Issue {
+        Issue {
+            site: Arc::clone(site),
+            body: Body::new(fill, property_name),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn body_mut(&mut self) -> &mut Body {
+        &mut self.body
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_text(&mut self, path: &str, name: &str) {
+        self.body.set_text(path, name);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn text_parts(&self) -> (&str, &str) {
+        self.body.text_parts()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn text_is_inline(&self) -> bool {
+        self.body.text_is_inline()
+    }
+
+    /// The issue as a borrowed view (what [`Issues`] hands out).
+    pub fn view(&self) -> IssueRef<'_> {
+        IssueRef {
+            site: &self.site,
+            body: &self.body,
+        }
+    }
+
+    /// Where in the instance: a JSON Pointer (`""` for the root, `/a/0/b`).
+    pub fn instance_path(&self) -> &str {
+        self.view().instance_path()
+    }
+
+    /// Where in the schema: `#/properties/a/type`.
+    pub fn schema_path(&self) -> &str {
+        self.view().schema_path()
+    }
+
+    /// The keyword that failed (`type`, `required`, …).
+    pub fn keyword(&self) -> &str {
+        self.view().keyword()
+    }
+
+    /// Ajv's message: `must be string`.
+    pub fn message(&self) -> Cow<'_, str> {
+        self.view().message()
+    }
+
+    /// Set on issues raised inside `propertyNames`: the key being checked.
+    pub fn property_name(&self) -> Option<&str> {
+        self.view().property_name()
+    }
+
     /// The keyword's params, in Ajv's order (`{type: "string"}`).
     pub fn params(&self) -> Cow<'_, Map<String, Value>> {
+        self.view().params()
+    }
+}
+
+/// An issue of an [`Issues`] list (or of an [`Issue`]), read in place: the same accessors and
+/// JSON as [`Issue`]. [`IssueRef::to_owned`] makes a standalone [`Issue`].
+#[derive(Clone, Copy)]
+pub struct IssueRef<'a> {
+    site: &'a Arc<Site>,
+    body: &'a Body,
+}
+
+impl<'a> IssueRef<'a> {
+    /// Where in the instance: a JSON Pointer (`""` for the root, `/a/0/b`).
+    pub fn instance_path(&self) -> &'a str {
+        self.body.text_parts().0
+    }
+
+    /// Where in the schema: `#/properties/a/type`.
+    pub fn schema_path(&self) -> &'a str {
+        &self.site.schema_path
+    }
+
+    /// The keyword that failed (`type`, `required`, …).
+    pub fn keyword(&self) -> &'a str {
+        &self.site.keyword
+    }
+
+    /// Ajv's message: `must be string`.
+    pub fn message(&self) -> Cow<'a, str> {
+        match (&self.site.slot, self.body.fill()) {
+            (Slot::Pair, FillRef::Pair(i, j)) => Cow::Owned(unique_items_message(i, j)),
+            _ => Cow::Borrowed(&self.site.message),
+        }
+    }
+
+    /// Set on issues raised inside `propertyNames`: the key being checked.
+    pub fn property_name(&self) -> Option<&'a str> {
+        self.body.property_name()
+    }
+
+    /// The keyword's params, in Ajv's order (`{type: "string"}`).
+    pub fn params(&self) -> Cow<'a, Map<String, Value>> {
         if self.site.slot == Slot::None {
             return Cow::Borrowed(&self.site.params);
         }
@@ -353,16 +526,24 @@ impl Issue {
 
     /// The value of the params entry at `index` (whose compiled value is `compiled`).
     fn param_at(&self, index: usize, compiled: &Value) -> Value {
-        match (&self.site.slot, self.fill()) {
+        match (&self.site.slot, self.body.fill()) {
             (Slot::Open(at), FillRef::Value(v)) if *at == index => v.clone(),
             (Slot::Open(at), FillRef::Name(name)) if *at == index => Value::from(name),
             (Slot::Pair, FillRef::Pair(i, j)) => Value::from(if index == 0 { i } else { j }),
             _ => compiled.clone(),
         }
     }
+
+    /// A standalone copy (it shares the site).
+    pub fn to_owned(&self) -> Issue {
+        Issue {
+            site: Arc::clone(self.site),
+            body: self.body.clone(),
+        }
+    }
 }
 
-impl std::fmt::Debug for Issue {
+impl std::fmt::Debug for IssueRef<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut d = f.debug_struct("Issue");
         d.field("instance_path", &self.instance_path())
@@ -377,33 +558,58 @@ impl std::fmt::Debug for Issue {
     }
 }
 
-impl PartialEq for Issue {
+impl std::fmt::Debug for Issue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.view().fmt(f)
+    }
+}
+
+impl PartialEq for IssueRef<'_> {
     fn eq(&self, other: &Self) -> bool {
         self.instance_path() == other.instance_path()
             && self.schema_path() == other.schema_path()
             && self.keyword() == other.keyword()
             && self.property_name() == other.property_name()
-            && ((Arc::ptr_eq(&self.site, &other.site) && self.fill() == other.fill())
+            && ((Arc::ptr_eq(self.site, other.site) && self.body.fill() == other.body.fill())
                 || (self.message() == other.message() && self.params() == other.params()))
     }
 }
 
-impl std::fmt::Display for Issue {
+impl PartialEq for Issue {
+    fn eq(&self, other: &Self) -> bool {
+        self.view() == other.view()
+    }
+}
+
+impl PartialEq<Issue> for IssueRef<'_> {
+    fn eq(&self, other: &Issue) -> bool {
+        *self == other.view()
+    }
+}
+
+impl std::fmt::Display for IssueRef<'_> {
     /// Ajv's `errorsText` form: `data/a/b must be string`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "data{} {}", self.instance_path(), self.message())
     }
 }
 
+impl std::fmt::Display for Issue {
+    /// Ajv's `errorsText` form: `data/a/b must be string`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.view().fmt(f)
+    }
+}
+
 /// The params written in place, with the issue's values filled in (no map is built).
-struct ParamsOut<'a>(&'a Issue);
+struct ParamsOut<'a>(IssueRef<'a>);
 
 impl Serialize for ParamsOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let issue = self.0;
-        let mut m = s.serialize_map(Some(issue.site.params.len()))?;
-        for (i, (k, v)) in issue.site.params.iter().enumerate() {
-            match (&issue.site.slot, issue.fill()) {
+        let IssueRef { site, body } = self.0;
+        let mut m = s.serialize_map(Some(site.params.len()))?;
+        for (i, (k, v)) in site.params.iter().enumerate() {
+            match (&site.slot, body.fill()) {
                 (Slot::None, _) => m.serialize_entry(k, v)?,
                 (Slot::Open(at), FillRef::Value(fill)) if *at == i => m.serialize_entry(k, fill)?,
                 (Slot::Open(at), FillRef::Name(name)) if *at == i => m.serialize_entry(k, name)?,
@@ -417,19 +623,25 @@ impl Serialize for ParamsOut<'_> {
     }
 }
 
-impl Serialize for Issue {
+impl Serialize for IssueRef<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let n = if self.property_name().is_some() { 6 } else { 5 };
         let mut st = s.serialize_struct("Issue", n)?;
         st.serialize_field("instancePath", self.instance_path())?;
         st.serialize_field("schemaPath", self.schema_path())?;
         st.serialize_field("keyword", self.keyword())?;
-        st.serialize_field("params", &ParamsOut(self))?;
+        st.serialize_field("params", &ParamsOut(*self))?;
         st.serialize_field("message", &self.message())?;
         if let Some(p) = self.property_name() {
             st.serialize_field("propertyName", p)?;
         }
         st.end()
+    }
+}
+
+impl Serialize for Issue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.view().serialize(s)
     }
 }
 
@@ -464,17 +676,168 @@ impl<'de> Deserialize<'de> for Issue {
     }
 }
 
+/// The issues of one failed validation, in Ajv's order.
+///
+/// The list holds one reference to the validator's prepared sites and each issue names its
+/// site by place, so reporting an issue and dropping it touch no reference count. Read the
+/// issues in place ([`Issues::iter`], [`IssueRef`]), serialize the list (a JSON array of
+/// Ajv-shaped issues), or turn it into standalone [`Issue`]s (`Vec::from`, `into_iter`).
+#[derive(Clone)]
+pub struct Issues {
+    sites: Sites,
+    /// Sites built on the spot by this validation (rare: see [`SiteId`]).
+    own: Vec<Arc<Site>>,
+    entries: Vec<Entry>,
+}
+
+impl Issues {
+    pub(crate) fn new(sites: Sites, own: Vec<Arc<Site>>, entries: Vec<Entry>) -> Issues {
+        Issues {
+            sites,
+            own,
+            entries,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The issue at `index`.
+    pub fn get(&self, index: usize) -> Option<IssueRef<'_>> {
+        self.entries
+            .get(index)
+            .map(|e| e.view(&self.sites, &self.own))
+    }
+
+    pub fn first(&self) -> Option<IssueRef<'_>> {
+        self.get(0)
+    }
+
+    pub fn last(&self) -> Option<IssueRef<'_>> {
+        self.get(self.len().checked_sub(1)?)
+    }
+
+    /// The issues in order.
+    pub fn iter(&self) -> IssuesIter<'_> {
+        IssuesIter {
+            sites: &self.sites,
+            own: &self.own,
+            entries: self.entries.iter(),
+        }
+    }
+
+    /// Standalone copies of the issues.
+    pub fn to_vec(&self) -> Vec<Issue> {
+        self.iter().map(|i| i.to_owned()).collect()
+    }
+}
+
+impl From<Issues> for Vec<Issue> {
+    fn from(issues: Issues) -> Vec<Issue> {
+        issues.to_vec()
+    }
+}
+
+impl IntoIterator for Issues {
+    type Item = Issue;
+    type IntoIter = std::vec::IntoIter<Issue>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.to_vec().into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Issues {
+    type Item = IssueRef<'a>;
+    type IntoIter = IssuesIter<'a>;
+    fn into_iter(self) -> IssuesIter<'a> {
+        self.iter()
+    }
+}
+
+/// The issues of an [`Issues`], in order.
+#[derive(Clone)]
+pub struct IssuesIter<'a> {
+    sites: &'a [Arc<Site>],
+    own: &'a [Arc<Site>],
+    entries: std::slice::Iter<'a, Entry>,
+}
+
+impl<'a> Iterator for IssuesIter<'a> {
+    type Item = IssueRef<'a>;
+    fn next(&mut self) -> Option<IssueRef<'a>> {
+        self.entries.next().map(|e| e.view(self.sites, self.own))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.entries.size_hint()
+    }
+}
+
+impl<'a> DoubleEndedIterator for IssuesIter<'a> {
+    fn next_back(&mut self) -> Option<IssueRef<'a>> {
+        self.entries
+            .next_back()
+            .map(|e| e.view(self.sites, self.own))
+    }
+}
+
+impl ExactSizeIterator for IssuesIter<'_> {}
+
+impl std::fmt::Debug for Issues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl std::fmt::Display for Issues {
+    /// Ajv's `errorsText(errors)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&errors_text(self))
+    }
+}
+
+impl PartialEq for Issues {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
+impl PartialEq<[Issue]> for Issues {
+    fn eq(&self, other: &[Issue]) -> bool {
+        self.len() == other.len() && self.iter().zip(other).all(|(a, b)| a == *b)
+    }
+}
+
+impl PartialEq<Vec<Issue>> for Issues {
+    fn eq(&self, other: &Vec<Issue>) -> bool {
+        *self == **other
+    }
+}
+
+impl Serialize for Issues {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
 /// Ajv's `errorsText(errors)`: each issue as `data<instancePath> <message>`, joined by `, `.
-pub fn errors_text(issues: &[Issue]) -> String {
+/// Takes `&[Issue]`, `&Issues` or any list of issues.
+pub fn errors_text<I>(issues: I) -> String
+where
+    I: IntoIterator,
+    I::Item: std::fmt::Display,
+{
     let mut out = String::new();
-    for (i, issue) in issues.iter().enumerate() {
+    for (i, issue) in issues.into_iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str("data");
-        out.push_str(issue.instance_path());
-        out.push(' ');
-        out.push_str(&issue.message());
+        // Display is `data<instancePath> <message>`; writing to a String cannot fail.
+        let _ = std::fmt::Write::write_fmt(&mut out, format_args!("{issue}"));
     }
     out
 }
@@ -486,12 +849,12 @@ mod tests {
 
     #[test]
     fn an_open_slot_is_filled_wherever_params_are_read() {
-        let site = Site::open(
+        let site = Arc::new(Site::open(
             "#/additionalProperties",
             "additionalProperties",
             "additionalProperty",
             "must NOT have additional properties",
-        );
+        ));
         let mut by_value = Issue::at(&site, Fill::Value(Box::new(json!("extra"))), None);
         by_value.set_text("/a", "");
         let mut issue = Issue::at(&site, Fill::Name, None);
@@ -517,7 +880,7 @@ mod tests {
 
     #[test]
     fn unique_items_issues_carry_both_indexes() {
-        let site = Site::pair("#/uniqueItems");
+        let site = Arc::new(Site::pair("#/uniqueItems"));
         let mut issue = Issue::at(&site, Fill::Pair(0, 2), None);
         issue.set_text("/tags", "");
         assert_eq!(
@@ -537,16 +900,25 @@ mod tests {
     #[test]
     fn an_issue_is_one_cache_line() {
         assert_eq!(std::mem::size_of::<Issue>(), 64);
+        assert_eq!(std::mem::size_of::<Entry>(), 64);
+    }
+
+    #[test]
+    fn issue_lists_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Issues>();
+        send_sync::<Issue>();
+        send_sync::<IssueRef<'static>>();
     }
 
     #[test]
     fn long_texts_move_to_the_heap_and_keep_both_parts() {
-        let site = Site::open(
+        let site = Arc::new(Site::open(
             "#/additionalProperties",
             "additionalProperties",
             "additionalProperty",
             "m",
-        );
+        ));
         let long_path = "/abcdefghijklmnopqrstuvwxyz/0123456789";
         for (path, name) in [
             ("", ""),

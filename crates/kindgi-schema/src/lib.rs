@@ -7,7 +7,10 @@
 //!   draft-07, 2019-09, 2020-12) and is not strict. [`compile_inline`] compiles the `needsSpec`
 //!   env/secret schemas (2020-12, strict, plus the `x-kindgi-tunable` keyword).
 //! - Issues are Ajv-shaped ([`Issue`]) with Ajv's exact messages, params and order; compile
-//!   errors carry Ajv's exact message ([`CompileError`]).
+//!   errors carry Ajv's exact message ([`CompileError`]). A failed validation returns
+//!   [`Issues`]: the list shares the validator's prepared sites, so reporting and dropping an
+//!   issue touch no reference count; read it in place ([`IssueRef`]) or collect standalone
+//!   [`Issue`]s.
 //! - [`ValidatorCache`] keeps compiled validators so nothing compiles per call.
 //!
 //! Design (see `docs/schema.md`): a schema compiles into a [`tree`] of nodes whose keywords are
@@ -38,7 +41,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock, RwLock};
 
 pub use dialect::Dialect;
-pub use issue::{Issue, errors_text};
+pub use issue::{Issue, IssueRef, Issues, IssuesIter, errors_text};
 
 use compiler::{Compiler, Settings};
 use eval::{Ev, PathNode, Run};
@@ -92,19 +95,23 @@ pub struct Validator {
 
 impl Validator {
     /// Validates without changing the instance.
-    pub fn validate(&self, instance: &Value) -> Result<(), Vec<Issue>> {
+    pub fn validate(&self, instance: &Value) -> Result<(), Issues> {
         let mut run = Run::new(&self.tree, true);
         let mut ev = Ev::default();
         if run.node_r(self.tree.root, instance, &PathNode::ROOT, &mut ev) {
             Ok(())
         } else {
-            Err(run.errors)
+            Err(Issues::new(
+                Arc::clone(&self.tree.sites),
+                run.own_sites,
+                run.errors,
+            ))
         }
     }
 
     /// Validates; on the input side fills `default`s into the instance first (as Ajv's
     /// `useDefaults` does — the instance is changed even when it turns out invalid).
-    pub fn validate_in_place(&self, instance: &mut Value) -> Result<(), Vec<Issue>> {
+    pub fn validate_in_place(&self, instance: &mut Value) -> Result<(), Issues> {
         if !self.fills_defaults {
             return self.validate(instance);
         }
@@ -113,7 +120,11 @@ impl Validator {
         if run.node_m(self.tree.root, instance, &PathNode::ROOT, &mut ev) {
             Ok(())
         } else {
-            Err(run.errors)
+            Err(Issues::new(
+                Arc::clone(&self.tree.sites),
+                run.own_sites,
+                run.errors,
+            ))
         }
     }
 

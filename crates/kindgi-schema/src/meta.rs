@@ -150,7 +150,7 @@ pub(crate) fn validate_schema(
     let text: Vec<String> = run
         .errors
         .iter()
-        .map(|e| format!("data{} {}", e.instance_path(), e.message()))
+        .map(|e| e.view(&tree.sites, &run.own_sites).to_string())
         .collect();
     Err(CompileError::new(format!(
         "schema is invalid: {}",

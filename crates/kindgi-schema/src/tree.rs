@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use crate::formats::Format;
-pub(crate) use crate::issue::{Site, SiteRef};
+pub(crate) use crate::issue::{Site, SiteId, SiteRef, SiteTable, Sites};
 pub(crate) use crate::names::DeclaredNames;
 
 pub(crate) type NodeId = usize;
@@ -419,13 +419,13 @@ impl Shape {
                             place(&r.name),
                             RequiredName {
                                 name: r.name.clone(),
-                                site: Arc::clone(&r.site),
+                                site: r.site,
                             },
                         ));
                     }
                 }
                 Kw::AdditionalProperties { child, site, .. } => {
-                    shape.additional = Some((*child, Arc::clone(site)));
+                    shape.additional = Some((*child, *site));
                 }
                 Kw::Properties { props, .. } => {
                     for (name, node) in props {
@@ -585,4 +585,6 @@ pub(crate) struct Tree {
     pub track: bool,
     /// Whether validation can fill defaults.
     pub has_defaults: bool,
+    /// The sites the keywords report at (shared with the issue lists validation returns).
+    pub sites: Sites,
 }

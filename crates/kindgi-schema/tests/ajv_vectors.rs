@@ -72,8 +72,11 @@ fn answer(case: &Value) -> Value {
             let res = v.validate_in_place(&mut data);
             out.insert("compiles".into(), Value::Bool(true));
             out.insert("valid".into(), Value::Bool(res.is_ok()));
-            let issues = res.err().unwrap_or_default();
-            out.insert("issues".into(), serde_json::to_value(&issues).unwrap());
+            let issues = match res {
+                Ok(()) => Value::Array(Vec::new()),
+                Err(issues) => serde_json::to_value(&issues).unwrap(),
+            };
+            out.insert("issues".into(), issues);
             if side == Side::Input {
                 out.insert("instanceAfter".into(), data);
             }

@@ -30,7 +30,10 @@ fn input_side_fills_defaults_even_when_invalid() {
     let mut x = json!({});
     let issues = v.validate_in_place(&mut x).unwrap_err();
     assert_eq!(x, json!({"a": 1}));
-    assert_eq!(issues[0].message(), "must have required property 'b'");
+    assert_eq!(
+        issues.get(0).unwrap().message(),
+        "must have required property 'b'"
+    );
     // `validate` never changes anything and does not see defaults.
     let v_out = compile(&schema, PACK_OUT).unwrap();
     assert!(!v_out.fills_defaults());
@@ -193,7 +196,9 @@ fn issue_serialises_like_ajv() {
 /// issues still come in the schema's order.
 #[test]
 fn properties_found_in_any_instance_order() {
+    // MCP mode: not strict, so a 1-tuple with `unevaluatedItems` compiles.
     let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "properties": {
             "a": {"type": "integer"},
@@ -224,4 +229,90 @@ fn properties_found_in_any_instance_order() {
     big.insert("b".into(), json!("x"));
     assert_eq!(paths(serde_json::Value::Object(big)), want);
     assert!(v.is_valid(&json!({"d": 4, "c": 3, "b": 2, "a": 1})));
+}
+
+/// A failed validation's `Issues`: read in place, in order, or as standalone issues; the same
+/// JSON either way; usable after the validator is gone; and issues whose site the validation
+/// built on the spot (`unevaluatedItems`' count, the depth limit) read like the others.
+#[test]
+fn issues_read_in_place_and_as_standalone_issues() {
+    // MCP mode: not strict, so a 1-tuple with `unevaluatedItems` compiles.
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "t": {"type": "array", "prefixItems": [{"type": "string"}], "unevaluatedItems": false},
+            "u": {"type": "array", "uniqueItems": true}
+        },
+        "additionalProperties": false
+    });
+    let v = compile(&schema, MCP_IN).unwrap();
+    let instance = json!({"a": "x", "t": ["s", 1, 2], "u": [1, 1], "zz": true});
+    let issues = v.validate(&instance).unwrap_err();
+    drop(v);
+    let keywords: Vec<&str> = issues.iter().map(|i| i.keyword()).collect();
+    assert_eq!(
+        keywords,
+        [
+            "additionalProperties",
+            "type",
+            "unevaluatedItems",
+            "uniqueItems"
+        ]
+    );
+    assert_eq!(issues.len(), 4);
+    assert!(!issues.is_empty());
+    assert_eq!(issues.first().unwrap().instance_path(), "");
+    assert_eq!(issues.last().unwrap().keyword(), "uniqueItems");
+    assert!(issues.get(4).is_none());
+    let uneval = issues.get(2).unwrap();
+    assert_eq!(uneval.schema_path(), "#/properties/t/unevaluatedItems");
+    assert_eq!(uneval.message(), "must NOT have more than 1 items");
+    assert_eq!(uneval.params()["limit"], 1);
+    assert_eq!(issues.get(0).unwrap().params()["additionalProperty"], "zz");
+    // Items of any type: Ajv's deep-equal loop reports i = 1, j = 0.
+    assert_eq!(
+        issues.get(3).unwrap().message(),
+        "must NOT have duplicate items (items ## 0 and 1 are identical)"
+    );
+
+    // The standalone issues say the same, in the same JSON.
+    let owned: Vec<kindgi_schema::Issue> = issues.clone().into();
+    assert_eq!(issues, owned);
+    assert_eq!(
+        serde_json::to_value(&issues).unwrap(),
+        serde_json::to_value(&owned).unwrap()
+    );
+    for (view, issue) in issues.iter().zip(&owned) {
+        assert_eq!(view, *issue);
+        assert_eq!(view.to_owned(), *issue);
+        assert_eq!(view.to_string(), issue.to_string());
+        assert_eq!(
+            serde_json::to_value(view).unwrap(),
+            serde_json::to_value(issue).unwrap()
+        );
+    }
+    assert_eq!(issues.to_string(), errors_text(&owned));
+    assert_eq!(errors_text(&issues), errors_text(&owned));
+    assert_eq!(issues.iter().next_back().unwrap().keyword(), "uniqueItems");
+    assert_eq!(issues.iter().len(), 4);
+    let by_ref: Vec<String> = (&issues).into_iter().map(|i| i.to_string()).collect();
+    let by_value: Vec<String> = issues.into_iter().map(|i| i.to_string()).collect();
+    assert_eq!(by_ref, by_value);
+
+    // The depth limit's issue is built on the spot, too.
+    let mut deep = json!(1);
+    for _ in 0..3000 {
+        deep = serde_json::Value::Array(vec![deep]);
+    }
+    let v = compile(&json!({"$ref": "#/$defs/n", "$defs": {"n": {"type": ["array", "integer"], "items": {"$ref": "#/$defs/n"}}}}), PACK_OUT).unwrap();
+    let issues = v.validate(&deep).unwrap_err();
+    let last = issues.last().unwrap();
+    assert_eq!(last.keyword(), "maxDepth");
+    assert!(
+        last.message().contains("nested too deeply"),
+        "{}",
+        last.message()
+    );
 }

@@ -68,7 +68,7 @@ impl SchemaEngine for CachedEngine {
         match self.manifest.validate(instance) {
             Ok(()) => vec![],
             Err(issues) => issues
-                .into_iter()
+                .iter()
                 .map(|i| Problem::new(i.instance_path(), i.message()))
                 .collect(),
         }

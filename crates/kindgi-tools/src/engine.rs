@@ -116,7 +116,7 @@ impl SchemaEngine for ToolSchemaEngine {
             Ok(validator) => match validator.validate(instance) {
                 Ok(()) => Vec::new(),
                 Err(issues) => issues
-                    .into_iter()
+                    .iter()
                     .map(|issue| Problem::new(issue.instance_path(), issue.message()))
                     .collect(),
             },

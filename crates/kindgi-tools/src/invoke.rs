@@ -14,7 +14,7 @@
 //! (the validators were compiled when the tool was defined).
 
 use futures::FutureExt;
-use kindgi_schema::Issue;
+use kindgi_schema::Issues;
 use serde_json::Value;
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -104,7 +104,7 @@ pub async fn invoke_owned_with(
             message: format!("Input for tool \"{id}\" failed validation"),
             tool_id: id.to_owned(),
             reason: None,
-            errors,
+            errors: errors.into(),
         });
     }
 
@@ -131,7 +131,7 @@ pub async fn invoke_owned_with(
                 message: format!("Tool \"{id}\" handler produced output that failed validation"),
                 tool_id: id.to_owned(),
                 reason: None,
-                errors,
+                errors: errors.into(),
             });
         }
     }
@@ -222,7 +222,7 @@ fn prepare_env(
     Ok(ctx)
 }
 
-fn join_messages(issues: &[Issue]) -> String {
+fn join_messages(issues: &Issues) -> String {
     issues
         .iter()
         .map(|i| i.message())

@@ -117,7 +117,7 @@ fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
 
     let issues = match validator.validate_in_place(&mut instance) {
         Ok(()) => Vec::new(),
-        Err(issues) => issues,
+        Err(issues) => issues.into(),
     };
     let valid = issues.is_empty();
     if args.json {

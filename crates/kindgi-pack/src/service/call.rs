@@ -482,7 +482,7 @@ pub(crate) async fn run_tool(
                     format!("Tool \"{id}\" input failed validation"),
                 )
                 .about(&target);
-                err.issues = Some(issues);
+                err.issues = Some(issues.into());
                 return Err(err);
             }
         }
@@ -530,7 +530,7 @@ pub(crate) async fn run_tool(
                     format!("Tool \"{id}\" handler produced output that failed validation"),
                 )
                 .about(&target);
-                err.issues = Some(issues);
+                err.issues = Some(issues.into());
                 return Err(err);
             }
         }
@@ -591,7 +591,7 @@ pub(crate) async fn run_check(
                 }
                 let mut err =
                     CallError::new(ErrorCode::InputValidationFailed, message).about(&target);
-                err.issues = Some(issues);
+                err.issues = Some(issues.into());
                 return Err(err);
             }
         }

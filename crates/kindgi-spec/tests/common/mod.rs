@@ -64,7 +64,7 @@ impl SchemaEngine for RealEngine {
         match validator.validate(instance) {
             Ok(()) => vec![],
             Err(issues) => issues
-                .into_iter()
+                .iter()
                 .map(|i| Problem::new(i.instance_path(), i.message()))
                 .collect(),
         }
