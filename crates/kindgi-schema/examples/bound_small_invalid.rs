@@ -1,9 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! A measurement bound, not part of the engine: the `small-invalid` benchmark case validated
 //! by code written by hand for its one schema, producing the same ten issues in the same
-//! 64-byte layout the engine uses (a site pointer, a box for extras, `uniqueItems`' pair, the
-//! path text inline). It shows what a validator that compiled schemas down to specialised code
-//! could reach, next to the interpreter (`bench_cases`) and Ajv (`scripts/ajv/bench.mjs`):
+//! 64-byte layout the engine uses (the site's place in a table, a box for extras,
+//! `uniqueItems`' pair, the path text inline). It shows what a validator that compiled schemas
+//! down to specialised code could reach, next to the interpreter (`bench_cases`) and Ajv
+//! (`scripts/ajv/bench.mjs`):
 //!
 //! ```text
 //! cargo run --release -p kindgi-schema --example bound_small_invalid -- CASE.json [SECONDS]
@@ -24,20 +25,20 @@ struct Site {
     _keyword: &'static str,
 }
 
-/// The engine's issue layout: 64 bytes.
+/// The engine's issue layout: 64 bytes, the site named by its place in the validator's table
+/// (the list returned holds one reference to the table).
 struct Issue {
-    site: Arc<Site>,
+    site: u32,
     _extra: Option<Box<(usize, String)>>,
     _pair: [u32; 2],
     text: [u8; 40],
 }
 
-struct Run<'s> {
-    sites: &'s [Arc<Site>],
+struct Run {
     issues: Vec<Issue>,
 }
 
-impl Run<'_> {
+impl Run {
     /// Appends an issue at the path `segs`, with `name` after it (an open params slot).
     #[inline(never)]
     fn report(&mut self, site: usize, segs: &[&[u8]], name: &[u8], pair: [u32; 2]) {
@@ -61,7 +62,7 @@ impl Run<'_> {
         }
         text[1] = (n - 3) as u8;
         self.issues.push(Issue {
-            site: Arc::clone(&self.sites[site]),
+            site: site as u32,
             _extra: None,
             _pair: pair,
             text,
@@ -83,7 +84,7 @@ fn tag_pattern(s: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
-fn validate(r: &mut Run<'_>, v: &Value) -> bool {
+fn validate(r: &mut Run, v: &Value) -> bool {
     const NONE: [u32; 2] = [0; 2];
     let Value::Object(m) = v else {
         r.report(0, &[], b"", NONE);
@@ -242,21 +243,18 @@ fn main() {
     let secs: f64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1.0);
     let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let instance = &cases[0]["instance"];
-    let sites: Vec<Arc<Site>> = (0..25).map(|_| Arc::new(Site { _keyword: "k" })).collect();
+    let sites: Arc<[Arc<Site>]> = (0..25).map(|_| Arc::new(Site { _keyword: "k" })).collect();
     let run = |instance: &Value| {
-        let mut r = Run {
-            sites: &sites,
-            issues: Vec::new(),
-        };
+        let mut r = Run { issues: Vec::new() };
         let ok = validate(&mut r, instance);
-        (ok, r.issues)
+        (ok, Arc::clone(&sites), r.issues)
     };
-    let (valid, issues) = run(instance);
+    let (valid, table, issues) = run(instance);
     assert!(!valid && issues.len() == 10, "not the small-invalid case");
     assert!(
         issues
             .iter()
-            .all(|i| i.text[1] as usize <= 37 && Arc::strong_count(&i.site) > 1)
+            .all(|i| i.text[1] as usize <= 37 && (i.site as usize) < table.len())
     );
     if let Some(n) = std::env::var("KINDGI_BENCH_ITERS")
         .ok()
