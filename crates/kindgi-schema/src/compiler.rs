@@ -29,9 +29,6 @@ pub(crate) struct Settings {
     pub extra_keywords: &'static [&'static str],
 }
 
-/// What one schema's patterns may spend on dense DFAs in all (see `fastregex`).
-const DENSE_BUDGET: usize = 512 * 1024;
-
 /// Deepest schema nesting accepted (JSON levels).
 pub(crate) const MAX_SCHEMA_DEPTH: usize = 256;
 
@@ -102,7 +99,8 @@ pub(crate) struct Compiler<'a> {
     has_defaults: bool,
     depth: usize,
     /// Bytes this schema's patterns may still spend on dense DFAs.
-    dense_budget: usize,
+    /// What the schema's patterns may still spend on automata (see `fastregex`).
+    regex_budget: crate::fastregex::CompileBudget,
     /// Every issue site the schema's keywords report at.
     sites: SiteTable,
 }
@@ -377,7 +375,7 @@ impl<'a> Compiler<'a> {
             uses_uneval: false,
             has_defaults: false,
             depth: 0,
-            dense_budget: DENSE_BUDGET,
+            regex_budget: crate::fastregex::CompileBudget::PER_SCHEMA,
             sites: SiteTable::default(),
         })
     }
@@ -1378,7 +1376,7 @@ impl<'a> Compiler<'a> {
                 };
                 let regex = compile_u(p)?;
                 out.push(Kw::Pattern {
-                    pattern: Arc::new(Pattern::new(p, regex, &mut self.dense_budget)),
+                    pattern: Arc::new(Pattern::new(p, &path, regex, &mut self.regex_budget)),
                     site: self.sites.add(Site::fixed(
                         path,
                         "pattern",
@@ -1644,7 +1642,12 @@ impl<'a> Compiler<'a> {
                 let mut patterns = Vec::new();
                 for p in schema_props(o.get("patternProperties")) {
                     let regex = compile_u(&p)?;
-                    patterns.push(Arc::new(Pattern::new(&p, regex, &mut self.dense_budget)));
+                    patterns.push(Arc::new(Pattern::new(
+                        &p,
+                        &Self::kpath(cx, "patternProperties"),
+                        regex,
+                        &mut self.regex_budget,
+                    )));
                 }
                 let child = if v == &Value::Bool(false) {
                     Child::False
@@ -1840,7 +1843,7 @@ impl<'a> Compiler<'a> {
                         )
                     };
                     patterns.push((
-                        Arc::new(Pattern::new(p, regex, &mut self.dense_budget)),
+                        Arc::new(Pattern::new(p, &path, regex, &mut self.regex_budget)),
                         node,
                     ));
                 }

@@ -495,17 +495,25 @@ fn find_duplicate_any(items: &[Value], scalar_types: Option<u8>) -> Option<(usiz
             }
             None
         }
-        None => {
-            for i in (0..n).rev() {
-                for j in (0..i).rev() {
-                    if js::equal(&items[i], &items[j]) {
-                        return Some((i, j));
-                    }
-                }
+        None if n <= SMALL_UNIQUE => duplicate_quadratic(items),
+        None => crate::unique::duplicate_hashed(items),
+    }
+}
+
+/// Arrays up to this length are compared pairwise (no hashing, nothing allocated).
+const SMALL_UNIQUE: usize = 16;
+
+/// Ajv's own search, pairwise: the highest `i` with an equal item before it, and the nearest
+/// such `j`. [`crate::unique::duplicate_hashed`] gives the same pair in expected linear time.
+pub(crate) fn duplicate_quadratic(items: &[Value]) -> Option<(usize, usize)> {
+    for i in (0..items.len()).rev() {
+        for j in (0..i).rev() {
+            if js::equal(&items[i], &items[j]) {
+                return Some((i, j));
             }
-            None
         }
     }
+    None
 }
 
 /// Objects up to this size are searched linearly (cheaper than hashing the key).
@@ -544,13 +552,19 @@ fn get_next<'v>(
 /// Whether `additionalProperties` leaves the key `k` alone: a name `properties` declares (see
 /// [`DeclaredNames::find`]), or one a `patternProperties` pattern matches.
 #[inline(always)]
-fn declared_name(
+fn declared_name<'t>(
     props: &DeclaredNames,
-    patterns: &[Arc<Pattern>],
+    patterns: &'t [Arc<Pattern>],
+    steps: &mut RegexSteps<'t>,
+    path: &PathNode<'_>,
     at: &mut usize,
     k: &str,
 ) -> bool {
-    props.find(k, at).is_some() || patterns.iter().any(|p| p.matches(k))
+    // Out of regex steps: counted as declared (the validation fails on the budget anyway).
+    props.find(k, at).is_some()
+        || patterns
+            .iter()
+            .any(|p| p.matches(k, steps, || PathNode::key(path, k).render_string(), true))
 }
 
 #[inline]
@@ -612,10 +626,26 @@ pub(crate) struct Run<'t> {
     pub depth: usize,
     pub prop_name: Option<String>,
     pub too_deep: bool,
+    /// What `regress` matches may still spend (see [`crate::Budgets::regex_steps`]).
+    pub steps: RegexSteps<'t>,
+    /// Non-leaf schema nodes this validation may still evaluate.
+    nodes_left: u64,
+    /// Issues this validation may collect.
+    max_issues: usize,
+    /// The first node or issue budget that ran out, and the instance location where it did.
+    overrun: Option<(Overrun, String)>,
+    budgets: crate::Budgets,
+}
+
+/// A per-validation budget that ran out (besides regex steps, which [`RegexSteps`] tracks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Overrun {
+    Nodes,
+    Issues,
 }
 
 impl<'t> Run<'t> {
-    pub(crate) fn new(tree: &'t Tree, collect: bool) -> Self {
+    pub(crate) fn new(tree: &'t Tree, collect: bool, budgets: &crate::Budgets) -> Self {
         Run {
             tree,
             errors: Vec::new(),
@@ -625,7 +655,99 @@ impl<'t> Run<'t> {
             depth: 0,
             prop_name: None,
             too_deep: false,
+            steps: RegexSteps {
+                left: budgets.regex_steps,
+                ran_out: None,
+            },
+            nodes_left: budgets.evaluated_nodes,
+            max_issues: budgets.issues,
+            overrun: None,
+            budgets: *budgets,
         }
+    }
+
+    /// Notes that a node or issue budget ran out at `path`, and stops the evaluation: every
+    /// node from now on fails at once.
+    #[cold]
+    #[inline(never)]
+    fn out_of(&mut self, what: Overrun, path: &PathNode<'_>) {
+        if self.overrun.is_none() {
+            self.overrun = Some((what, path.render_string()));
+        }
+        self.nodes_left = 0;
+    }
+
+    /// Ends the run: when a budget ran out, the validation fails and its issue (one per budget,
+    /// after the issues collected so far) says which. Returns whether one did.
+    pub(crate) fn finish(&mut self) -> bool {
+        let ran_out = self.steps.ran_out.take();
+        let overrun = self.overrun.take();
+        if ran_out.is_none() && overrun.is_none() {
+            return false;
+        }
+        // The budget issue itself is always reported.
+        self.max_issues = usize::MAX;
+        if let Some((pattern, at)) = ran_out {
+            let steps = self.budgets.regex_steps;
+            let mut params = params1("pattern", Value::String(pattern.source.to_string()));
+            params.insert("stepBudget".into(), Value::from(steps));
+            let message = format!(
+                "could not be checked against pattern \"{}\": matching ran out of its budget of \
+                 {steps} backtracking steps; simplify the pattern (no nested quantifiers such as \
+                 (a+)+, no back-references) or shorten the value",
+                pattern.source
+            );
+            self.issue_at(&at, &pattern.schema_path, "pattern", params, message);
+        }
+        if let Some((what, at)) = overrun {
+            let (keyword, limit, message) = match what {
+                Overrun::Nodes => {
+                    let n = self.budgets.evaluated_nodes;
+                    let m = format!(
+                        "needs more than {n} schema evaluations: validation stops there; \
+                         simplify the schema (anyOf/oneOf branches that $ref each other multiply \
+                         the work) or validate a smaller value"
+                    );
+                    ("maxEvaluations", n, m)
+                }
+                Overrun::Issues => {
+                    let n = self.budgets.issues as u64;
+                    let m = format!(
+                        "has more than {n} issues: validation stops there; fix the issues \
+                         reported so far and validate again"
+                    );
+                    ("maxIssues", n, m)
+                }
+            };
+            self.issue_at(
+                &at,
+                "#",
+                keyword,
+                params1("limit", Value::from(limit)),
+                message,
+            );
+        }
+        true
+    }
+
+    /// [`Run::issue`] at an instance location already spelled out.
+    fn issue_at(
+        &mut self,
+        pointer: &str,
+        schema_path: &str,
+        keyword: &str,
+        params: Map<String, Value>,
+        message: String,
+    ) {
+        if !self.collect {
+            return;
+        }
+        let id = SiteId::own(self.tree.sites.len(), self.own_sites.len());
+        self.own_sites
+            .push(Arc::new(Site::fixed(schema_path, keyword, params, message)));
+        let mut entry = Entry::at(id, Fill::None, None);
+        entry.body_mut().set_text(pointer, "");
+        self.errors.push(entry);
     }
 
     /// Reports an issue at a site prepared at compile time.
@@ -687,6 +809,9 @@ impl<'t> Run<'t> {
     /// in wide loads that read back narrower stores just made, which stalls the CPU.
     #[inline(always)]
     fn push_issue(&mut self, path: &PathNode<'_>, make: impl FnOnce() -> Entry, name: &str) {
+        if self.errors.len() >= self.max_issues {
+            return self.out_of(Overrun::Issues, path);
+        }
         if self.errors.capacity() == 0 {
             // An invalid instance usually has a few issues: skip the small growth steps. A new
             // list, not `reserve`: that goes through the general growth path, twice the code.
@@ -795,7 +920,10 @@ impl<'t> Run<'t> {
                 Value::String(s) => leaf_keywords!(self, kws, data, path, |kw| match kw {
                     Kw::MaxLength { limit, site } => Some((js::len_at_most(s, *limit), site)),
                     Kw::MinLength { limit, site } => Some((js::len_at_least(s, *limit), site)),
-                    Kw::Pattern { pattern, site } => Some((pattern.matches(s), site)),
+                    Kw::Pattern { pattern, site } => Some((
+                        pattern.matches(s, &mut self.steps, || path.render_string(), true),
+                        site
+                    )),
                     Kw::Format { format, site } => Some((
                         format.data_type() != Some(crate::formats::FormatType::String)
                             || format.check_str(s),
@@ -1079,6 +1207,11 @@ impl<'t> Run<'t> {
                 self.leaf(o, &*data, path)
             }
             Node::Obj(o) => {
+                if self.nodes_left == 0 {
+                    self.out_of(Overrun::Nodes, path);
+                    return false;
+                }
+                self.nodes_left -= 1;
                 self.depth += 1;
                 if self.depth > MAX_EVAL_DEPTH {
                     self.depth -= 1;
@@ -1220,7 +1353,7 @@ impl<'t> Run<'t> {
             }
             Kw::Pattern { pattern, site } => {
                 let Value::String(s) = &*data else { return true };
-                if pattern.matches(s) {
+                if pattern.matches(s, &mut self.steps, || path.render_string(), true) {
                     return true;
                 }
                 self.report(path, site);
@@ -1319,7 +1452,7 @@ impl<'t> Run<'t> {
                 let Value::Object(m) = data else { return true };
                 let mut at = 0;
                 // Order only matters when something is reported: check first, order later.
-                let Some(first) = m.keys().position(|k| !declared_name(props, patterns, &mut at, k)) else {
+                let Some(first) = m.keys().position(|k| !declared_name(props, patterns, &mut self.steps, path, &mut at, k)) else {
                     return true;
                 };
                 // The keys before the first undeclared one are declared; when the map already
@@ -1330,7 +1463,7 @@ impl<'t> Run<'t> {
                 let mut valid = true;
                 for (i, (k, v)) in m.iter_mut_or_ref().skip(skip).enumerate() {
                     // In order, the first key left is the undeclared one found above.
-                    if (!in_order || i > 0) && declared_name(props, patterns, &mut at, k) {
+                    if (!in_order || i > 0) && declared_name(props, patterns, &mut self.steps, path, &mut at, k) {
                         continue;
                     }
                     match child {
@@ -1691,7 +1824,9 @@ impl<'t> Run<'t> {
                 let mut valid = true;
                 for (pat, node) in patterns {
                     for (k, v) in m.iter_mut_or_ref() {
-                        if !pat.matches(k) {
+                        // Out of regex steps: not applied (the budget fails the validation).
+                        let at = || PathNode::key(path, k).render_string();
+                        if !pat.matches(k, &mut self.steps, at, false) {
                             continue;
                         }
                         if let Some(node) = node {

@@ -16,6 +16,7 @@
 //! scalar-value semantics see the same characters.
 
 use regex_automata::dfa::{Automaton, dense};
+use regex_automata::nfa::thompson;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, Input};
@@ -26,6 +27,39 @@ use crate::classseq::ClassSeq;
 /// Largest `{n,m}` bound translated: bigger counts blow up the `regex` automaton (and compile
 /// slowly) for no real schema's benefit, so they stay with `regress`.
 const MAX_REPEAT: u32 = 1000;
+
+/// Largest automaton translated, in [`translate`]'s weight (about one NFA state per unit:
+/// counted repetitions multiply, nested ones compound — `((a{1000}){1000}){1000}` weighs
+/// 10^9). Heavier patterns stay with `regress`, whose program is the size of the pattern, so
+/// no automaton is ever built past this: compiling stays in milliseconds and bounded memory.
+pub(crate) const MAX_WEIGHT: u64 = 50_000;
+
+/// Heaviest pattern for which a dense DFA is tried (one up to [`DENSE_LIMIT`] bytes rarely
+/// comes from a bigger NFA, and trying costs the determinisation).
+const DENSE_WEIGHT: u64 = 4_096;
+
+/// NFA size limit for every automaton built here (the `regex-automata` builder has none by
+/// default: it would build a billion-state NFA if asked).
+const NFA_LIMIT: usize = 2 * 1024 * 1024;
+
+/// What one lazy-DFA pattern's cache may hold (per thread that matches it).
+const LAZY_CACHE_LIMIT: usize = 256 * 1024;
+
+/// What one schema's translated patterns may spend, in all: dense DFA bytes and automaton
+/// weight. Past either, patterns take the next engine (lazy DFA, then `regress`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CompileBudget {
+    pub dense_bytes: usize,
+    pub weight: u64,
+}
+
+impl CompileBudget {
+    /// Per schema: 512 KiB of dense tables, and 10 patterns at [`MAX_WEIGHT`].
+    pub(crate) const PER_SCHEMA: CompileBudget = CompileBudget {
+        dense_bytes: 512 * 1024,
+        weight: 10 * MAX_WEIGHT,
+    };
+}
 
 /// JS `\d`: ASCII digits only (no `i` flag, so no Unicode folding either).
 const DIGIT: &[(char, char)] = &[('0', '9')];
@@ -51,11 +85,18 @@ const DOT: &str = r"[^\n\r\x{2028}\x{2029}]";
 
 /// The `regex` crate's equivalent of the ECMAScript pattern `js` (flag `u`), or `None` when
 /// the pattern uses anything whose meaning differs or is not handled here.
+#[cfg(test)]
 pub(crate) fn translate(js: &str) -> Option<String> {
+    translate_weighed(js).map(|(out, _)| out)
+}
+
+/// [`translate`], with the automaton's weight (see [`MAX_WEIGHT`]); `None` past that weight.
+pub(crate) fn translate_weighed(js: &str) -> Option<(String, u64)> {
     let p: Vec<char> = js.chars().collect();
     let mut out = String::with_capacity(js.len() * 2);
     let mut i = 0;
     let mut depth = 0usize;
+    let mut w = Weight::default();
     // Whether the previous token can take a quantifier (an atom not already quantified); JS
     // with `u` rejects quantified assertions and double quantifiers, so we must too.
     let mut quantifiable = false;
@@ -64,6 +105,7 @@ pub(crate) fn translate(js: &str) -> Option<String> {
         match c {
             '^' | '$' | '|' => {
                 out.push(c);
+                w.atom(1);
                 quantifiable = false;
             }
             '(' => {
@@ -77,11 +119,13 @@ pub(crate) fn translate(js: &str) -> Option<String> {
                 // Captures are irrelevant to `test`, so every group is non-capturing.
                 out.push_str("(?:");
                 depth += 1;
+                w.open();
                 quantifiable = false;
             }
             ')' => {
                 depth = depth.checked_sub(1)?;
                 out.push(')');
+                w.close()?;
                 quantifiable = true;
             }
             '*' | '+' | '?' | '{' => {
@@ -95,8 +139,11 @@ pub(crate) fn translate(js: &str) -> Option<String> {
                         Some(hi) => write!(out, "{{{lo},{hi}}}").ok()?,
                         None => write!(out, "{{{lo},}}").ok()?,
                     }
+                    // The NFA holds `hi` copies of the atom (`lo + 1` when unbounded).
+                    w.repeat(u64::from(hi.unwrap_or(lo.saturating_add(1))));
                 } else {
                     out.push(c);
+                    w.repeat(1);
                 }
                 if p.get(i) == Some(&'?') {
                     i += 1;
@@ -108,54 +155,131 @@ pub(crate) fn translate(js: &str) -> Option<String> {
             '}' | ']' => return None,
             '.' => {
                 out.push_str(DOT);
+                w.atom(class_weight(4));
                 quantifiable = true;
             }
             '[' => {
-                class(&p, &mut i, &mut out)?;
+                let ranges = class(&p, &mut i, &mut out)?;
+                w.atom(class_weight(ranges));
                 quantifiable = true;
             }
             '\\' => {
                 match escape(&p, &mut i, false)? {
-                    Atom::Char(ch) => push_literal(&mut out, ch),
-                    Atom::Set(neg, set) => push_set(&mut out, neg, set),
+                    Atom::Char(ch) => {
+                        push_literal(&mut out, ch);
+                        w.atom(ch.len_utf8() as u64);
+                    }
+                    Atom::Set(neg, set) => {
+                        push_set(&mut out, neg, set);
+                        w.atom(class_weight(set.len() + usize::from(neg)));
+                    }
                 }
                 quantifiable = true;
             }
             _ => {
                 push_literal(&mut out, c);
+                w.atom(c.len_utf8() as u64);
                 quantifiable = true;
             }
+        }
+        if w.total() > MAX_WEIGHT {
+            return None;
         }
     }
     if depth != 0 {
         return None;
     }
-    Some(out)
+    let total = w.total();
+    (total <= MAX_WEIGHT).then_some((out, total))
+}
+
+/// A class's weight: UTF-8 automata split a range into a few byte sequences each.
+fn class_weight(ranges: usize) -> u64 {
+    1 + 4 * ranges as u64
+}
+
+/// The running weight of a pattern being translated: the sum of its atoms, a quantifier
+/// multiplying the atom or group before it. Saturating, so a billion-fold count is just huge.
+#[derive(Default)]
+struct Weight {
+    /// The current group's sum so far.
+    cur: u64,
+    /// The weight of the last atom or group (what a quantifier multiplies).
+    last: u64,
+    /// The enclosing groups' sums.
+    outer: Vec<u64>,
+}
+
+impl Weight {
+    fn atom(&mut self, w: u64) {
+        self.cur = self.cur.saturating_add(w);
+        self.last = w;
+    }
+
+    fn open(&mut self) {
+        self.outer.push(self.cur);
+        self.cur = 0;
+    }
+
+    fn close(&mut self) -> Option<()> {
+        let inner = self.cur.saturating_add(1);
+        self.cur = self.outer.pop()?;
+        self.atom(inner);
+        Some(())
+    }
+
+    fn repeat(&mut self, times: u64) {
+        let grown = self.last.saturating_mul(times.max(1));
+        self.cur = self.cur.saturating_sub(self.last).saturating_add(grown);
+        self.last = grown;
+    }
+
+    /// The whole pattern's weight so far (open groups included).
+    fn total(&self) -> u64 {
+        self.outer
+            .iter()
+            .fold(self.cur, |sum, w| sum.saturating_add(*w))
+    }
 }
 
 /// `translate` + compile; None when either fails (e.g. size limits).
 #[cfg(test)]
 pub(crate) fn compile(js: &str) -> Option<FastRegex> {
-    let mut unlimited = usize::MAX;
+    let mut unlimited = CompileBudget {
+        dense_bytes: usize::MAX,
+        weight: u64::MAX,
+    };
     compile_within(js, &mut unlimited)
 }
 
-/// [`compile`], spending at most `dense_budget` bytes on a dense DFA (and taking what it
-/// spends off the budget): one schema cannot make the engine hold unbounded tables, however
-/// many patterns it has. Past the budget, patterns use the `regex` crate's lazy DFA.
-pub(crate) fn compile_within(js: &str, dense_budget: &mut usize) -> Option<FastRegex> {
+/// [`compile`], spending at most what `budget` has left (and taking what it spends off it):
+/// one schema cannot make the engine hold unbounded tables, however many patterns it has.
+/// Past the dense budget, patterns use the `regex` crate's lazy DFA; past the weight budget (or
+/// [`MAX_WEIGHT`] for one pattern), `regress`. Every automaton is built under a size limit.
+pub(crate) fn compile_within(js: &str, budget: &mut CompileBudget) -> Option<FastRegex> {
     if let Some(seq) = ClassSeq::parse(js) {
         return Some(FastRegex::Classes(seq));
     }
-    let translated = translate(js)?;
-    if let Some(dfa) = dense_dfa(&translated, (*dense_budget).min(DENSE_LIMIT)) {
-        // Searches always start at the beginning of the text, so the start state is fixed.
-        if let Ok(start) = dfa.start_state(&start::Config::new().anchored(Anchored::No)) {
-            *dense_budget = dense_budget.saturating_sub(dfa.memory_usage());
-            return Some(FastRegex::Dense(Box::new(Dense { dfa, start })));
+    let (translated, weight) = translate_weighed(js)?;
+    if weight > budget.weight {
+        return None;
+    }
+    budget.weight -= weight;
+    if weight <= DENSE_WEIGHT {
+        if let Some(dfa) = dense_dfa(&translated, budget.dense_bytes.min(DENSE_LIMIT)) {
+            // Searches always start at the beginning of the text, so the start state is fixed.
+            if let Ok(start) = dfa.start_state(&start::Config::new().anchored(Anchored::No)) {
+                budget.dense_bytes = budget.dense_bytes.saturating_sub(dfa.memory_usage());
+                return Some(FastRegex::Dense(Box::new(Dense { dfa, start })));
+            }
         }
     }
-    regex::Regex::new(&translated).ok().map(FastRegex::Lazy)
+    regex::RegexBuilder::new(&translated)
+        .size_limit(NFA_LIMIT)
+        .dfa_size_limit(LAZY_CACHE_LIMIT)
+        .build()
+        .ok()
+        .map(FastRegex::Lazy)
 }
 
 /// The largest dense DFA built for one pattern (typical schema patterns need a few KiB).
@@ -245,6 +369,7 @@ fn dense_dfa(pattern: &str, limit: usize) -> Option<dense::DFA<Vec<u32>>> {
         return None;
     }
     dense::Builder::new()
+        .thompson(thompson::Config::new().nfa_size_limit(Some(NFA_LIMIT)))
         .configure(
             dense::Config::new()
                 .dfa_size_limit(Some(limit))
@@ -360,7 +485,7 @@ fn decimal(p: &[char], i: &mut usize) -> Option<u32> {
 
 /// Parses a class after its `[` (at `p[*i]`) and emits it with every member as `\x{HEX}`, so
 /// none of Rust's class syntax (`[`, `&&`, `--`, `~~`, `^`...) can be triggered by accident.
-fn class(p: &[char], i: &mut usize, out: &mut String) -> Option<()> {
+fn class(p: &[char], i: &mut usize, out: &mut String) -> Option<usize> {
     let negated = p.get(*i) == Some(&'^');
     if negated {
         *i += 1;
@@ -405,7 +530,7 @@ fn class(p: &[char], i: &mut usize, out: &mut String) -> Option<()> {
     }
     push_ranges(out, &ranges);
     out.push(']');
-    Some(())
+    Some(ranges.len() + usize::from(negated))
 }
 
 /// One class member starting with `c` (already consumed).
@@ -447,11 +572,18 @@ mod tests {
 
     #[test]
     fn dense_tables_stay_within_the_schema_budget() {
-        let mut budget = 64 * 1024;
+        let with = |dense_bytes| CompileBudget {
+            dense_bytes,
+            weight: u64::MAX,
+        };
+        let mut budget = with(64 * 1024);
         let first = compile_within("^[a-z]+(-[a-z0-9]+)*$", &mut budget).unwrap();
         assert!(matches!(first, FastRegex::Dense(_)));
-        assert!(budget < 64 * 1024, "the DFA's size is taken off the budget");
-        let mut spent = 0;
+        assert!(
+            budget.dense_bytes < 64 * 1024,
+            "the DFA's size is taken off the budget"
+        );
+        let mut spent = with(0);
         let lazy = compile_within("^[a-z]+(-[a-z0-9]+)*$", &mut spent).unwrap();
         assert!(
             matches!(lazy, FastRegex::Lazy(_)),
@@ -461,13 +593,13 @@ mod tests {
             assert_eq!(first.is_match(s), lazy.is_match(s), "{s:?}");
         }
         // A whole-string class sequence needs no table at all.
-        let mut budget = 64 * 1024;
+        let mut budget = with(64 * 1024);
         let seq = compile_within("^[a-z][a-z0-9-]*$", &mut budget).unwrap();
         assert!(matches!(seq, FastRegex::Classes(_)));
-        assert_eq!(budget, 64 * 1024);
+        assert_eq!(budget.dense_bytes, 64 * 1024);
         // A pattern whose DFA is larger than the per-pattern limit falls back too.
-        let mut budget = usize::MAX;
-        let big = compile_within("^[^\\s@]{1,900}@[^\\s@]{1,900}$", &mut budget).unwrap();
+        let mut budget = with(usize::MAX);
+        let big = compile_within("^[^\\s@]{1,400}@[^\\s@]{1,400}$", &mut budget).unwrap();
         assert!(matches!(big, FastRegex::Lazy(_)));
         assert!(big.is_match("ada@example.com") && !big.is_match("nope"));
     }

@@ -33,6 +33,7 @@ mod meta;
 mod names;
 mod path;
 mod tree;
+mod unique;
 mod uri;
 
 use serde_json::Value;
@@ -86,53 +87,121 @@ impl CompileError {
     }
 }
 
+/// Work limits for one validation, so that no schema and no instance can make a validation
+/// take exponential time or unbounded memory. When one runs out, the validation fails with an
+/// issue that says which (an addition to Ajv's issues, in their shape; see `docs/schema.md`):
+///
+/// - `regex_steps`: backtracking steps all `pattern`/`patternProperties` matches that need the
+///   backtracking engine (back-references, lookarounds, `\p{…}`…) may take together; the issue
+///   has keyword `pattern`, params `{pattern, stepBudget}`.
+/// - `evaluated_nodes`: schema nodes evaluated (each application of a subschema that is more
+///   than a scalar check: `$ref`, `anyOf` branches, items, properties…); keyword
+///   `maxEvaluations`, params `{limit}`.
+/// - `issues`: issues collected; keyword `maxIssues`, params `{limit}`.
+///
+/// The defaults ([`Budgets::DEFAULT`]) leave every Ajv test vector and realistic schema alone
+/// and stop the adversarial cases in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Budgets {
+    pub regex_steps: u64,
+    pub evaluated_nodes: u64,
+    pub issues: usize,
+}
+
+impl Budgets {
+    /// 10^7 regex steps (about 0.1 s of backtracking), 10^6 evaluated nodes, 10^4 issues.
+    pub const DEFAULT: Budgets = Budgets {
+        regex_steps: 10_000_000,
+        evaluated_nodes: 1_000_000,
+        issues: 10_000,
+    };
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets::DEFAULT
+    }
+}
+
 /// A compiled schema. Cheap to share (`Arc`), `Send + Sync`.
 #[derive(Debug)]
 pub struct Validator {
     tree: Tree,
     fills_defaults: bool,
+    budgets: Budgets,
 }
 
 impl Validator {
     /// Validates without changing the instance.
     pub fn validate(&self, instance: &Value) -> Result<(), Issues> {
-        let mut run = Run::new(&self.tree, true);
+        self.validate_within(instance, &self.budgets)
+    }
+
+    /// [`Validator::validate`] under other budgets than the validator's own.
+    pub fn validate_within(&self, instance: &Value, budgets: &Budgets) -> Result<(), Issues> {
+        let mut run = Run::new(&self.tree, true, budgets);
         let mut ev = Ev::default();
-        if run.node_r(self.tree.root, instance, &PathNode::ROOT, &mut ev) {
-            Ok(())
-        } else {
-            Err(Issues::new(
-                Arc::clone(&self.tree.sites),
-                run.own_sites,
-                run.errors,
-            ))
-        }
+        let valid = run.node_r(self.tree.root, instance, &PathNode::ROOT, &mut ev);
+        self.outcome(run, valid)
     }
 
     /// Validates; on the input side fills `default`s into the instance first (as Ajv's
     /// `useDefaults` does — the instance is changed even when it turns out invalid).
     pub fn validate_in_place(&self, instance: &mut Value) -> Result<(), Issues> {
+        self.validate_in_place_within(instance, &self.budgets)
+    }
+
+    /// [`Validator::validate_in_place`] under other budgets than the validator's own.
+    pub fn validate_in_place_within(
+        &self,
+        instance: &mut Value,
+        budgets: &Budgets,
+    ) -> Result<(), Issues> {
         if !self.fills_defaults {
-            return self.validate(instance);
+            return self.validate_within(instance, budgets);
         }
-        let mut run = Run::new(&self.tree, true);
+        let mut run = Run::new(&self.tree, true, budgets);
         let mut ev = Ev::default();
-        if run.node_m(self.tree.root, instance, &PathNode::ROOT, &mut ev) {
-            Ok(())
-        } else {
+        let valid = run.node_m(self.tree.root, instance, &PathNode::ROOT, &mut ev);
+        self.outcome(run, valid)
+    }
+
+    /// The issues of a finished run, if any (a budget that ran out adds its own).
+    fn outcome(&self, mut run: Run<'_>, valid: bool) -> Result<(), Issues> {
+        if run.finish() || !valid {
             Err(Issues::new(
                 Arc::clone(&self.tree.sites),
                 run.own_sites,
                 run.errors,
             ))
+        } else {
+            Ok(())
         }
     }
 
-    /// Whether the instance is valid (stops at the first problem; builds no issues).
+    /// Whether the instance is valid (stops at the first problem; builds no issues). A budget
+    /// that runs out makes it invalid.
     pub fn is_valid(&self, instance: &Value) -> bool {
-        let mut run = Run::new(&self.tree, false);
+        let mut run = Run::new(&self.tree, false, &self.budgets);
         let mut ev = Ev::default();
-        run.node_r(self.tree.root, instance, &PathNode::ROOT, &mut ev)
+        let valid = run.node_r(self.tree.root, instance, &PathNode::ROOT, &mut ev);
+        !run.finish() && valid
+    }
+
+    /// The budgets [`Validator::validate`] works within ([`Budgets::DEFAULT`] unless set).
+    pub fn budgets(&self) -> Budgets {
+        self.budgets
+    }
+
+    /// Sets the budgets [`Validator::validate`], `validate_in_place` and `is_valid` work within.
+    pub fn set_budgets(&mut self, budgets: Budgets) {
+        self.budgets = budgets;
+    }
+
+    /// The validator with other budgets.
+    pub fn with_budgets(mut self, budgets: Budgets) -> Self {
+        self.budgets = budgets;
+        self
     }
 
     /// Whether validating in place can change the instance (an input schema with `default`s).
@@ -224,6 +293,7 @@ fn build(schema: &Value, class: Dialect, set: Settings) -> Result<Validator, Com
     Ok(Validator {
         tree,
         fills_defaults,
+        budgets: Budgets::DEFAULT,
     })
 }
 

@@ -136,9 +136,11 @@ pub(crate) fn validate_schema(
     let Some(tree) = tree_for(meta) else {
         return Ok(());
     };
-    let mut run = Run::new(tree, true);
+    let mut run = Run::new(tree, true, &crate::Budgets::DEFAULT);
     let mut ev = Ev::default();
-    if run.node_r(tree.root, schema, &PathNode::ROOT, &mut ev) {
+    let valid = run.node_r(tree.root, schema, &PathNode::ROOT, &mut ev);
+    // A budget that runs out makes the schema invalid, its issue saying which.
+    if !run.finish() && valid {
         return Ok(());
     }
     if run.too_deep {

@@ -103,6 +103,10 @@ pub(crate) struct Pattern {
     /// The same pattern for the `regex` crate when it provably matches identically (see
     /// [`crate::fastregex`]): a DFA that does not allocate per match, where regress does.
     pub fast: Option<crate::fastregex::FastRegex>,
+    /// The pattern as the schema spells it, and the keyword's schema path: what an issue
+    /// names when a match runs out of its step budget.
+    pub source: Box<str>,
+    pub schema_path: Box<str>,
 }
 
 /// `{key: value}`.
@@ -112,34 +116,66 @@ pub(crate) fn params1(k: &str, v: Value) -> Map<String, Value> {
     m
 }
 
+/// What the backtracking engine may still spend in one validation (every `regress` match
+/// takes its steps off it), and where it first ran out.
+#[derive(Debug)]
+pub(crate) struct RegexSteps<'t> {
+    pub left: u64,
+    pub ran_out: Option<(&'t Pattern, String)>,
+}
+
 impl Pattern {
-    /// `dense_budget`: what the schema may still spend on dense DFAs (see
+    /// `budget`: what the schema may still spend on automata (see
     /// [`crate::fastregex::compile_within`]).
-    pub(crate) fn new(source: &str, regex: Regex, dense_budget: &mut usize) -> Self {
+    pub(crate) fn new(
+        source: &str,
+        schema_path: &str,
+        regex: Regex,
+        budget: &mut crate::fastregex::CompileBudget,
+    ) -> Self {
         Pattern {
             regex,
-            fast: crate::fastregex::compile_within(source, dense_budget),
+            fast: crate::fastregex::compile_within(source, budget),
+            source: source.into(),
+            schema_path: schema_path.into(),
         }
     }
 
-    /// `regex.test(s)` (unanchored).
+    /// `regex.test(s)` (unanchored). A `regress` match spends `steps`; when they run out the
+    /// answer is unknown: `steps` records where (`at` spells the instance location) and the
+    /// caller gets `if_out`, the answer that does the least further work.
     #[inline]
-    pub(crate) fn matches(&self, s: &str) -> bool {
+    pub(crate) fn matches<'t>(
+        &'t self,
+        s: &str,
+        steps: &mut RegexSteps<'t>,
+        at: impl FnOnce() -> String,
+        if_out: bool,
+    ) -> bool {
         match &self.fast {
             Some(fast) => fast.is_match(s),
-            None => self.matches_exactly(s),
+            None => match self.matches_exactly(s, &mut steps.left) {
+                Some(found) => found,
+                None => {
+                    if steps.ran_out.is_none() {
+                        steps.ran_out = Some((self, at()));
+                    }
+                    if_out
+                }
+            },
         }
     }
 
-    /// [`Pattern::matches`] with `regress`; ASCII text takes its faster byte path. Out of line,
-    /// so the fast paths keep a small frame.
+    /// `regress`, within `steps`; `None` when they run out. ASCII text takes its faster byte
+    /// path. Out of line, so the fast paths keep a small frame.
     #[inline(never)]
-    fn matches_exactly(&self, s: &str) -> bool {
-        if s.is_ascii() {
-            self.regex.find_ascii(s).is_some()
+    fn matches_exactly(&self, s: &str, steps: &mut u64) -> Option<bool> {
+        let found = if s.is_ascii() {
+            self.regex.find_ascii_within_steps(s, steps)
         } else {
-            self.regex.find(s).is_some()
-        }
+            self.regex.find_within_steps(s, steps)
+        };
+        found.ok().map(|m| m.is_some())
     }
 }
 
