@@ -7,6 +7,7 @@
 //! compile time (see [`crate::issue`]).
 
 use serde_json::{Map, Value};
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 use crate::issue::{Body, Entry, Fill, Text};
@@ -632,9 +633,12 @@ pub(crate) struct Run<'t> {
     nodes_left: u64,
     /// Issues this validation may collect.
     max_issues: usize,
-    /// The first node or issue budget that ran out, and the instance location where it did.
-    overrun: Option<(Overrun, String)>,
-    budgets: crate::Budgets,
+    /// The first node or issue budget that ran out, and the instance location where it did
+    /// (boxed: a word on the stack of every validation, where the budgets rarely run out).
+    /// `ManuallyDrop`: [`Run::finish`] takes it, so dropping a run has nothing more to drop —
+    /// drop glue for it made dropping every run a call.
+    overrun: ManuallyDrop<Option<Box<(Overrun, String)>>>,
+    budgets: &'t crate::Budgets,
 }
 
 /// A per-validation budget that ran out (besides regex steps, which [`RegexSteps`] tracks).
@@ -645,7 +649,7 @@ enum Overrun {
 }
 
 impl<'t> Run<'t> {
-    pub(crate) fn new(tree: &'t Tree, collect: bool, budgets: &crate::Budgets) -> Self {
+    pub(crate) fn new(tree: &'t Tree, collect: bool, budgets: &'t crate::Budgets) -> Self {
         Run {
             tree,
             errors: Vec::new(),
@@ -657,12 +661,12 @@ impl<'t> Run<'t> {
             too_deep: false,
             steps: RegexSteps {
                 left: budgets.regex_steps,
-                ran_out: None,
+                ran_out: ManuallyDrop::new(None),
             },
             nodes_left: budgets.evaluated_nodes,
             max_issues: budgets.issues,
-            overrun: None,
-            budgets: *budgets,
+            overrun: ManuallyDrop::new(None),
+            budgets,
         }
     }
 
@@ -672,22 +676,32 @@ impl<'t> Run<'t> {
     #[inline(never)]
     fn out_of(&mut self, what: Overrun, path: &PathNode<'_>) {
         if self.overrun.is_none() {
-            self.overrun = Some((what, path.render_string()));
+            *self.overrun = Some(Box::new((what, path.render_string())));
         }
         self.nodes_left = 0;
     }
 
     /// Ends the run: when a budget ran out, the validation fails and its issue (one per budget,
     /// after the issues collected so far) says which. Returns whether one did.
+    #[inline(always)]
     pub(crate) fn finish(&mut self) -> bool {
-        let ran_out = self.steps.ran_out.take();
-        let overrun = self.overrun.take();
-        if ran_out.is_none() && overrun.is_none() {
+        if self.steps.ran_out.is_none() && self.overrun.is_none() {
             return false;
         }
+        self.report_overruns();
+        true
+    }
+
+    /// [`Run::finish`] when a budget ran out.
+    #[cold]
+    #[inline(never)]
+    fn report_overruns(&mut self) {
+        let ran_out = self.steps.ran_out.take();
+        let overrun = self.overrun.take();
         // The budget issue itself is always reported.
         self.max_issues = usize::MAX;
-        if let Some((pattern, at)) = ran_out {
+        if let Some(out) = ran_out {
+            let (pattern, at) = *out;
             let steps = self.budgets.regex_steps;
             let mut params = params1("pattern", Value::String(pattern.source.to_string()));
             params.insert("stepBudget".into(), Value::from(steps));
@@ -699,7 +713,8 @@ impl<'t> Run<'t> {
             );
             self.issue_at(&at, &pattern.schema_path, "pattern", params, message);
         }
-        if let Some((what, at)) = overrun {
+        if let Some(out) = overrun {
+            let (what, at) = *out;
             let (keyword, limit, message) = match what {
                 Overrun::Nodes => {
                     let n = self.budgets.evaluated_nodes;
@@ -727,7 +742,6 @@ impl<'t> Run<'t> {
                 message,
             );
         }
-        true
     }
 
     /// [`Run::issue`] at an instance location already spelled out.

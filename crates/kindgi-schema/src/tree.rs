@@ -121,7 +121,9 @@ pub(crate) fn params1(k: &str, v: Value) -> Map<String, Value> {
 #[derive(Debug)]
 pub(crate) struct RegexSteps<'t> {
     pub left: u64,
-    pub ran_out: Option<(&'t Pattern, String)>,
+    /// Boxed: a word on every validation's stack, where the steps rarely run out. Taken by
+    /// `Run::finish` (hence `ManuallyDrop`: no drop glue on every run).
+    pub ran_out: std::mem::ManuallyDrop<Option<Box<(&'t Pattern, String)>>>,
 }
 
 impl Pattern {
@@ -144,7 +146,7 @@ impl Pattern {
     /// `regex.test(s)` (unanchored). A `regress` match spends `steps`; when they run out the
     /// answer is unknown: `steps` records where (`at` spells the instance location) and the
     /// caller gets `if_out`, the answer that does the least further work.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn matches<'t>(
         &'t self,
         s: &str,
@@ -154,15 +156,27 @@ impl Pattern {
     ) -> bool {
         match &self.fast {
             Some(fast) => fast.is_match(s),
-            None => match self.matches_exactly(s, &mut steps.left) {
-                Some(found) => found,
-                None => {
-                    if steps.ran_out.is_none() {
-                        steps.ran_out = Some((self, at()));
-                    }
-                    if_out
+            None => self.matches_within(s, steps, at, if_out),
+        }
+    }
+
+    /// [`Pattern::matches`] with `regress`.
+    #[inline(never)]
+    fn matches_within<'t>(
+        &'t self,
+        s: &str,
+        steps: &mut RegexSteps<'t>,
+        at: impl FnOnce() -> String,
+        if_out: bool,
+    ) -> bool {
+        match self.matches_exactly(s, &mut steps.left) {
+            Some(found) => found,
+            None => {
+                if steps.ran_out.is_none() {
+                    *steps.ran_out = Some(Box::new((self, at())));
                 }
-            },
+                if_out
+            }
         }
     }
 

@@ -7,8 +7,9 @@
 
 use serde_json::Value;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::OnceLock;
 
 use crate::js;
@@ -55,30 +56,72 @@ fn hash_value(v: &Value, key: &RandomState, h: &mut impl Hasher) {
 /// remembers its first member (to compare against) and its latest one.
 pub(crate) fn duplicate_hashed(items: &[Value]) -> Option<(usize, usize)> {
     let key = keyed();
-    // Hash → classes with that hash: (first member, latest member).
-    let mut classes: HashMap<u64, Vec<(usize, usize)>> = HashMap::with_capacity(items.len());
-    let mut found = None;
-    for (i, item) in items.iter().enumerate() {
+    duplicate_by(items, |item| {
         let mut h = key.build_hasher();
         hash_value(item, key, &mut h);
-        let bucket = classes.entry(h.finish()).or_default();
-        match bucket
-            .iter_mut()
-            .find(|(first, _)| js::equal(&items[*first], item))
-        {
-            Some((_, latest)) => {
-                found = Some((i, *latest));
-                *latest = i;
+        h.finish()
+    })
+}
+
+/// [`duplicate_hashed`] with the hash function given (tests force collisions with it).
+fn duplicate_by(items: &[Value], hash_of: impl Fn(&Value) -> u64) -> Option<(usize, usize)> {
+    // Hash → the class with that hash: (first member, latest member). Unequal items with the
+    // same 64-bit keyed hash are astronomically rare; their classes go to `collided`.
+    let mut classes: HashMap<u64, (usize, usize), BuildHasherDefault<Prehashed>> =
+        HashMap::with_capacity_and_hasher(items.len(), BuildHasherDefault::default());
+    let mut collided: Vec<(u64, usize, usize)> = Vec::new();
+    let mut found = None;
+    for (i, item) in items.iter().enumerate() {
+        let hash = hash_of(item);
+        let class = match classes.entry(hash) {
+            Entry::Vacant(e) => {
+                e.insert((i, i));
+                continue;
             }
-            None => bucket.push((i, i)),
-        }
+            Entry::Occupied(e) => e.into_mut(),
+        };
+        let latest = if js::equal(&items[class.0], item) {
+            &mut class.1
+        } else {
+            match collided
+                .iter_mut()
+                .find(|(h, first, _)| *h == hash && js::equal(&items[*first], item))
+            {
+                Some((_, _, latest)) => latest,
+                None => {
+                    collided.push((hash, i, i));
+                    continue;
+                }
+            }
+        };
+        found = Some((i, *latest));
+        *latest = i;
     }
     found
 }
 
+/// A hasher for keys that already are keyed hashes: passes the `u64` through.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; fold anything else in all the same.
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::duplicate_hashed;
+    use super::{duplicate_by, duplicate_hashed};
     use crate::eval::duplicate_quadratic;
     use serde_json::{Value, json};
 
@@ -144,6 +187,9 @@ mod tests {
                 "{}",
                 Value::Array(items.clone())
             );
+            // Every hash colliding, or half of them: the collision path gives the same pair.
+            assert_eq!(duplicate_by(&items, |_| 7), want);
+            assert_eq!(duplicate_by(&items, |v| u64::from(v.is_number())), want);
             if want.is_some() {
                 with_dup += 1;
             } else {
