@@ -13,7 +13,7 @@ use crate::dialect::{self, Dialect};
 use crate::formats::Format;
 use crate::index::{Index, Loc, pointer};
 use crate::js::{self, js_number_value};
-use crate::jsregex::compile_u;
+use crate::jsregex::compile_at;
 use crate::path::{escape_pointer, fragment_segment};
 use crate::tree::*;
 use crate::uri::{normalize_id, resolve};
@@ -1374,7 +1374,7 @@ impl<'a> Compiler<'a> {
                 let Some(p) = v.as_str() else {
                     return Err(err("pattern value must be [\"string\"]"));
                 };
-                let regex = compile_u(p)?;
+                let regex = compile_at(p, &path)?;
                 out.push(Kw::Pattern {
                     pattern: Arc::new(Pattern::new(p, &path, regex, &mut self.regex_budget)),
                     site: self.sites.add(Site::fixed(
@@ -1641,7 +1641,7 @@ impl<'a> Compiler<'a> {
                 );
                 let mut patterns = Vec::new();
                 for p in schema_props(o.get("patternProperties")) {
-                    let regex = compile_u(&p)?;
+                    let regex = compile_at(&p, &Self::kpath(cx, "patternProperties"))?;
                     patterns.push(Arc::new(Pattern::new(
                         &p,
                         &Self::kpath(cx, "patternProperties"),
@@ -1814,7 +1814,7 @@ impl<'a> Compiler<'a> {
                 for (i, p) in pats.iter().enumerate() {
                     if check {
                         if let Some(props) = o.get("properties").and_then(Value::as_object) {
-                            let re = regress::Regex::new(p).ok();
+                            let re = crate::jsregex::guarded(p, "").ok().and_then(Result::ok);
                             for prop in obj_keys(props) {
                                 if re.as_ref().is_some_and(|r| r.find(prop).is_some()) {
                                     return Err(strict_err(format!(
@@ -1824,7 +1824,7 @@ impl<'a> Compiler<'a> {
                             }
                         }
                     }
-                    let regex = compile_u(p)?;
+                    let regex = compile_at(p, &path)?;
                     let node = if always[i] {
                         None
                     } else {

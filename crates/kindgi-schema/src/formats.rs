@@ -109,7 +109,10 @@ impl Format {
             Format::Hostname => hostname(s),
             Format::Ipv4 => ipv4(s),
             Format::Ipv6 => re_test(&IPV6, s),
-            Format::Regex => !re_test(&Z_ANCHOR, s) && Regex::with_flags(s, "").is_ok(),
+            // A value too complex to compile safely is not a regex Kindgi accepts.
+            Format::Regex => {
+                !re_test(&Z_ANCHOR, s) && crate::jsregex::guarded(s, "").is_ok_and(|r| r.is_ok())
+            }
             Format::Uuid => uuid(s),
             Format::JsonPointer => re_test(&JSON_POINTER, s),
             Format::JsonPointerUriFragment => re_test(&JSON_POINTER_URI_FRAGMENT, s),

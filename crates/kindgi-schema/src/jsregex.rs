@@ -5,9 +5,102 @@ use regress::Regex;
 
 use crate::CompileError;
 
-/// Compiles `pattern` the way `new RegExp(pattern, "u")` does.
+/// Deepest group nesting (lookarounds included) a pattern may have: `regress` parses,
+/// optimises and emits recursively, a few KiB of stack a level (tens in unoptimised builds), so
+/// a pattern of a few hundred `(` crashed the process with a stack overflow.
+pub(crate) const MAX_NESTING: usize = 32;
+
+/// Most alternatives (`|`) a pattern may have: `regress` recurses once per alternative (3,000
+/// overflowed a 2 MiB stack in an unoptimised build).
+pub(crate) const MAX_ALTERNATIVES: usize = 4096;
+
+/// The stack a complex pattern compiles on (allocated only for patterns past
+/// [`SIMPLE_NESTING`] / [`SIMPLE_ALTERNATIVES`], which compile on the caller's stack).
+const COMPILE_STACK: usize = 32 * 1024 * 1024;
+const SIMPLE_NESTING: usize = 4;
+const SIMPLE_ALTERNATIVES: usize = 32;
+
+/// Why `pattern` is too complex to compile safely, if it is.
+pub(crate) fn too_complex(pattern: &str) -> Option<String> {
+    let (depth, alternatives) = structure(pattern);
+    if depth > MAX_NESTING {
+        return Some(format!(
+            "its groups nest {depth} deep, more than the {MAX_NESTING} levels Kindgi compiles"
+        ));
+    }
+    if alternatives > MAX_ALTERNATIVES {
+        return Some(format!(
+            "it has {alternatives} alternatives (|), more than the {MAX_ALTERNATIVES} Kindgi compiles"
+        ));
+    }
+    None
+}
+
+/// The pattern's deepest group nesting and its number of `|`, outside classes and escapes
+/// (one pass, no recursion).
+fn structure(pattern: &str) -> (usize, usize) {
+    let (mut depth, mut deepest, mut alternatives) = (0usize, 0usize, 0usize);
+    let mut in_class = false;
+    let mut bytes = pattern.bytes();
+    while let Some(b) = bytes.next() {
+        match b {
+            b'\\' => {
+                bytes.next();
+            }
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'(' if !in_class => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' if !in_class => depth = depth.saturating_sub(1),
+            b'|' if !in_class => alternatives += 1,
+            _ => {}
+        }
+    }
+    (deepest, alternatives)
+}
+
+/// `Regex::with_flags`, refusing patterns [`too_complex`] to compile safely (`Err(why)`), and
+/// compiling the complex-but-allowed ones on a stack of their own.
+pub(crate) fn guarded(pattern: &str, flags: &str) -> Result<Result<Regex, regress::Error>, String> {
+    if let Some(why) = too_complex(pattern) {
+        return Err(why);
+    }
+    let (depth, alternatives) = structure(pattern);
+    if depth <= SIMPLE_NESTING && alternatives <= SIMPLE_ALTERNATIVES {
+        return Ok(Regex::with_flags(pattern, flags));
+    }
+    Ok(stacker::grow(COMPILE_STACK, || {
+        Regex::with_flags(pattern, flags)
+    }))
+}
+
+/// [`compile_u`], naming the schema location in the error when the pattern is too complex.
+pub(crate) fn compile_at(pattern: &str, at: &str) -> Result<Regex, CompileError> {
+    compile_u(pattern).map_err(|mut e| {
+        if e.name == "Error" {
+            e.message = format!("{} (at \"{at}\")", e.message);
+        }
+        e
+    })
+}
+
+/// Compiles `pattern` the way `new RegExp(pattern, "u")` does. A pattern too complex to compile
+/// safely (see [`too_complex`]) is a compile error saying why and what to do.
 pub(crate) fn compile_u(pattern: &str) -> Result<Regex, CompileError> {
-    Regex::with_flags(pattern, "u").map_err(|e| CompileError {
+    let compiled = guarded(pattern, "u").map_err(|why| {
+        let shown: String = pattern.chars().take(80).collect();
+        let more = if shown.len() < pattern.len() {
+            "…"
+        } else {
+            ""
+        };
+        CompileError::new(format!(
+            "pattern /{shown}{more}/ is too complex: {why}; simplify the pattern"
+        ))
+    })?;
+    compiled.map_err(|e| CompileError {
         name: "SyntaxError".into(),
         message: format!(
             "Invalid regular expression: /{pattern}/u: {}",

@@ -214,3 +214,41 @@ fn non_schema_values_are_refused_cleanly() {
             .starts_with("schema is invalid: data must be object,boolean")
     );
 }
+
+/// `regress` compiles recursively: deeply nested groups or very many alternatives used to
+/// overflow the stack (a crash) — in a schema's `pattern`, and in any value checked against
+/// `format: "regex"`. Now such a pattern is a clear compile error, such a value an invalid
+/// format, and the complex-but-allowed ones compile on a stack of their own.
+#[test]
+fn patterns_too_complex_to_compile_safely_are_refused() {
+    let nested = |n: usize| format!("{}a{}", "(".repeat(n), ")".repeat(n));
+    let lookaheads = |n: usize| format!("{}a{}", "(?=".repeat(n), ")".repeat(n));
+    let alternatives = |n: usize| format!("{}a", "a|".repeat(n));
+    for (p, why) in [
+        (nested(100_000), "nest 100000 deep"),
+        (lookaheads(1000), "nest 1000 deep"),
+        (alternatives(100_000), "100000 alternatives"),
+    ] {
+        let schema = json!({"type": "object", "properties": {"x": {"type": "string", "pattern": p}}});
+        let err = compile(&schema, PACK_OUT).unwrap_err();
+        assert!(err.message.contains("is too complex"), "{}", err.message);
+        assert!(err.message.contains(why), "{}", err.message);
+        assert!(err.message.contains("simplify the pattern"));
+        assert!(err.message.contains("(at \"#/properties/x/pattern\")"), "{}", err.message);
+        let schema = json!({"type": "object", "patternProperties": {p.clone(): true}});
+        let err = compile(&schema, PACK_OUT).unwrap_err();
+        assert!(err.message.contains("(at \"#/patternProperties\")"), "{}", err.message);
+        // The same text as a value of `format: "regex"` is just not a valid regex.
+        let v = compile(&json!({"type": "string", "format": "regex"}), PACK_OUT).unwrap();
+        let issues = v.validate(&json!(p)).unwrap_err();
+        assert_eq!(issues.get(0).unwrap().keyword(), "format");
+    }
+    // At the limits, patterns compile and match (on the test thread's own stack).
+    for p in [nested(32), lookaheads(32), alternatives(4096)] {
+        let v = compile(&json!({"type": "string", "pattern": p}), PACK_OUT).unwrap();
+        assert!(v.validate(&json!("a")).is_ok());
+        assert!(v.validate(&json!("b")).is_err());
+        let f = compile(&json!({"type": "string", "format": "regex"}), PACK_OUT).unwrap();
+        assert!(f.validate(&json!(p)).is_ok());
+    }
+}
