@@ -150,6 +150,31 @@ fn run(case: &str) -> String {
             std::mem::forget(schema);
             r
         }
+        "benchmark-evaluations" => {
+            // The fewest evaluated nodes each benchmark case needs (binary search).
+            let path = format!("{}/benches/data/cases.json", env!("CARGO_MANIFEST_DIR"));
+            let cases: Vec<Value> =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let mut out = Vec::new();
+            for c in &cases {
+                let v = compile(&c["schema"], PACK_OUT).unwrap();
+                let want = v.validate(&c["instance"]).map_err(|i| i.len());
+                let fits = |n: u64| {
+                    let b = Budgets {
+                        evaluated_nodes: n,
+                        ..Budgets::DEFAULT
+                    };
+                    v.validate_within(&c["instance"], &b).map_err(|i| i.len()) == want
+                };
+                let (mut lo, mut hi) = (0u64, Budgets::DEFAULT.evaluated_nodes);
+                while lo + 1 < hi {
+                    let mid = (lo + hi) / 2;
+                    if fits(mid) { hi = mid } else { lo = mid }
+                }
+                out.push(format!("{} {hi}", c["name"].as_str().unwrap_or("?")));
+            }
+            format!("nodes needed: {}", out.join(", "))
+        }
         other => format!("unknown case {other}"),
     }
 }
@@ -178,6 +203,7 @@ const CASES: &[&str] = &[
     "unique-100k-objects",
     "deep-instance-10k",
     "deep-schema-10k",
+    "benchmark-evaluations",
 ];
 
 fn main() {

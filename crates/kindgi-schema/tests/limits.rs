@@ -229,15 +229,24 @@ fn patterns_too_complex_to_compile_safely_are_refused() {
         (lookaheads(1000), "nest 1000 deep"),
         (alternatives(100_000), "100000 alternatives"),
     ] {
-        let schema = json!({"type": "object", "properties": {"x": {"type": "string", "pattern": p}}});
+        let schema =
+            json!({"type": "object", "properties": {"x": {"type": "string", "pattern": p}}});
         let err = compile(&schema, PACK_OUT).unwrap_err();
         assert!(err.message.contains("is too complex"), "{}", err.message);
         assert!(err.message.contains(why), "{}", err.message);
         assert!(err.message.contains("simplify the pattern"));
-        assert!(err.message.contains("(at \"#/properties/x/pattern\")"), "{}", err.message);
+        assert!(
+            err.message.contains("(at \"#/properties/x/pattern\")"),
+            "{}",
+            err.message
+        );
         let schema = json!({"type": "object", "patternProperties": {p.clone(): true}});
         let err = compile(&schema, PACK_OUT).unwrap_err();
-        assert!(err.message.contains("(at \"#/patternProperties\")"), "{}", err.message);
+        assert!(
+            err.message.contains("(at \"#/patternProperties\")"),
+            "{}",
+            err.message
+        );
         // The same text as a value of `format: "regex"` is just not a valid regex.
         let v = compile(&json!({"type": "string", "format": "regex"}), PACK_OUT).unwrap();
         let issues = v.validate(&json!(p)).unwrap_err();
