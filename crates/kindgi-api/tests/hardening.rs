@@ -177,7 +177,7 @@ async fn json_routes_need_application_json() {
     db.cleanup().await.unwrap();
 }
 
-/// Two runs whose input takes seconds to validate (a backtracking pattern), on a server with
+/// Four runs whose input takes seconds to validate (a backtracking pattern), on a server with
 /// two async workers: `/health` still answers at once. Before the fix both workers were
 /// busy validating and `/health` waited for them.
 #[test]
@@ -202,7 +202,9 @@ fn health_answers_while_run_inputs_validate() {
         let input = json!({"flowId": "acme.slow", "input": {"s": format!("{}!", "a".repeat(len))}});
         let client = reqwest::Client::new();
         let started = Instant::now();
-        let slow: Vec<_> = (0..2)
+        // More expensive requests than async workers, so that without the fix every worker
+        // is busy validating.
+        let slow: Vec<_> = (0..4)
             .map(|_| {
                 let (client, key, input) = (client.clone(), key.clone(), input.clone());
                 tokio::spawn(async move {
