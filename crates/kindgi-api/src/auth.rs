@@ -1,6 +1,11 @@
 //! Bearer API keys: the [`Tenant`] extractor. `Authorization: Bearer <key>`; the tenant comes
 //! from the key. Missing or malformed → `401 auth-missing`; unknown → `401 auth-invalid`;
 //! expired → `401 auth-expired`; revoked → `401 auth-revoked`.
+//!
+//! A key is checked against the database on every request (no cache; see
+//! [`AppState::authenticate`]). When the idempotency middleware has already checked the same
+//! request's key, it leaves an [`Authenticated`] extension and the extractor uses it instead
+//! of reading the row twice.
 
 use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
@@ -14,30 +19,38 @@ use crate::state::AppState;
 #[derive(Debug, Clone)]
 pub struct Tenant(pub String);
 
+/// The tenant of this request's key, already checked earlier in the same request.
+#[derive(Debug, Clone)]
+pub(crate) struct Authenticated(pub(crate) String);
+
 fn unauthorized(code: &'static str, message: &str) -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, code, message)
+}
+
+/// The key of an `Authorization: Bearer <key>` header, if the header has that shape.
+pub(crate) fn bearer_key(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, key) = value.split_once(' ')?;
+    let key = key.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !key.is_empty()).then_some(key)
 }
 
 impl FromRequestParts<AppState> for Tenant {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Tenant, ApiError> {
-        let missing = || {
+        if let Some(Authenticated(tenant)) = parts.extensions.get::<Authenticated>() {
+            return Ok(Tenant(tenant.clone()));
+        }
+        let key = bearer_key(&parts.headers).ok_or_else(|| {
             unauthorized(
                 "auth-missing",
                 "Missing or malformed Authorization header; send `Authorization: Bearer <api-key>`",
             )
-        };
-        let header = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .ok_or_else(missing)?;
-        let value = header.to_str().map_err(|_| missing())?;
-        let (scheme, key) = value.split_once(' ').ok_or_else(missing)?;
-        let key = key.trim();
-        if !scheme.eq_ignore_ascii_case("bearer") || key.is_empty() {
-            return Err(missing());
-        }
+        })?;
         match state
             .authenticate(key)
             .await

@@ -1,21 +1,33 @@
-//! The `Idempotency-Key` header on POST, PUT, PATCH and DELETE (API conventions): a
-//! successful response (status < 400) is stored for 24 hours per tenant and key, and a retry
+//! The `Idempotency-Key` header on POST, PUT, PATCH and DELETE (platform-api.md §1.5): a
+//! successful answer (status < 400) is stored for 24 hours per tenant and key, and a retry
 //! with the same method, path and body gets it again byte for byte with
 //! `X-Idempotent-Replay: true`. The same key with another request is
 //! `409 idempotency-key-body-mismatch`; a repeat while the first is still running is
-//! `409 idempotency-key-in-flight` with `Retry-After: 30`. A failed request releases the key.
+//! `409 idempotency-key-in-flight` with `Retry-After: 5`. Failed requests store nothing.
 //! Requests without a valid bearer key pass through untouched (the route answers 401).
+//!
+//! **Crash safety.** Nothing is stored before the answer exists. A route whose write the
+//! store does itself (`POST /v1/tools`) gets an [`IdempotencyContext`] and records the answer
+//! in the write's own transaction, marking its response [`AnswerRecorded`]; after a crash a
+//! retry therefore finds either the answer (the write committed) or nothing (it did not, and
+//! the retry does it). Other routes' answers are recorded right after the handler. "In
+//! flight" is known only to the serving process ([`InFlight`]), so it ends with it: a key is
+//! never held by a request that died.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use kindgi_store::idempotency::{Claim, IdempotencyStore};
+use kindgi_store::idempotency::{AnswerToRecord, IdempotencyStore, StoredAnswer};
 use kindgi_store::tokens::KeyStatus;
 use sha2::{Digest, Sha256};
 
 use crate::BODY_LIMIT;
+use crate::auth::{Authenticated, bearer_key};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -23,18 +35,119 @@ use crate::state::AppState;
 pub const HEADER: &str = "idempotency-key";
 /// The replay marker header.
 pub const REPLAY_HEADER: &str = "x-idempotent-replay";
+/// `Retry-After` on `409 idempotency-key-in-flight`, in seconds (the reference's value).
+pub const IN_FLIGHT_RETRY_AFTER_S: u32 = 5;
 
-fn bearer(request: &Request) -> Option<&str> {
-    let value = request
-        .headers()
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let (scheme, key) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| key.trim())
-        .filter(|k| !k.is_empty())
+/// Given to a route (as a request extension) when the request carries a key the route may
+/// record itself, inside its write's transaction.
+#[derive(Debug, Clone)]
+pub struct IdempotencyContext {
+    pub tenant: String,
+    pub key: String,
+    pub request_hash: String,
+}
+
+impl IdempotencyContext {
+    /// The answer to record with the write.
+    pub fn answer(&self, status: StatusCode, body: &str) -> AnswerToRecord {
+        AnswerToRecord {
+            tenant: self.tenant.clone(),
+            key: self.key.clone(),
+            request_hash: self.request_hash.clone(),
+            status: status.as_u16(),
+            body: body.to_owned(),
+        }
+    }
+}
+
+/// Response extensions a route sets after using an [`IdempotencyContext`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerRecorded {
+    /// The answer committed with the write: send it, store nothing more.
+    Recorded,
+    /// Another request recorded the key first, so nothing was written: replay its answer.
+    KeyTaken,
+}
+
+/// The keys (tenant, key) whose first request is running in this process.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct InFlight(Arc<Mutex<HashSet<(String, String)>>>);
+
+/// Holds a key in [`InFlight`] until dropped (also when the request is cancelled).
+struct InFlightGuard {
+    set: InFlight,
+    entry: (String, String),
+}
+
+impl InFlight {
+    fn enter(&self, tenant: &str, key: &str) -> Option<InFlightGuard> {
+        let entry = (tenant.to_owned(), key.to_owned());
+        let mut set = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        set.insert(entry.clone()).then(|| InFlightGuard {
+            set: self.clone(),
+            entry,
+        })
+    }
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        let mut set = self
+            .set
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        set.remove(&self.entry);
+    }
+}
+
+fn request_hash(method: &Method, uri: &axum::http::Uri, body: &[u8]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(method.as_str().as_bytes());
+    hasher.update(b" ");
+    hasher.update(uri.to_string().as_bytes());
+    hasher.update(b"\n");
+    hasher.update(body);
+    hex::encode(hasher.finalize())
+}
+
+fn in_flight() -> Response {
+    let mut r = ApiError::new(
+        StatusCode::CONFLICT,
+        "idempotency-key-in-flight",
+        "A request with this Idempotency-Key is still being processed; retry later",
+    )
+    .into_response();
+    r.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(IN_FLIGHT_RETRY_AFTER_S),
+    );
+    r
+}
+
+/// The stored answer for this request: a replay, or a mismatch when the key was used with
+/// another request.
+fn answer_with(stored: StoredAnswer, request_hash: &str) -> Response {
+    if stored.request_hash != request_hash {
+        return ApiError::new(
+            StatusCode::CONFLICT,
+            "idempotency-key-body-mismatch",
+            "This Idempotency-Key was already used with a different request; use a new key",
+        )
+        .into_response();
+    }
+    let mut r = Response::new(Body::from(stored.body));
+    *r.status_mut() = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r.headers_mut()
+        .insert(REPLAY_HEADER, HeaderValue::from_static("true"));
+    r
 }
 
 /// The middleware (layered inside the request-id middleware, so its errors get envelopes).
@@ -57,7 +170,7 @@ pub async fn middleware(State(state): State<AppState>, request: Request, next: N
         .into_response();
     };
     let key = key.to_owned();
-    let tenant = match bearer(&request) {
+    let tenant = match bearer_key(request.headers()) {
         Some(token) => match state.authenticate(token).await {
             Ok(KeyStatus::Valid { tenant, .. }) => tenant,
             Ok(_) => return next.run(request).await,
@@ -65,7 +178,7 @@ pub async fn middleware(State(state): State<AppState>, request: Request, next: N
         },
         None => return next.run(request).await,
     };
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let Ok(bytes) = to_bytes(body, BODY_LIMIT).await else {
         return ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -74,71 +187,60 @@ pub async fn middleware(State(state): State<AppState>, request: Request, next: N
         )
         .into_response();
     };
-    let mut hasher = Sha256::new();
-    hasher.update(parts.method.as_str().as_bytes());
-    hasher.update(b" ");
-    hasher.update(parts.uri.to_string().as_bytes());
-    hasher.update(b"\n");
-    hasher.update(&bytes);
-    let request_hash = hex::encode(hasher.finalize());
-
+    let hash = request_hash(&parts.method, &parts.uri, &bytes);
+    // Hold the key first, then look: a request that finished just before is then seen.
+    let Some(_guard) = state.in_flight.enter(&tenant, &key) else {
+        return in_flight();
+    };
     let store = IdempotencyStore::new(state.db.clone());
-    match store.claim(&tenant, &key, &request_hash).await {
-        Err(e) => ApiError::internal(&e).into_response(),
-        Ok(Claim::BodyMismatch) => ApiError::new(
-            StatusCode::CONFLICT,
-            "idempotency-key-body-mismatch",
-            "This Idempotency-Key was already used with a different request; use a new key",
-        )
-        .into_response(),
-        Ok(Claim::InFlight) => {
-            let mut r = ApiError::new(
-                StatusCode::CONFLICT,
-                "idempotency-key-in-flight",
-                "A request with this Idempotency-Key is still being processed; retry later",
-            )
-            .into_response();
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
-            r
-        }
-        Ok(Claim::Replay { status, body }) => {
-            let mut r = Response::new(Body::from(body));
-            *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            r.headers_mut()
-                .insert(REPLAY_HEADER, HeaderValue::from_static("true"));
-            r
-        }
-        Ok(Claim::Started) => {
-            let response = next
-                .run(Request::from_parts(parts, Body::from(bytes)))
-                .await;
-            if response.status().as_u16() >= 400 {
-                if let Err(e) = store.release(&tenant, &key).await {
-                    tracing::error!(error = %e, "cannot release an idempotency key");
-                }
-                return response;
-            }
-            let (parts, body) = response.into_parts();
-            let body = match to_bytes(body, usize::MAX).await {
-                Ok(b) => b,
-                Err(e) => {
-                    let _ = store.release(&tenant, &key).await;
-                    return ApiError::internal(&e).into_response();
-                }
-            };
-            let text = String::from_utf8_lossy(&body);
-            if let Err(e) = store
-                .complete(&tenant, &key, parts.status.as_u16(), &text)
-                .await
-            {
-                tracing::error!(error = %e, "cannot store an idempotent response");
-            }
-            Response::from_parts(parts, Body::from(body))
-        }
+    match store.lookup(&tenant, &key).await {
+        Err(e) => return ApiError::internal(&e).into_response(),
+        Ok(Some(stored)) => return answer_with(stored, &hash),
+        Ok(None) => {}
     }
+    let context = IdempotencyContext {
+        tenant: tenant.clone(),
+        key: key.clone(),
+        request_hash: hash.clone(),
+    };
+    parts.extensions.insert(Authenticated(tenant.clone()));
+    parts.extensions.insert(context.clone());
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    match response.extensions().get::<AnswerRecorded>() {
+        Some(AnswerRecorded::Recorded) => return response,
+        Some(AnswerRecorded::KeyTaken) => {
+            return match store.lookup(&tenant, &key).await {
+                Ok(Some(stored)) => answer_with(stored, &hash),
+                Ok(None) => in_flight(),
+                Err(e) => ApiError::internal(&e).into_response(),
+            };
+        }
+        None => {}
+    }
+    if response.status().as_u16() >= 400 {
+        return response;
+    }
+    record_after(&store, &context, response).await
+}
+
+/// Store a route's successful answer after the fact (routes whose write is not the store's).
+async fn record_after(
+    store: &IdempotencyStore,
+    context: &IdempotencyContext,
+    response: Response,
+) -> Response {
+    let (parts, body) = response.into_parts();
+    let body = match to_bytes(body, usize::MAX).await {
+        Ok(b) => b,
+        Err(e) => return ApiError::internal(&e).into_response(),
+    };
+    let text = String::from_utf8_lossy(&body);
+    match store.record(&context.answer(parts.status, &text)).await {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!("an idempotency key was recorded by a concurrent request"),
+        Err(e) => tracing::error!(error = %e, "cannot store an idempotent response"),
+    }
+    Response::from_parts(parts, Body::from(body))
 }

@@ -14,9 +14,11 @@
 //! Routes, codes and examples: `docs/api.md`.
 
 pub mod auth;
+pub mod cpu;
 pub mod error;
 pub mod flows;
 pub mod idempotency;
+pub mod json_body;
 pub mod request_id;
 pub mod routes;
 pub mod runs;

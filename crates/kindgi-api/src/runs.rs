@@ -18,8 +18,6 @@
 
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::{Extension, Path, Query};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -30,7 +28,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::auth::Tenant;
+use crate::cpu;
 use crate::error::ApiError;
+use crate::json_body::JsonBody;
 use crate::state::AppState;
 
 /// The longest `waitMs` honoured (a longer one is cut to this).
@@ -121,16 +121,8 @@ fn field_error(field: &str, what: &str) -> ApiError {
 async fn start(
     Extension(rt): Extension<Runtime>,
     Tenant(tenant): Tenant,
-    body: Result<Bytes, BytesRejection>,
+    JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let body = body.map_err(|e| match e.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload-too-large",
-            "Request body is larger than the 1 MiB limit",
-        ),
-        _ => ApiError::bad_input(format!("Request body could not be read: {e}")),
-    })?;
     let value: Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_input(format!("Request body must be valid JSON: {e}")))?;
     let Value::Object(mut object) = value else {
@@ -178,14 +170,25 @@ async fn start(
     }
     let options = RunOptions {
         dry_run,
-        wait,
+        wait: false,
         tenant_id: Some(tenant),
         ..RunOptions::default()
     };
-    let run = rt
-        .start_run(&flow_id, flow_version.as_deref(), input, options)
-        .await
-        .map_err(runtime_error)?;
+    // Starting validates the input against the flow's schema (CPU work, possibly long):
+    // off the async workers. Waiting for the end is async again, outside the CPU slot.
+    let starter = rt.clone();
+    let run = cpu::run_async(async move {
+        starter
+            .start_run(&flow_id, flow_version.as_deref(), input, options)
+            .await
+    })
+    .await?
+    .map_err(runtime_error)?;
+    let run = if wait {
+        rt.wait_for_run(&run.id).await.map_err(runtime_error)?
+    } else {
+        run
+    };
     let run = bounded_wait(&rt, run, wait_ms).await?;
     Ok((StatusCode::CREATED, Json(run)).into_response())
 }

@@ -78,6 +78,18 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
         path: state.clone(),
         source,
     })?;
+    // The folder holds the dev database (run inputs, outputs, key hashes): owner only.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).map_err(
+            |source| DevError::Io {
+                what: "cannot restrict",
+                path: state.clone(),
+                source,
+            },
+        )?;
+    }
     let index_path = state.join("index.json");
     let (program, args) = match kind {
         PackKind::Rust => {

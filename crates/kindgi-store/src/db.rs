@@ -1,7 +1,7 @@
 //! The [`Database`] handle: one value that owns the connection pool(s) for either backend.
 //!
 //! * **SQLite** (the default): a file path or a `sqlite:` URL. The file is created when missing
-//!   and opened in WAL mode with a busy timeout and foreign keys on. SQLite allows one writer
+//!   (mode 0600, before SQLite writes to it; see [`crate::file_mode`]) and opened in WAL mode with a busy timeout and foreign keys on. SQLite allows one writer
 //!   at a time, so the handle keeps two pools: a *writer* pool of exactly one connection
 //!   (every INSERT/UPDATE/DDL goes through it, so writers queue in the pool instead of failing
 //!   with `SQLITE_BUSY`) and a *reader* pool of several `query_only` connections (WAL lets
@@ -347,6 +347,7 @@ async fn open_sqlite_file(path: &str, options: &ConnectOptions) -> Result<Sqlite
         target: path.to_owned(),
         source,
     };
+    crate::file_mode::prepare_sqlite_file(path)?;
     // One direct connection first: a path that cannot be opened fails at once (a pool
     // would retry until its acquire timeout). It creates the file and switches it to WAL.
     let probe = base.connect().await.map_err(connect_err)?;

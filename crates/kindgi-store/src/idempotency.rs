@@ -1,15 +1,24 @@
-//! Idempotency keys: the stored outcome of a write sent with an `Idempotency-Key` header, so
-//! a retry replays the first answer instead of doing the work again. A row is claimed when the
-//! request starts (`status` NULL = in flight), filled with the response when it succeeds, and
-//! deleted when it fails. Rows expire after 24 hours; a claim left in flight for 30 seconds
-//! (a crashed request) may be taken over.
+//! Idempotency keys: the stored answer of a write sent with an `Idempotency-Key` header, so a
+//! retry replays the first answer instead of doing the work again.
+//!
+//! A row is written only with a complete answer (status and body), and — where the store does
+//! the write — **in the same transaction as the write it guards** ([`AnswerToRecord`], used by
+//! [`crate::tools::StoreRegistry::register_answered`]). So after any crash a key either has its
+//! answer (the write committed) or nothing at all (the write did not happen, and a retry does
+//! it now); there is no "in flight" row that could outlive its process. Requests that overlap
+//! while the first is still running are detected in the serving process (see the API's
+//! idempotency middleware); on PostgreSQL a duplicate racing from another server waits on the
+//! first one's row and then finds the key taken.
+//!
+//! Both databases run the same statements (only the placeholders differ): delete this key's
+//! row if it has expired (or is a pre-0.2 in-flight claim), then
+//! `INSERT … ON CONFLICT DO NOTHING`; zero rows inserted means another request recorded the
+//! key first, and the caller rolls its write back and replays that answer.
 
 use crate::{Backend, Database, StoreError, now_millis};
 
-/// How long a stored response is replayed.
+/// How long a stored answer is replayed.
 pub const RETENTION_MS: i64 = 24 * 3600 * 1000;
-/// How long an in-flight claim holds the key.
-pub const IN_FLIGHT_HOLD_MS: i64 = 30 * 1000;
 
 const SQLITE: &[&str] = &["CREATE TABLE IF NOT EXISTS idempotency_keys (
         tenant       TEXT NOT NULL,
@@ -31,24 +40,71 @@ const POSTGRES: &[&str] = &["CREATE TABLE IF NOT EXISTS idempotency_keys (
         PRIMARY KEY (tenant, key)
     )"];
 
+/// The two statements that record an answer, SQLite placeholders: delete an expired (or
+/// legacy in-flight) row of the key, then insert unless the key is taken.
+pub(crate) const SQLITE_RECORD: [&str; 2] = [
+    "DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND (created_at < ? OR status IS NULL)",
+    "INSERT INTO idempotency_keys (tenant, key, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+];
+/// The same statements with PostgreSQL placeholders.
+pub(crate) const PG_RECORD: [&str; 2] = [
+    "DELETE FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND (created_at < $3 OR status IS NULL)",
+    "INSERT INTO idempotency_keys (tenant, key, request_hash, status, body, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+];
+
 /// Create the `idempotency_keys` table (idempotent).
 pub async fn migrate(db: &Database) -> Result<(), StoreError> {
     db.apply_schema("idempotency", SQLITE, POSTGRES).await
 }
 
-/// What to do with a request carrying an idempotency key.
+/// A stored answer for a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Claim {
-    /// The key is ours: run the request, then [`IdempotencyStore::complete`] or
-    /// [`IdempotencyStore::release`].
-    Started,
-    /// The same request already succeeded: send this again.
-    Replay { status: u16, body: String },
-    /// The same key is being processed right now.
-    InFlight,
-    /// The key was used with a different request.
-    BodyMismatch,
+pub struct StoredAnswer {
+    /// SHA-256 of the request (method, path, body) that produced it.
+    pub request_hash: String,
+    pub status: u16,
+    pub body: String,
 }
+
+/// The answer to record for `(tenant, key)`, given to a write so both commit together.
+#[derive(Debug, Clone)]
+pub struct AnswerToRecord {
+    pub tenant: String,
+    pub key: String,
+    pub request_hash: String,
+    pub status: u16,
+    pub body: String,
+}
+
+/// Run the record statements on one connection or transaction (`$ph` is [`SQLITE_RECORD`]
+/// or [`PG_RECORD`]; `$map($op)` maps a `sqlx::Error`); evaluates to `true` when the answer
+/// was inserted.
+macro_rules! record_answer {
+    ($conn:expr, $ph:expr, $answer:expr, $map:path, $op:expr) => {{
+        let a: &$crate::idempotency::AnswerToRecord = $answer;
+        let now = $crate::now_millis();
+        sqlx::query($ph[0])
+            .bind(&a.tenant)
+            .bind(&a.key)
+            .bind(now - $crate::idempotency::RETENTION_MS)
+            .execute(&mut *$conn)
+            .await
+            .map_err($map($op))?;
+        sqlx::query($ph[1])
+            .bind(&a.tenant)
+            .bind(&a.key)
+            .bind(&a.request_hash)
+            .bind(i32::from(a.status))
+            .bind(&a.body)
+            .bind(now)
+            .execute(&mut *$conn)
+            .await
+            .map_err($map($op))?
+            .rows_affected()
+            == 1
+    }};
+}
+pub(crate) use record_answer;
 
 /// Idempotency-key storage over a [`Database`].
 #[derive(Debug, Clone)]
@@ -61,181 +117,78 @@ impl IdempotencyStore {
         IdempotencyStore { db }
     }
 
-    /// Claim `key` for a request whose method, path and body hash to `request_hash`.
-    pub async fn claim(
+    /// The live answer stored for `key`, if any (expired rows and legacy in-flight claims
+    /// count as none).
+    pub async fn lookup(
         &self,
         tenant: &str,
         key: &str,
-        request_hash: &str,
-    ) -> Result<Claim, StoreError> {
-        let now = now_millis();
-        let op = StoreError::query("idempotency.claim");
-        let (expired, stale) = (now - RETENTION_MS, now - IN_FLIGHT_HOLD_MS);
-        let (inserted, row) = match self.db.backend() {
+    ) -> Result<Option<StoredAnswer>, StoreError> {
+        let op = StoreError::query("idempotency.lookup");
+        let since = now_millis() - RETENTION_MS;
+        let row = match self.db.backend() {
+            Backend::Sqlite(p) => sqlx::query(
+                "SELECT request_hash, status, body FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at >= ? AND status IS NOT NULL",
+            )
+            .bind(tenant)
+            .bind(key)
+            .bind(since)
+            .fetch_optional(&p.reader)
+            .await
+            .map_err(op)?
+            .map(|r| read(&r)),
+            Backend::Postgres(p) => sqlx::query(
+                "SELECT request_hash, status, body FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND created_at >= $3 AND status IS NOT NULL",
+            )
+            .bind(tenant)
+            .bind(key)
+            .bind(since)
+            .fetch_optional(p)
+            .await
+            .map_err(op)?
+            .map(|r| read(&r)),
+        };
+        row.transpose()
+    }
+
+    /// Record an answer on its own, after a write the store did not do itself (so not
+    /// crash-atomic with it). `false`: another request recorded the key first.
+    pub async fn record(&self, answer: &AnswerToRecord) -> Result<bool, StoreError> {
+        const OP: &str = "idempotency.record";
+        match self.db.backend() {
             Backend::Sqlite(p) => {
-                let mut tx = p.writer.begin().await.map_err(op)?;
-                let op = StoreError::query("idempotency.claim");
-                sqlx::query(
-                    "DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND (created_at < ? OR (status IS NULL AND created_at < ?))",
-                )
-                .bind(tenant)
-                .bind(key)
-                .bind(expired)
-                .bind(stale)
-                .execute(&mut *tx)
-                .await
-                .map_err(op)?;
-                let inserted = sqlx::query(
-                    "INSERT INTO idempotency_keys (tenant, key, request_hash, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                )
-                .bind(tenant)
-                .bind(key)
-                .bind(request_hash)
-                .bind(now)
-                .execute(&mut *tx)
-                .await
-                .map_err(StoreError::query("idempotency.claim"))?
-                .rows_affected();
-                let row = sqlx::query("SELECT request_hash, status, body FROM idempotency_keys WHERE tenant = ? AND key = ?")
-                    .bind(tenant)
-                    .bind(key)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(StoreError::query("idempotency.claim"))?;
-                tx.commit()
-                    .await
-                    .map_err(StoreError::query("idempotency.claim"))?;
-                (inserted, read(&row)?)
+                let mut tx = p.writer.begin().await.map_err(StoreError::query(OP))?;
+                let inserted = record_answer!(tx, SQLITE_RECORD, answer, StoreError::query, OP);
+                tx.commit().await.map_err(StoreError::query(OP))?;
+                Ok(inserted)
             }
             Backend::Postgres(p) => {
-                let mut tx = p.begin().await.map_err(op)?;
-                sqlx::query(
-                    "DELETE FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND (created_at < $3 OR (status IS NULL AND created_at < $4))",
-                )
-                .bind(tenant)
-                .bind(key)
-                .bind(expired)
-                .bind(stale)
-                .execute(&mut *tx)
-                .await
-                .map_err(StoreError::query("idempotency.claim"))?;
-                let inserted = sqlx::query(
-                    "INSERT INTO idempotency_keys (tenant, key, request_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-                )
-                .bind(tenant)
-                .bind(key)
-                .bind(request_hash)
-                .bind(now)
-                .execute(&mut *tx)
-                .await
-                .map_err(StoreError::query("idempotency.claim"))?
-                .rows_affected();
-                let row = sqlx::query("SELECT request_hash, status, body FROM idempotency_keys WHERE tenant = $1 AND key = $2")
-                    .bind(tenant)
-                    .bind(key)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(StoreError::query("idempotency.claim"))?;
-                tx.commit()
-                    .await
-                    .map_err(StoreError::query("idempotency.claim"))?;
-                (inserted, read(&row)?)
+                let mut tx = p.begin().await.map_err(StoreError::query(OP))?;
+                let inserted = record_answer!(tx, PG_RECORD, answer, StoreError::query, OP);
+                tx.commit().await.map_err(StoreError::query(OP))?;
+                Ok(inserted)
             }
-        };
-        let (hash, status, body) = row;
-        Ok(if inserted == 1 {
-            Claim::Started
-        } else if hash != request_hash {
-            Claim::BodyMismatch
-        } else {
-            match status {
-                None => Claim::InFlight,
-                Some(s) => Claim::Replay {
-                    status: u16::try_from(s).unwrap_or(200),
-                    body: body.unwrap_or_default(),
-                },
-            }
-        })
-    }
-
-    /// Store the successful response of a claimed key.
-    pub async fn complete(
-        &self,
-        tenant: &str,
-        key: &str,
-        status: u16,
-        body: &str,
-    ) -> Result<(), StoreError> {
-        let op = StoreError::query("idempotency.complete");
-        match self.db.backend() {
-            Backend::Sqlite(p) => sqlx::query(
-                "UPDATE idempotency_keys SET status = ?, body = ? WHERE tenant = ? AND key = ?",
-            )
-            .bind(i32::from(status))
-            .bind(body)
-            .bind(tenant)
-            .bind(key)
-            .execute(&p.writer)
-            .await
-            .map(drop)
-            .map_err(op),
-            Backend::Postgres(p) => sqlx::query(
-                "UPDATE idempotency_keys SET status = $1, body = $2 WHERE tenant = $3 AND key = $4",
-            )
-            .bind(i32::from(status))
-            .bind(body)
-            .bind(tenant)
-            .bind(key)
-            .execute(p)
-            .await
-            .map(drop)
-            .map_err(op),
-        }
-    }
-
-    /// Give a claimed key back (the request failed; a retry may run it again).
-    pub async fn release(&self, tenant: &str, key: &str) -> Result<(), StoreError> {
-        let op = StoreError::query("idempotency.release");
-        match self.db.backend() {
-            Backend::Sqlite(p) => sqlx::query(
-                "DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND status IS NULL",
-            )
-            .bind(tenant)
-            .bind(key)
-            .execute(&p.writer)
-            .await
-            .map(drop)
-            .map_err(op),
-            Backend::Postgres(p) => sqlx::query(
-                "DELETE FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND status IS NULL",
-            )
-            .bind(tenant)
-            .bind(key)
-            .execute(p)
-            .await
-            .map(drop)
-            .map_err(op),
         }
     }
 }
 
-type ClaimRow = (String, Option<i32>, Option<String>);
-
-fn read<R>(r: &R) -> Result<ClaimRow, StoreError>
+fn read<R>(r: &R) -> Result<StoredAnswer, StoreError>
 where
     R: sqlx::Row,
     for<'c> &'c str: sqlx::ColumnIndex<R>,
     String: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
-    Option<i32>: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
-    Option<String>: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
+    i32: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
 {
-    let corrupt = |e: sqlx::Error| StoreError::Corrupt {
+    let corrupt = |reason: String| StoreError::Corrupt {
         what: "idempotency_keys row".into(),
-        reason: e.to_string(),
+        reason,
     };
-    Ok((
-        r.try_get("request_hash").map_err(corrupt)?,
-        r.try_get("status").map_err(corrupt)?,
-        r.try_get("body").map_err(corrupt)?,
-    ))
+    let status: i32 = r.try_get("status").map_err(|e| corrupt(e.to_string()))?;
+    Ok(StoredAnswer {
+        request_hash: r
+            .try_get("request_hash")
+            .map_err(|e| corrupt(e.to_string()))?,
+        status: u16::try_from(status).map_err(|_| corrupt(format!("status {status}")))?,
+        body: r.try_get("body").map_err(|e| corrupt(e.to_string()))?,
+    })
 }

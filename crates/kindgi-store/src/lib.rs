@@ -8,6 +8,7 @@
 
 pub mod db;
 pub mod error;
+pub mod file_mode;
 pub mod idempotency;
 pub mod runs;
 pub mod testing;

@@ -17,6 +17,7 @@ use kindgi_tools::semver::{Range, Version, latest_version, max_satisfying};
 use kindgi_tools::tool::BoxFuture;
 use sqlx::Row as _;
 
+use crate::idempotency::{AnswerToRecord, PG_RECORD, SQLITE_RECORD, record_answer};
 use crate::{Backend, Database, StoreError, now_millis};
 
 const SQLITE: &[&str] = &[
@@ -148,12 +149,28 @@ impl StoreRegistry {
         &self.db
     }
 
+    /// [`ToolRegistry::register`] plus an idempotent answer recorded **in the same
+    /// transaction**, so the version and the answer commit together or not at all (a crash
+    /// can never leave one without the other). `Ok(None)`: the key was already recorded by
+    /// another request; nothing was written — replay that request's answer.
+    pub async fn register_answered(
+        &self,
+        tenant: &str,
+        manifest: &ToolManifest,
+        options: RegisterOptions,
+        answer: &AnswerToRecord,
+    ) -> Result<Option<ToolRecord>, RegistryError> {
+        self.register_impl(tenant, manifest, options, Some(answer))
+            .await
+    }
+
     async fn register_impl(
         &self,
         tenant: &str,
         manifest: &ToolManifest,
         options: RegisterOptions,
-    ) -> Result<ToolRecord, RegistryError> {
+        answer: Option<&AnswerToRecord>,
+    ) -> Result<Option<ToolRecord>, RegistryError> {
         let id = manifest.id.as_str();
         let v = check_version(id, &manifest.version)?;
         let record = ToolRecord {
@@ -180,7 +197,14 @@ impl StoreRegistry {
             .collect::<Vec<_>>()
             .join(".");
         macro_rules! body {
-            ($tx:ident, $ph:ident) => {{
+            ($tx:ident, $ph:ident, $record:ident) => {{
+                // The answer first: on PostgreSQL a concurrent duplicate waits here for the
+                // first one to commit, then finds the key taken and writes nothing.
+                if let Some(answer) = answer {
+                    if !record_answer!($tx, $record, answer, q, "tools.register") {
+                        return Ok(None);
+                    }
+                }
                 sqlx::query($ph[0])
                     .bind(tenant)
                     .bind(id)
@@ -254,14 +278,14 @@ impl StoreRegistry {
         match self.db.backend() {
             Backend::Sqlite(p) => {
                 let mut tx = p.writer.begin().await.map_err(q("tools.register"))?;
-                body!(tx, SQLITE_REGISTER);
+                body!(tx, SQLITE_REGISTER, SQLITE_RECORD);
             }
             Backend::Postgres(p) => {
                 let mut tx = p.begin().await.map_err(q("tools.register"))?;
-                body!(tx, PG_REGISTER);
+                body!(tx, PG_REGISTER, PG_RECORD);
             }
         }
-        Ok(record)
+        Ok(Some(record))
     }
 
     async fn get_version_impl(
@@ -542,7 +566,13 @@ impl ToolRegistry for StoreRegistry {
         manifest: &'a ToolManifest,
         options: RegisterOptions,
     ) -> BoxFuture<'a, Result<ToolRecord, RegistryError>> {
-        Box::pin(self.register_impl(tenant, manifest, options))
+        Box::pin(async move {
+            self.register_impl(tenant, manifest, options, None)
+                .await?
+                .ok_or_else(|| {
+                    RegistryError::Storage("no record without an idempotency key".into())
+                })
+        })
     }
 
     fn get<'a>(

@@ -2,7 +2,9 @@
 //! or `kindgi server`) and read them. Pretty JSON on stdout.
 //!
 //! The API is `--api`/`KINDGI_API_URL` with `--token`/`KINDGI_API_TOKEN`, else the
-//! `.kindgirc.json` that `kindgi dev` wrote in this folder or one above it.
+//! `.kindgirc.json` that `kindgi dev` wrote in this folder or one above it — address and key
+//! from the same source, the file only if it is yours, 0600 and loopback (see
+//! [`super::api_source`]).
 //!
 //! Exit codes (runtime.md §9): 0 the run completed (or, with `--no-wait`, started); 1 it
 //! failed or was cancelled (`Error [run-failed]: <failureMessage>` on stderr, the run JSON
@@ -19,11 +21,11 @@ use serde_json::{Value, json};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ApiArgs {
-    /// Base URL of the API (default: the `.kindgirc.json` of `kindgi dev`).
-    #[arg(long = "api", env = "KINDGI_API_URL")]
+    /// Base URL of the API (or KINDGI_API_URL; default: the `.kindgirc.json` of `kindgi dev`).
+    #[arg(long = "api")]
     pub api: Option<String>,
-    /// API key (default: the `.kindgirc.json` of `kindgi dev`).
-    #[arg(long = "token", env = "KINDGI_API_TOKEN", hide_env_values = true)]
+    /// API key (or KINDGI_API_TOKEN; give it with --api, or neither, to use `.kindgirc.json`).
+    #[arg(long = "token")]
     pub token: Option<String>,
     /// Print nothing on stdout.
     #[arg(long, short = 'q')]
@@ -108,20 +110,11 @@ impl Api {
     fn resolve(args: &ApiArgs) -> Result<Api, String> {
         let cwd =
             std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
-        let found = kindgi_dev::discovery::find(&cwd);
-        let (rc_url, rc_token) = match &found {
-            Some((_, Ok(d))) => (Some(d.url.clone()), Some(d.token.clone())),
-            Some((path, Err(e))) if args.api.is_none() || args.token.is_none() => {
-                return Err(format!("{} is not readable: {e}", path.display()));
-            }
-            _ => (None, None),
-        };
-        let url = args.api.clone().filter(|s| !s.is_empty()).or(rc_url).ok_or_else(|| {
-            "no API to talk to: run `kindgi dev` in the pack folder (it writes .kindgirc.json), or pass --api URL --token KEY (KINDGI_API_URL, KINDGI_API_TOKEN)".to_owned()
-        })?;
-        let token = args.token.clone().filter(|s| !s.is_empty()).or(rc_token).ok_or_else(|| {
-            "no API key: pass --token KEY (or KINDGI_API_TOKEN); `kindgi tokens create` makes one".to_owned()
-        })?;
+        let given = super::api_source::Given::from_flags_and_env(
+            args.api.as_deref(),
+            args.token.as_deref(),
+        );
+        let super::api_source::ApiSource { url, token } = super::api_source::resolve(&given, &cwd)?;
         let http = reqwest::Client::builder()
             .no_proxy()
             .build()

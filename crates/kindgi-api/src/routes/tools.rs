@@ -1,9 +1,9 @@
 //! `/v1/tools`: register, list, read, unregister and reinstate tool versions (tool.md §11).
 //! Stored manifests are sent as the JSON text the store holds, without re-encoding.
 
-use axum::body::{Body, Bytes};
-use axum::extract::rejection::{BytesRejection, PathRejection};
-use axum::extract::{Path, RawQuery, State};
+use axum::body::Body;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Extension, Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -16,7 +16,10 @@ use kindgi_tools::registry::{ListQuery, RegisterOptions, ToolRecord};
 use serde_json::{Value, json};
 
 use crate::auth::Tenant;
+use crate::cpu;
 use crate::error::ApiError;
+use crate::idempotency::{AnswerRecorded, IdempotencyContext};
+use crate::json_body::JsonBody;
 use crate::state::AppState;
 
 /// Default and maximum page sizes.
@@ -161,16 +164,9 @@ fn page_body<'a>(
 async fn register(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
-    body: Result<Bytes, BytesRejection>,
+    idempotency: Option<Extension<IdempotencyContext>>,
+    JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let body = body.map_err(|e| match e.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload-too-large",
-            "Request body is larger than the 1 MiB limit",
-        ),
-        _ => ApiError::bad_input(format!("Request body could not be read: {e}")),
-    })?;
     let value: Value = serde_json::from_slice(&body)
         .map_err(|_| ApiError::bad_input("Request body must be valid JSON"))?;
     let Value::Object(mut object) = value else {
@@ -185,13 +181,12 @@ async fn register(
             "`projectId` must be at most 200 characters, without control characters",
         ));
     }
-    // Schema compilation is CPU work: keep it off the async workers.
+    // Validation compiles the input/output schemas: CPU work, off the async workers.
     let raw = Value::Object(object);
-    let manifest = tokio::task::spawn_blocking(move || {
+    let manifest = cpu::run(move || {
         validate_manifest(&raw, &ManifestCheck::default(), &ToolSchemaEngine::new())
     })
-    .await
-    .map_err(|e| ApiError::internal(&e))?
+    .await?
     .map_err(|problems| {
         let first = problems
             .first()
@@ -213,16 +208,32 @@ async fn register(
         project_id: Some(project_id),
         retired: false,
     };
-    let record = state
+    let answer = json!({ "toolId": manifest.id.as_str(), "version": manifest.version }).to_string();
+    // With an Idempotency-Key on the persistent registry, the answer commits with the version.
+    if let (Some(Extension(context)), Some(store)) = (idempotency, &state.store_registry) {
+        let recorded = store
+            .register_answered(
+                &tenant,
+                &manifest,
+                options,
+                &context.answer(StatusCode::CREATED, &answer),
+            )
+            .await
+            .map_err(|e| ApiError::from_registry(e, None))?;
+        let mark = match recorded {
+            Some(_) => AnswerRecorded::Recorded,
+            None => AnswerRecorded::KeyTaken,
+        };
+        let mut response = json_text(StatusCode::CREATED, answer);
+        response.extensions_mut().insert(mark);
+        return Ok(response);
+    }
+    state
         .registry
         .register(&tenant, &manifest, options)
         .await
         .map_err(|e| ApiError::from_registry(e, None))?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({ "toolId": record.tool_id, "version": record.version })),
-    )
-        .into_response())
+    Ok(json_text(StatusCode::CREATED, answer))
 }
 
 async fn list(
