@@ -28,8 +28,10 @@
 
 pub mod caller;
 pub mod detect;
+pub mod dev_key;
 pub mod discovery;
 pub mod error;
+pub mod parent_death;
 pub mod prepare;
 pub mod register;
 pub mod server;
