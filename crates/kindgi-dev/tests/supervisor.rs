@@ -19,7 +19,10 @@ exit 3"#;
 
 fn child() -> Prepared {
     // Any valid index will do (the child ignores it); only the pack id shows.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .unwrap();
     let mut index = read_index(&root.join("examples/conformance-pack/index.json")).unwrap();
     index.pack_id = "crashy".into();
     Prepared {
@@ -77,7 +80,10 @@ async fn the_restart_budget_is_whole_again_after_healthy_running() {
     for n in 1..=4 {
         tokio::time::sleep(Duration::from_millis(800)).await;
         let r = crash(tmp.path(), &slot).await;
-        assert!(r.is_ok(), "crash {n} after healthy running was restarted: {r:?}");
+        assert!(
+            r.is_ok(),
+            "crash {n} after healthy running was restarted: {r:?}"
+        );
     }
     // Crashes in a row still run the budget out: the last restart counted one, so one more.
     assert!(crash(tmp.path(), &slot).await.is_ok());
