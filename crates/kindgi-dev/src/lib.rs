@@ -13,7 +13,8 @@
 //!    index`) into `.kindgi/index.json`;
 //! 3. [`supervisor`] — start the pack service (`PORT=0`, a random base64url token,
 //!    `KINDGI_LOG_FORMAT=json`, `KINDGI_PACK_ENV_CHECK=warn`), wait for its `listening` line
-//!    (60 s), restart it when it dies (3×, 500 ms apart), stop it with SIGTERM then SIGKILL;
+//!    (60 s), restart it when it dies (3× in a row, 500 ms apart; the budget resets after
+//!    60 s up), stop it with SIGTERM then SIGKILL; it dies with `kindgi dev` ([`parent_death`]);
 //! 4. [`register`] — every index tool becomes a pack tool whose calls go through
 //!    [`caller::DevPackCaller`] (`kindgi_pack::client`) to the child serving now, plus the
 //!    agents and flows;
@@ -28,8 +29,10 @@
 
 pub mod caller;
 pub mod detect;
+pub mod dev_key;
 pub mod discovery;
 pub mod error;
+pub mod parent_death;
 pub mod prepare;
 pub mod register;
 pub mod server;

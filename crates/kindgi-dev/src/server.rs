@@ -17,13 +17,16 @@ use crate::discovery::{self, Discovery};
 use crate::error::DevError;
 use crate::prepare::{Prepared, prepare, progress, state_dir};
 use crate::register::register;
-use crate::supervisor::{ServiceSlot, Supervisor};
+use crate::supervisor::{ServiceSlot, Supervisor, SupervisorConfig};
 use crate::watch;
 
 /// The tenant the dev server's API key belongs to (the runtime's default tenant).
 pub const DEV_TENANT: &str = kindgi_runtime::runtime::DEFAULT_TENANT;
 /// The default API port.
 pub const DEFAULT_PORT: u16 = 4000;
+/// How long a stop waits for in-flight runs to store their journals before it aborts them
+/// (they are left to resume on the next start either way; see `Runtime::shutdown`).
+pub const RUN_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What `kindgi dev` was asked to do.
 #[derive(Debug, Clone)]
@@ -78,7 +81,9 @@ pub async fn run(options: DevOptions) -> Result<(), DevError> {
         "starting the pack service ({})",
         prepared.command_line()
     ));
-    let mut supervisor = Supervisor::start(prepared.clone(), &dir, slot.clone()).await?;
+    let sup_config = SupervisorConfig::from_env(options.watch);
+    let mut supervisor =
+        Supervisor::start_with(prepared.clone(), &dir, slot.clone(), sup_config.clone()).await?;
     let state = AppState::new(db.clone());
     let done = register(&rt, &prepared.index, &caller);
     report_registration(&pack, &done);
@@ -102,14 +107,11 @@ pub async fn run(options: DevOptions) -> Result<(), DevError> {
         source,
     })?;
     let url = format!("http://{local}");
-    let key = match state.tokens.create(DEV_TENANT, None).await {
+    let key = match crate::dev_key::rotate(&state.tokens, &state_dir(&dir), DEV_TENANT).await {
         Ok(k) => k,
         Err(e) => {
             supervisor.stop().await;
-            return Err(DevError::Database {
-                path: state_dir(&dir).join("dev.db"),
-                message: format!("cannot create the dev API key: {e}"),
-            });
+            return Err(e);
         }
     };
     let rc = Discovery {
@@ -166,14 +168,26 @@ pub async fn run(options: DevOptions) -> Result<(), DevError> {
                 tokio::time::sleep(watch::POLL_INTERVAL).await;
                 last = Some(fingerprint(&dir).await);
                 progress("change detected: reloading");
-                supervisor = reload(&dir, &kind, options.release, &rt, &caller, &state, &slot, supervisor).await;
+                supervisor = reload(&dir, &kind, options.release, &rt, &caller, &state, &slot, supervisor, &sup_config).await;
             }
         }
     }
 
     progress("stopping");
+    // Runs first, while their pack service still serves: an in-flight run is left to resume
+    // on the next start (as after a crash), not failed by its service going away.
+    let left = rt.shutdown(RUN_STOP_GRACE).await;
+    if !left.is_empty() {
+        progress(&format!(
+            "{} run(s) in flight left to resume on the next start",
+            left.len()
+        ));
+    }
     let _ = stop_tx.send(true);
     supervisor.stop().await;
+    if let Err(e) = crate::dev_key::retire(&state.tokens, &state_dir(&dir), &key.key_id).await {
+        progress(&format!("{e}"));
+    }
     let _ = server.await;
     let _ = std::fs::remove_file(&rc_path);
     db.close().await;
@@ -192,6 +206,7 @@ async fn reload(
     state: &AppState,
     slot: &Arc<ServiceSlot>,
     old: Supervisor,
+    config: &SupervisorConfig,
 ) -> Supervisor {
     let prepared = match prepare(dir, kind, release).await {
         Ok(p) => p,
@@ -207,7 +222,9 @@ async fn reload(
         "starting the pack service ({})",
         prepared.command_line()
     ));
-    let next = match Supervisor::start(prepared.clone(), dir, slot.clone()).await {
+    let next = match Supervisor::start_with(prepared.clone(), dir, slot.clone(), config.clone())
+        .await
+    {
         Ok(s) => s,
         Err(e) => {
             progress(&format!(

@@ -1,6 +1,8 @@
 //! The pack service child process: start it (`PORT=0`, a fresh random token, the
 //! `listening` line within the boot timeout), forward its output, restart it when it dies
-//! (three times, 500 ms apart), and stop it (SIGTERM, a grace period, then SIGKILL).
+//! (three times, 500 ms apart; the budget is whole again once a service has stayed up for
+//! 60 s), and stop it (SIGTERM, a grace period, then SIGKILL). It dies with `kindgi dev`
+//! ([`crate::parent_death`]).
 //!
 //! The process currently serving is published in [`ServiceSlot`]; the pack tools' caller
 //! reads it on every call, so a call made while no child serves is refused at once as
@@ -27,6 +29,11 @@ pub const BOOT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Restarts after the child dies, and the pause before each.
 pub const MAX_RESTARTS: u32 = 3;
 pub const RESTART_PAUSE: Duration = Duration::from_millis(500);
+/// A service that stayed up this long was healthy: its exit starts a fresh restart budget
+/// (`KINDGI_DEV_RESTART_RESET_MS`). Long enough that a service crashing on every call or
+/// every few seconds still runs out of restarts; short enough that a crash an hour into a
+/// session is not counted against the morning's.
+pub const RESTART_RESET: Duration = Duration::from_secs(60);
 /// SIGTERM → SIGKILL: the service's own 8 s drain plus 2 s.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
 
@@ -83,13 +90,62 @@ pub fn new_token() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-fn boot_timeout() -> Duration {
-    std::env::var("KINDGI_DEV_BOOT_TIMEOUT_MS")
+/// Milliseconds from the environment variable `name` (a positive integer), else `default`.
+fn env_millis(name: &str, default: Duration) -> Duration {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .filter(|ms| *ms > 0)
         .map(Duration::from_millis)
-        .unwrap_or(BOOT_TIMEOUT)
+        .unwrap_or(default)
+}
+
+/// How a supervisor boots, restarts and gives up.
+#[derive(Debug, Clone)]
+pub struct SupervisorConfig {
+    /// How long a child may take to write its `listening` line.
+    pub boot_timeout: Duration,
+    /// Restarts in a row before giving up, and the pause before each.
+    pub max_restarts: u32,
+    pub restart_pause: Duration,
+    /// A child up this long was healthy: when it exits the budget starts afresh.
+    pub restart_reset: Duration,
+    /// `kindgi dev` reloads on a saved file (else the give-up message says to restart it).
+    pub watching: bool,
+}
+
+impl Default for SupervisorConfig {
+    fn default() -> Self {
+        Self {
+            boot_timeout: BOOT_TIMEOUT,
+            max_restarts: MAX_RESTARTS,
+            restart_pause: RESTART_PAUSE,
+            restart_reset: RESTART_RESET,
+            watching: true,
+        }
+    }
+}
+
+impl SupervisorConfig {
+    /// The defaults, with `KINDGI_DEV_BOOT_TIMEOUT_MS` and `KINDGI_DEV_RESTART_RESET_MS`
+    /// honoured.
+    pub fn from_env(watching: bool) -> Self {
+        Self {
+            boot_timeout: env_millis("KINDGI_DEV_BOOT_TIMEOUT_MS", BOOT_TIMEOUT),
+            restart_reset: env_millis("KINDGI_DEV_RESTART_RESET_MS", RESTART_RESET),
+            watching,
+            ..Self::default()
+        }
+    }
+
+    /// What to do once the restarts are used up.
+    fn give_up_advice(&self) -> &'static str {
+        if self.watching {
+            "fix the pack and save a file to reload it"
+        } else {
+            "fix the pack and restart kindgi dev (it is not watching files: --no-watch)"
+        }
+    }
 }
 
 /// A supervised pack service (one build of the pack).
@@ -103,19 +159,32 @@ struct Spec {
     prepared: Prepared,
     dir: PathBuf,
     pack: String,
+    config: SupervisorConfig,
 }
 
 impl Supervisor {
-    /// Boots the service of `prepared` and keeps it running, publishing it in `slot`.
+    /// Boots the service of `prepared` and keeps it running, publishing it in `slot`
+    /// ([`SupervisorConfig::from_env`], watching).
     pub async fn start(
         prepared: Prepared,
         dir: &Path,
         slot: Arc<ServiceSlot>,
     ) -> Result<Supervisor, DevError> {
+        Supervisor::start_with(prepared, dir, slot, SupervisorConfig::from_env(true)).await
+    }
+
+    /// [`Supervisor::start`] with an explicit configuration.
+    pub async fn start_with(
+        prepared: Prepared,
+        dir: &Path,
+        slot: Arc<ServiceSlot>,
+        config: SupervisorConfig,
+    ) -> Result<Supervisor, DevError> {
         let spec = Spec {
             pack: prepared.index.pack_id.clone(),
             prepared,
             dir: dir.to_owned(),
+            config,
         };
         let (child, service) = boot(&spec).await?;
         slot.set(Some(service), "");
@@ -154,6 +223,9 @@ async fn monitor(
 ) {
     let mut child = Some(child);
     let mut restarts = 0u32;
+    let mut up_since = tokio::time::Instant::now();
+    let max = spec.config.max_restarts;
+    let pause = spec.config.restart_pause;
     loop {
         let Some(c) = child.as_mut() else {
             // Gave up: wait for the stop request only.
@@ -173,11 +245,16 @@ async fn monitor(
                 };
                 child = None;
                 slot.set(None, &format!("the pack service of \"{}\" exited ({how}) and is restarting", spec.pack));
+                if up_since.elapsed() >= spec.config.restart_reset {
+                    // It ran healthy for a while: this is a new failure, not the same one.
+                    restarts = 0;
+                }
                 while child.is_none() {
-                    if restarts >= MAX_RESTARTS {
+                    if restarts >= max {
                         let why = format!(
-                            "the pack service of \"{}\" exited ({how}) and was restarted {MAX_RESTARTS} times; fix the pack and save a file to reload it",
-                            spec.pack
+                            "the pack service of \"{}\" exited ({how}) and was restarted {max} times in a row; {}",
+                            spec.pack,
+                            spec.config.give_up_advice()
                         );
                         eprintln!("kindgi dev: {why}");
                         slot.set(None, &why);
@@ -185,18 +262,19 @@ async fn monitor(
                     }
                     restarts += 1;
                     eprintln!(
-                        "kindgi dev: the pack service exited ({how}); restarting it in {} ms ({restarts} of {MAX_RESTARTS})",
-                        RESTART_PAUSE.as_millis()
+                        "kindgi dev: the pack service exited ({how}); restarting it in {} ms ({restarts} of {max})",
+                        pause.as_millis()
                     );
                     tokio::select! {
                         _ = &mut stop => return,
-                        () = tokio::time::sleep(RESTART_PAUSE) => {}
+                        () = tokio::time::sleep(pause) => {}
                     }
                     match boot(&spec).await {
                         Ok((c, service)) => {
                             eprintln!("kindgi dev: pack service restarted at {}", service.base_url);
                             slot.set(Some(service), "");
                             child = Some(c);
+                            up_since = tokio::time::Instant::now();
                         }
                         Err(e) => eprintln!("kindgi dev: {e}"),
                     }
@@ -263,6 +341,7 @@ async fn boot(spec: &Spec) -> Result<(Child, Arc<Service>), DevError> {
     // the service in order (SIGTERM, drain) instead of racing it.
     #[cfg(unix)]
     cmd.process_group(0);
+    crate::parent_death::die_with_parent(&mut cmd);
     let command = p.command_line();
     let mut child = cmd.spawn().map_err(|source| DevError::Spawn {
         command: command.clone(),
@@ -296,7 +375,7 @@ async fn boot(spec: &Spec) -> Result<(Child, Arc<Service>), DevError> {
         command: command.clone(),
         reason,
     };
-    let limit = boot_timeout();
+    let limit = spec.config.boot_timeout;
     let port = tokio::select! {
         port = port_rx => port.map_err(|_| boot_err("its stderr closed before a listening line".into()))?,
         status = child.wait() => {

@@ -32,6 +32,7 @@ use crate::journal::{JournalWriter, Replay};
 use crate::record::{JournalKind, RunRecord, RunStatus, format_millis, now_millis};
 use crate::runtime::Shared;
 use crate::scheduler::{SchedEdge, SchedGraph, SchedState};
+use crate::stop::RunStop;
 use crate::store::payload;
 
 /// Why a step (and so the run) did not produce an output.
@@ -42,6 +43,9 @@ pub(crate) struct Failure {
     pub retryable: bool,
     /// The run was cancelled: not a failure of the step.
     pub cancelled: bool,
+    /// The run stopped because the process is stopping (with `cancelled`): it is left for
+    /// recovery, with no terminal entry.
+    pub interrupted: bool,
     /// Another executor owns this run (its journal sequence was taken): stop without
     /// touching the run.
     pub lost: bool,
@@ -55,6 +59,7 @@ impl Failure {
             message: message.into(),
             retryable: true,
             cancelled: false,
+            interrupted: false,
             lost: false,
             extra: None,
         }
@@ -72,6 +77,13 @@ impl Failure {
             cancelled: true,
             retryable: false,
             ..Failure::new("cancelled: the run was cancelled")
+        }
+    }
+
+    fn interrupted() -> Self {
+        Self {
+            interrupted: true,
+            ..Failure::cancelled()
         }
     }
 }
@@ -167,6 +179,11 @@ impl<'a> GraphRef<'a> {
 /// How stale the stored journal may get while only read-only steps run.
 const READ_ONLY_FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
+/// How long a stopping graph waits for its in-flight nodes to journal how they ended. Each
+/// leaf step gives up its work at once when the run stops, so this only bounds a journal
+/// write that hangs.
+const STOP_SETTLE: Duration = Duration::from_secs(5);
+
 /// A node that finished: its id and output (or why not).
 type NodeDone = (String, Result<Arc<Value>, Failure>);
 
@@ -193,6 +210,8 @@ pub(crate) struct RunCtx {
     pub journal: JournalWriter,
     pub replay: Replay,
     pub cancel: CancellationToken,
+    /// Why `cancel` fired.
+    pub(crate) stop: RunStop,
     pub depth: u32,
     pub max_parallelism: usize,
     state: Value,
@@ -211,9 +230,10 @@ pub(crate) async fn execute_run(
     shared: Arc<Shared>,
     mut run: RunRecord,
     depth: u32,
-    cancel: CancellationToken,
+    stop: RunStop,
     max_parallelism: Option<u32>,
 ) -> RunRecord {
+    let cancel = stop.token().clone();
     let store = shared.store.clone();
     let entries = match store.journal(&run.id, None, None).await {
         Ok(e) => e,
@@ -282,6 +302,7 @@ pub(crate) async fn execute_run(
         journal,
         replay,
         cancel,
+        stop,
         depth,
         max_parallelism,
         state: Value::Object(Map::new()),
@@ -310,6 +331,18 @@ async fn finish(
             .ok()
             .flatten()
             .unwrap_or(run);
+    }
+    if let Err(f) = &result
+        && f.interrupted
+    {
+        // The process is stopping: store what is buffered (with the `running` record queued
+        // at the start) and leave the run for recovery, as a crash would — never worse.
+        if let Some(j) = journal
+            && let Err(e) = j.flush().await
+        {
+            tracing::warn!(run = %run.id, error = %e, "could not store the interrupted run's journal");
+        }
+        return run;
     }
     let now = format_millis(now_millis());
     run.updated_at = now.clone();
@@ -359,6 +392,16 @@ async fn finish(
 }
 
 impl RunCtx {
+    /// The failure of a run whose stop signal fired: cancelled, or interrupted when the
+    /// process is stopping.
+    fn stop_failure(&self) -> Failure {
+        if self.stop.is_interrupt() {
+            Failure::interrupted()
+        } else {
+            Failure::cancelled()
+        }
+    }
+
     fn env<'a>(&'a self, outputs: &'a NodeOutputs) -> Env<'a> {
         Env {
             run_input: &self.run.input,
@@ -462,7 +505,8 @@ impl RunCtx {
             let mut running: FuturesUnordered<BoxFuture<'a, NodeDone>> = FuturesUnordered::new();
             loop {
                 if self.cancel.is_cancelled() {
-                    return Err(Failure::cancelled());
+                    settle(&mut running).await;
+                    return Err(self.stop_failure());
                 }
                 for i in sched.edges_to_evaluate(&st) {
                     let e = &edges[i];
@@ -512,12 +556,24 @@ impl RunCtx {
                     )));
                 }
                 let next = tokio::select! {
-                    _ = self.cancel.cancelled() => return Err(Failure::cancelled()),
+                    _ = self.cancel.cancelled() => {
+                        // Let the in-flight nodes journal that they were cancelled.
+                        settle(&mut running).await;
+                        return Err(self.stop_failure());
+                    }
                     next = running.next() => next,
                 };
                 let Some((id, result)) = next else { continue };
                 st.in_flight.remove(&id);
-                let out = result?;
+                let out = match result {
+                    Ok(out) => out,
+                    Err(f) => {
+                        if f.cancelled {
+                            settle(&mut running).await;
+                        }
+                        return Err(f);
+                    }
+                };
                 st.completed.insert(id.clone());
                 visible.insert(id.clone(), out.clone());
                 local.insert(id, out);
@@ -604,6 +660,7 @@ impl RunCtx {
             };
             let began = Instant::now();
             let work = self.node_work(node, &scope, input.clone(), visible.clone());
+            let work = self.abandoned_on_stop(node, work);
             let result = match policy.and_then(|p| p.timeout_ms) {
                 Some(limit) => match tokio::time::timeout(Duration::from_millis(limit), work).await
                 {
@@ -638,7 +695,12 @@ impl RunCtx {
                         .map_err(journal_failure)?;
                     return Ok(Arc::new(output));
                 }
-                Err(f) if f.cancelled => return Err(f),
+                Err(f) if f.cancelled => {
+                    if !f.interrupted {
+                        self.journal_cancelled_step(id, &scope).await?;
+                    }
+                    return Err(f);
+                }
                 Err(f) => {
                     if f.retryable && attempt < max_attempts {
                         let delay = retry.map(|r| r.delay_before_retry(attempt)).unwrap_or(0);
@@ -658,7 +720,7 @@ impl RunCtx {
                             .map_err(journal_failure)?;
                         self.journal.flush().await.map_err(journal_failure)?;
                         tokio::select! {
-                            _ = self.cancel.cancelled() => return Err(Failure::cancelled()),
+                            _ = self.cancel.cancelled() => return Err(self.stop_failure()),
                             _ = tokio::time::sleep(Duration::from_millis(delay)) => {}
                         }
                         attempt += 1;
@@ -682,6 +744,53 @@ impl RunCtx {
                 }
             }
         }
+    }
+
+    /// A leaf step's work, given up the moment the run stops: an in-flight call is abandoned
+    /// (its future dropped, so a pack call's connection closes and the service sees the
+    /// caller go) and the step ends cancelled — not with whatever error the abandoned call
+    /// would have reported. Loops, fanouts and sub-flows stop their own inner steps.
+    fn abandoned_on_stop<'a>(
+        &'a self,
+        node: &Node,
+        work: BoxFuture<'a, Result<Value, Failure>>,
+    ) -> BoxFuture<'a, Result<Value, Failure>> {
+        if !matches!(node, Node::Leaf(_)) {
+            return work;
+        }
+        Box::pin(async move {
+            tokio::select! {
+                // Biased: when the stop and the call's own reaction to it are both ready,
+                // the stop is what happened.
+                biased;
+                _ = self.cancel.cancelled() => Err(self.stop_failure()),
+                r = work => match r {
+                    Err(f) if self.cancel.is_cancelled() && !f.cancelled => Err(self.stop_failure()),
+                    r => r,
+                },
+            }
+        })
+    }
+
+    /// `step.failed` for a step the run's cancellation stopped (`reason: "cancelled"`).
+    async fn journal_cancelled_step(&self, id: &str, scope: &str) -> Result<(), Failure> {
+        let mut p = Map::new();
+        p.insert(
+            "message".into(),
+            json!(format!(
+                "cancelled: the run was cancelled while node \"{id}\" was in flight; its work was abandoned"
+            )),
+        );
+        p.insert("reason".into(), json!("cancelled"));
+        self.journal
+            .write(
+                JournalKind::StepFailed,
+                Some(id),
+                scope,
+                Some(Value::Object(p)),
+            )
+            .await
+            .map_err(journal_failure)
     }
 
     /// A tool step whose tool may run in a dry run: re-running it is harmless, so its start
@@ -717,7 +826,7 @@ impl RunCtx {
             .await
             .map_err(journal_failure)?;
         tokio::select! {
-            _ = self.cancel.cancelled() => Err(Failure::cancelled()),
+            _ = self.cancel.cancelled() => Err(self.stop_failure()),
             p = sem.acquire_owned() => p.map_err(|_| Failure::fatal("concurrency lease closed")),
         }
     }
@@ -1056,7 +1165,7 @@ impl RunCtx {
                 running.push(async move { (i, self.run_branch(node, scope, i, input).await) });
             }
             let done = tokio::select! {
-                _ = self.cancel.cancelled() => return Err(Failure::cancelled()),
+                _ = self.cancel.cancelled() => return Err(self.stop_failure()),
                 d = running.next() => d,
             };
             let Some((i, r)) = done else { break };
@@ -1243,8 +1352,8 @@ impl RunCtx {
             child
         } else {
             let shared = self.shared.clone();
-            let token = self.cancel.child_token();
-            Box::pin(execute_run(shared, child, self.depth + 1, token, None)).await
+            let stop = self.stop.child();
+            Box::pin(execute_run(shared, child, self.depth + 1, stop, None)).await
         };
         match done.status {
             RunStatus::Completed => {
@@ -1288,6 +1397,12 @@ impl RunCtx {
                     .await
                     .map_err(journal_failure)?;
                 Err(Failure::cancelled())
+            }
+            // Interrupted with this run (the process is stopping): resumed with it.
+            RunStatus::Pending | RunStatus::Running | RunStatus::Suspended
+                if self.cancel.is_cancelled() =>
+            {
+                Err(self.stop_failure())
             }
             _ => {
                 let message = format!(
@@ -1357,6 +1472,15 @@ impl RunCtx {
             .await
             .map_err(journal_failure)?;
         Ok(v)
+    }
+}
+
+/// Waits (at most [`STOP_SETTLE`]) for a stopping graph's in-flight nodes to finish
+/// journaling how they ended.
+async fn settle<'a>(running: &mut FuturesUnordered<BoxFuture<'a, NodeDone>>) {
+    let drain = async { while running.next().await.is_some() {} };
+    if tokio::time::timeout(STOP_SETTLE, drain).await.is_err() {
+        tracing::warn!("in-flight steps did not settle within {STOP_SETTLE:?} of the run's stop");
     }
 }
 

@@ -39,6 +39,7 @@ pub mod model;
 pub mod record;
 pub mod runtime;
 pub mod scheduler;
+mod stop;
 pub mod store;
 
 pub use catalogue::{AgentCatalogue, AgentSpec, FlowCatalogue, FlowError, LoadedFlow};

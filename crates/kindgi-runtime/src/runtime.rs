@@ -19,6 +19,7 @@ use crate::dispatch::ToolCatalogue;
 use crate::executor::{execute_run, issues_text};
 use crate::model::ModelProvider;
 use crate::record::{JournalEntry, JournalKind, RunRecord, RunStatus, format_millis, now_millis};
+use crate::stop::RunStop;
 use crate::store::{MemoryRunStore, RunQuery, RunStore, RunStoreError};
 
 /// The tenant runs belong to when none is given.
@@ -120,7 +121,7 @@ impl Leases {
 }
 
 struct ActiveRun {
-    cancel: CancellationToken,
+    stop: RunStop,
     done: watch::Receiver<bool>,
     handle: tokio::task::AbortHandle,
 }
@@ -135,6 +136,8 @@ pub(crate) struct Shared {
     pub config: RuntimeConfig,
     pub leases: Leases,
     active: Mutex<HashMap<String, ActiveRun>>,
+    /// Fired by [`Runtime::shutdown`]; every run's stop signal is its child.
+    shutdown: CancellationToken,
 }
 
 /// Builds a [`Runtime`].
@@ -184,6 +187,7 @@ impl RuntimeBuilder {
                 config: self.config,
                 leases: Leases::default(),
                 active: Mutex::new(HashMap::new()),
+                shutdown: CancellationToken::new(),
             }),
         }
     }
@@ -364,7 +368,8 @@ impl Runtime {
     }
 
     fn spawn(&self, run: RunRecord, max_parallelism: Option<u32>) {
-        let cancel = CancellationToken::new();
+        // A run started after `shutdown` stops at once, left `pending` for the next start.
+        let stop = RunStop::new(&self.shared.shutdown);
         let (tx, rx) = watch::channel(false);
         let shared = self.shared.clone();
         let id = run.id.clone();
@@ -373,10 +378,10 @@ impl Runtime {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        let token = cancel.clone();
+        let run_stop = stop.clone();
         let task_id = id.clone();
         let handle = tokio::spawn(async move {
-            execute_run(shared.clone(), run, 0, token, max_parallelism).await;
+            execute_run(shared.clone(), run, 0, run_stop, max_parallelism).await;
             if let Ok(mut g) = shared.active.lock() {
                 g.remove(&task_id);
             }
@@ -385,7 +390,7 @@ impl Runtime {
         active.insert(
             id,
             ActiveRun {
-                cancel,
+                stop,
                 done: rx,
                 handle: handle.abort_handle(),
             },
@@ -447,15 +452,15 @@ impl Runtime {
                 status: run.status,
             });
         }
-        let token = self
+        let stop = self
             .shared
             .active
             .lock()
             .ok()
-            .and_then(|g| g.get(run_id).map(|a| a.cancel.clone()));
-        match token {
-            Some(t) => {
-                t.cancel();
+            .and_then(|g| g.get(run_id).map(|a| a.stop.clone()));
+        match stop {
+            Some(s) => {
+                s.request_cancel();
                 self.wait_for_run(run_id).await
             }
             None => {
@@ -514,6 +519,36 @@ impl Runtime {
             .lock()
             .map(|g| g.keys().cloned().collect())
             .unwrap_or_default()
+    }
+
+    /// A graceful stop that never does worse than a crash: every executing run stops at once
+    /// (an in-flight tool call is abandoned), stores the journal it has buffered and is left
+    /// `running` (or `pending`) with no terminal entry — exactly what [`Runtime::recover`]
+    /// resumes on the next start. Waits up to `grace` for the runs to store their journals,
+    /// then aborts any that have not (as a crash would). Returns the ids left to resume.
+    ///
+    /// Runs started afterwards stop at once too, left `pending`.
+    pub async fn shutdown(&self, grace: std::time::Duration) -> Vec<String> {
+        self.shared.shutdown.cancel();
+        let waits: Vec<(String, watch::Receiver<bool>)> = self
+            .shared
+            .active
+            .lock()
+            .map(|g| {
+                g.iter()
+                    .map(|(id, a)| (id.clone(), a.done.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let ids: Vec<String> = waits.iter().map(|(id, _)| id.clone()).collect();
+        let all = futures::future::join_all(waits.into_iter().map(|(_, mut rx)| async move {
+            let _ = rx.wait_for(|done| *done).await;
+        }));
+        if tokio::time::timeout(grace, all).await.is_err() {
+            tracing::warn!("runs still executing {grace:?} after shutdown began; aborting them");
+            self.abort_all();
+        }
+        ids
     }
 
     /// Stops every executing task at once without journaling anything — what a crash does.

@@ -232,6 +232,61 @@ impl TokenStore {
     }
 }
 
+/// A key that still authenticates, as [`TokenStore::active_keys`] lists it (never the
+/// secret or its hash).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveKey {
+    pub key_id: String,
+    /// Milliseconds since the epoch.
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+}
+
+impl TokenStore {
+    /// The keys of `tenant` that are neither revoked nor expired, oldest first.
+    pub async fn active_keys(&self, tenant: &str) -> Result<Vec<ActiveKey>, StoreError> {
+        use sqlx::Row as _;
+        let now = now_millis();
+        let op = StoreError::query("tokens.active_keys");
+        let rows: Vec<(String, i64, Option<i64>)> = match self.db.backend() {
+            Backend::Sqlite(p) => sqlx::query(
+                "SELECT key_id, created_at, expires_at FROM api_keys WHERE tenant = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, key_id",
+            )
+            .bind(tenant)
+            .bind(now)
+            .fetch_all(&p.reader)
+            .await
+            .map_err(op)?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect::<Result<_, sqlx::Error>>(),
+            Backend::Postgres(p) => sqlx::query(
+                "SELECT key_id, created_at, expires_at FROM api_keys WHERE tenant = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2) ORDER BY created_at, key_id",
+            )
+            .bind(tenant)
+            .bind(now)
+            .fetch_all(p)
+            .await
+            .map_err(op)?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect::<Result<_, sqlx::Error>>(),
+        }
+        .map_err(|e| StoreError::Corrupt {
+            what: "api_keys row".into(),
+            reason: e.to_string(),
+        })?;
+        Ok(rows
+            .into_iter()
+            .map(|(key_id, created_at, expires_at)| ActiveKey {
+                key_id,
+                created_at,
+                expires_at,
+            })
+            .collect())
+    }
+}
+
 struct KeyRow {
     hash: String,
     key_id: String,
