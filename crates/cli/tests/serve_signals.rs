@@ -239,8 +239,16 @@ fn read_until_closed(s: &mut TcpStream) -> Option<String> {
 #[test]
 fn kindgi_server_times_out_slow_heads_idle_connections_and_stalled_bodies() {
     let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("k.db");
+    let created = Command::new(kindgi())
+        .args(["tokens", "create", "--tenant", "acme", "--database"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{created:?}");
+    let key = String::from_utf8_lossy(&created.stdout).trim().to_owned();
     let cmd = server_command(
-        &tmp.path().join("k.db"),
+        &db,
         &[
             "--header-timeout-ms",
             "300",
@@ -258,11 +266,10 @@ fn kindgi_server_times_out_slow_heads_idle_connections_and_stalled_bodies() {
     idle.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
     let mut stalled = TcpStream::connect(&addr).unwrap();
-    stalled
-        .write_all(
-            b"POST /v1/tools HTTP/1.1\r\nHost: x\r\nX-Request-Id: stalled-1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"id\":",
-        )
-        .unwrap();
+    let head = format!(
+        "POST /v1/tools HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nX-Request-Id: stalled-1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"id\":"
+    );
+    stalled.write_all(head.as_bytes()).unwrap();
 
     let head = read_until_closed(&mut slow_head).expect("a half-sent head kept its socket");
     assert_eq!(head, "", "a half-sent head is closed without an answer");
