@@ -42,9 +42,22 @@ async fn main() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve(listener, router(state), async move {
+    let stop = kindgi_serve::CancellationToken::new();
+    let cancel = stop.clone();
+    tokio::spawn(async move {
         let _ = stop_rx.await;
-    }));
+        cancel.cancel();
+    });
+    let server = tokio::spawn(async move {
+        serve(
+            listener,
+            router(state),
+            kindgi_serve::Limits::default(),
+            stop,
+        )
+        .await;
+        Ok::<(), std::io::Error>(())
+    });
 
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(concurrency)

@@ -8,8 +8,9 @@
 //!   tenant). Public routes: `GET /health` and `GET /v1/openapi.json`.
 //! * Errors are [`error::ApiError`]s, rendered as `{"error": {"code", "message", "details"?,
 //!   "requestId"}}` by the request-id middleware.
-//! * [`serve`] runs the router on a listener until a shutdown signal; [`testing`] holds
-//!   an in-process client for tests.
+//! * [`serve`] runs the router on a listener with `kindgi-serve` (header, idle and body
+//!   timeouts, connection caps, a bounded drain) until a stop; [`testing`] holds an
+//!   in-process client for tests.
 //!
 //! Routes, codes and examples: `docs/api.md`.
 
@@ -96,13 +97,48 @@ fn truncate_path(p: &str) -> String {
     p.chars().take(200).collect()
 }
 
-/// Serve `app` on `listener` until `shutdown` completes, then finish in-flight requests.
+/// Serve `app` on `listener` under `limits` (timeouts, connection caps, grace; see
+/// [`kindgi_serve::Limits`]) until `stop` is cancelled, then drain: in-flight requests
+/// finish, and whatever is still open when the grace period ends is dropped. A request body
+/// slower than [`kindgi_serve::Limits::body_timeout`] is answered `408 request-timeout`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    limits: kindgi_serve::Limits,
+    stop: kindgi_serve::CancellationToken,
+) -> kindgi_serve::Drained {
+    let service = hyper_util::service::TowerToHyperService::new(app);
+    match limits.body_timeout {
+        Some(limit) => {
+            let service = kindgi_serve::BodyTimeout::new(service, limit, move |headers| {
+                body_timeout_answer(headers, limit)
+            });
+            kindgi_serve::serve(listener, service, limits, stop).await
+        }
+        None => kindgi_serve::serve(listener, service, limits, stop).await,
+    }
+}
+
+/// `408 request-timeout` in the `/v1` envelope, with the request id the middleware gave.
+fn body_timeout_answer(headers: &header::HeaderMap, limit: std::time::Duration) -> Response {
+    let id = headers
+        .get(request_id::HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let error = ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "request-timeout",
+        format!(
+            "The request body did not arrive within {} ms; send it at once, or retry",
+            limit.as_millis()
+        ),
+    )
+    .with_details(serde_json::json!({ "limitMs": limit.as_millis() as u64 }));
+    let mut response = axum::Json(error.envelope(&id)).into_response();
+    *response.status_mut() = StatusCode::REQUEST_TIMEOUT;
+    if let Ok(v) = header::HeaderValue::from_str(&id) {
+        response.headers_mut().insert(request_id::HEADER, v);
+    }
+    response
 }

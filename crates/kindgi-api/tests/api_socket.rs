@@ -20,9 +20,22 @@ async fn start(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(serve(listener, router(state), async move {
+    let stop = kindgi_serve::CancellationToken::new();
+    let cancel = stop.clone();
+    tokio::spawn(async move {
         let _ = rx.await;
-    }));
+        cancel.cancel();
+    });
+    let task = tokio::spawn(async move {
+        serve(
+            listener,
+            router(state),
+            kindgi_serve::Limits::default(),
+            stop,
+        )
+        .await;
+        Ok::<(), std::io::Error>(())
+    });
     (url, tx, task)
 }
 

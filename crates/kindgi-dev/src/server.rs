@@ -59,6 +59,12 @@ impl DevOptions {
 
 /// Runs the dev server until SIGINT/SIGTERM. `Err` only for a failed start.
 pub async fn run(options: DevOptions) -> Result<(), DevError> {
+    // First, so a signal at any later moment drains instead of killing the process.
+    let shutdown = kindgi_serve::Shutdown::install().map_err(|source| DevError::Io {
+        what: "cannot install the signal handlers to serve",
+        path: options.dir.clone(),
+        source,
+    })?;
     let dir = std::fs::canonicalize(&options.dir).map_err(|source| DevError::Io {
         what: "cannot open the pack folder",
         path: options.dir.clone(),
@@ -133,14 +139,14 @@ pub async fn run(options: DevOptions) -> Result<(), DevError> {
     };
     let extra = kindgi_api::runs::routes(rt.clone()).merge(kindgi_api::flows::routes(rt.clone()));
     let app = kindgi_api::router_with(state.clone(), extra);
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut server_stop = stop_rx.clone();
-    let server = tokio::spawn(async move {
-        let shutdown = async move {
-            let _ = server_stop.wait_for(|s| *s).await;
-        };
-        kindgi_api::serve(listener, app, shutdown).await
-    });
+    let server_stop = kindgi_serve::CancellationToken::new();
+    let limits = kindgi_serve::Limits::default();
+    let server = tokio::spawn(kindgi_api::serve(
+        listener,
+        app,
+        limits,
+        server_stop.clone(),
+    ));
     println!("kindgi dev: listening on {url}");
     let _ = std::io::stdout().flush();
     progress(&format!(
@@ -149,7 +155,7 @@ pub async fn run(options: DevOptions) -> Result<(), DevError> {
     ));
 
     // Watch and reload until a stop signal.
-    let shutdown = shutdown_signal();
+    let shutdown = shutdown.requested();
     tokio::pin!(shutdown);
     let mut last = if options.watch {
         Some(fingerprint(&dir).await)
@@ -183,7 +189,7 @@ pub async fn run(options: DevOptions) -> Result<(), DevError> {
             left.len()
         ));
     }
-    let _ = stop_tx.send(true);
+    server_stop.cancel();
     supervisor.stop().await;
     if let Err(e) = crate::dev_key::retire(&state.tokens, &state_dir(&dir), &key.key_id).await {
         progress(&format!("{e}"));
@@ -285,28 +291,4 @@ async fn fingerprint(dir: &Path) -> u64 {
     tokio::task::spawn_blocking(move || watch::fingerprint(&dir))
         .await
         .unwrap_or(0)
-}
-
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
-    }
 }

@@ -7,9 +7,7 @@ use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use kindgi_spec::pack_protocol::{ErrorCode, MAX_BODY_BYTES, TENANT_MISMATCH_CODE, headers};
 use serde_json::{Map, Value};
 use std::convert::Infallible;
@@ -474,44 +472,23 @@ async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
     res
 }
 
-/// Accepts connections until `stop` fires, then closes idle ones and waits (up to `grace`)
-/// for the rest to finish writing.
+/// Serves on `listener` with `kindgi-serve` until `stop` fires, then closes idle
+/// connections and gives the rest up to `grace` to finish writing. The body deadline is
+/// [`handle`]'s own (the call's, at most a minute, answered with the protocol's 408), so the
+/// loop sets none.
 pub(crate) async fn serve(
     listener: TcpListener,
     state: Arc<State>,
     stop: CancellationToken,
     grace: Duration,
 ) {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(10))
-        .keep_alive(true);
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = stop.cancelled() => break,
-        };
-        let (stream, _) = match accepted {
-            Ok(conn) => conn,
-            Err(_) => {
-                // Out of file descriptors and the like: back off instead of spinning.
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let state = state.clone();
-        let service = service_fn(move |req| handle(state.clone(), req));
-        let conn = builder.serve_connection(TokioIo::new(stream), service);
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-    }
-    drop(listener);
-    let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+    let limits = kindgi_serve::Limits {
+        body_timeout: None,
+        shutdown_grace: grace,
+        ..kindgi_serve::Limits::default()
+    };
+    let service = service_fn(move |req| handle(state.clone(), req));
+    kindgi_serve::serve(listener, service, limits, stop).await;
 }
 
 #[cfg(test)]

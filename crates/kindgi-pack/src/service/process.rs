@@ -167,13 +167,18 @@ pub fn serve_process(registry: &ModuleRegistry, args: &[String]) -> ExitCode {
         drain: Duration::from_millis(kindgi_spec::pack_protocol::DRAIN_MS),
     };
     let code = runtime.block_on(async {
+        // Before binding, so a SIGTERM right after `listening` drains instead of killing.
+        let shutdown = match kindgi_serve::Shutdown::install() {
+            Ok(s) => s,
+            Err(e) => return boot_failed(vec![format!("Cannot install the signal handlers: {e}")]),
+        };
         let listener = match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => l,
             Err(e) => return boot_failed(vec![format!("Cannot listen on {addr}: {e}")]),
         };
         let bound = listener.local_addr().unwrap_or(addr);
         let running = serve_on(listener, bound, &file, registry, options, logger.clone());
-        wait_for_stop_signal().await;
+        shutdown.requested().await;
         running.drain().await;
         ExitCode::SUCCESS
     });
@@ -198,30 +203,5 @@ fn build_runtime() -> std::io::Result<tokio::runtime::Runtime> {
             .worker_threads(workers)
             .enable_all()
             .build()
-    }
-}
-
-async fn wait_for_stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) {
-            (Ok(mut term), Ok(mut int)) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = int.recv() => {}
-                }
-            }
-            _ => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
