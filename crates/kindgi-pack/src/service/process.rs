@@ -165,6 +165,7 @@ pub fn serve_process(registry: &ModuleRegistry, args: &[String]) -> ExitCode {
         missing_env,
         tenant: config.tenant.clone(),
         drain: Duration::from_millis(kindgi_spec::pack_protocol::DRAIN_MS),
+        limits: super::Limits::default(),
     };
     let code = runtime.block_on(async {
         let listener = match tokio::net::TcpListener::bind(addr).await {
