@@ -26,6 +26,7 @@ pub mod pack;
 pub mod process;
 pub mod registry;
 pub(crate) mod state;
+pub mod token;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
