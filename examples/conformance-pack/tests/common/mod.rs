@@ -11,7 +11,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_conformance-pack");
+/// The fixture binary; `PACK_FIXTURE_BIN` points the tests at another build (a release
+/// build, or an older one, to compare figures).
+pub fn bin() -> PathBuf {
+    std::env::var_os("PACK_FIXTURE_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_conformance-pack")),
+        PathBuf::from,
+    )
+}
 
 pub fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -33,7 +40,7 @@ impl Drop for Fixture {
 /// Starts the fixture on `index` (a file in the fixture's folder) with `env` added.
 pub fn start(index: &str, env: &[(&str, &std::ffi::OsStr)]) -> Fixture {
     let d = dir();
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(bin());
     cmd.arg("serve")
         .arg("--index")
         .arg(d.join(index))
