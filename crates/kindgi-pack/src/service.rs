@@ -14,6 +14,7 @@
 //!   before any pack code runs, boot problems, `listening`, and the SIGTERM drain.
 //! - [`start`] runs a service inside a test or another program (no process-global effects).
 
+pub(crate) mod alloc;
 pub(crate) mod body;
 pub mod call;
 pub mod config;

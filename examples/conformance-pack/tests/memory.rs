@@ -103,7 +103,7 @@ fn peak_memory_stays_a_small_multiple_of_the_bodies() {
         "32 dense bodies at once peaked at {after_32} MiB"
     );
     assert!(
-        after_strings < 800,
+        after_strings < 400,
         "32 string bodies at once peaked at {after_strings} MiB"
     );
 }

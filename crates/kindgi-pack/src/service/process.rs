@@ -59,6 +59,7 @@ fn remove_vars(names: &[OsString]) {
 pub fn serve_process(registry: &ModuleRegistry, args: &[String]) -> ExitCode {
     // A no-op after `sdk::main`; with `Pack::main` the token is taken here.
     stash_token();
+    super::alloc::keep_large_blocks_mapped();
     let log_config = match LogConfig::from_env(var) {
         Ok(c) => c,
         Err(problems) => {
