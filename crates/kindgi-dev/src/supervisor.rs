@@ -21,8 +21,10 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
+use crate::detect::PackKind;
 use crate::error::DevError;
 use crate::prepare::Prepared;
+use kindgi_pack::service::token::TokenFile;
 
 /// How long a child may take to write its `listening` line (`KINDGI_DEV_BOOT_TIMEOUT_MS`).
 pub const BOOT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -328,7 +330,6 @@ async fn boot(spec: &Spec) -> Result<(Child, Arc<Service>), DevError> {
         .arg("--host")
         .arg("127.0.0.1")
         .current_dir(&spec.dir)
-        .env("KINDGI_PACK_SERVICE_TOKEN", &token)
         .env("PORT", "0")
         .env("KINDGI_LOG_FORMAT", "json")
         .env("KINDGI_PACK_ENV_CHECK", "warn")
@@ -337,6 +338,20 @@ async fn boot(spec: &Spec) -> Result<(Child, Arc<Service>), DevError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // A Rust service reads its token from a file it unlinks before any pack code runs, so pack
+    // code cannot read it back (not even from /proc/self/environ); the official Python and
+    // TypeScript services know only the variable. The file lives until the boot is over.
+    let rust = matches!(crate::detect::detect(&spec.dir), Ok(PackKind::Rust));
+    let _token_file = match rust.then(|| TokenFile::write(&token)) {
+        Some(Ok(file)) => {
+            cmd.env(TokenFile::VAR, file.path());
+            Some(file)
+        }
+        _ => {
+            cmd.env("KINDGI_PACK_SERVICE_TOKEN", &token);
+            None
+        }
+    };
     // Its own process group: a terminal's Ctrl-C reaches `kindgi dev` only, which then stops
     // the service in order (SIGTERM, drain) instead of racing it.
     #[cfg(unix)]

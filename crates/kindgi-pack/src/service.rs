@@ -7,19 +7,27 @@
 //! - [`http`] is hyper 1 used directly, so statuses, headers and the body-size rule are
 //!   exact; [`call`] applies the protocol's parse rules and runs a handler in its own task
 //!   under the call's deadline (the answer goes out at the deadline; the handler is
-//!   signalled, never killed, and logged when it finishes late).
+//!   signalled, never killed, and logged when it finishes late). [`limits`] bounds what
+//!   bodies and parsed calls may cost; validation and large parses run off the async
+//!   workers (`offload`).
 //! - [`process`] is the process contract: configuration, token scrubbing and the env filter
 //!   before any pack code runs, boot problems, `listening`, and the SIGTERM drain.
 //! - [`start`] runs a service inside a test or another program (no process-global effects).
 
+pub(crate) mod alloc;
+pub(crate) mod body;
 pub mod call;
 pub mod config;
 pub mod env;
+pub(crate) mod estimate;
 pub mod http;
+pub mod limits;
+pub(crate) mod offload;
 pub mod pack;
 pub mod process;
 pub mod registry;
 pub(crate) mod state;
+pub mod token;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -29,6 +37,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use config::{EnvCheck, ProcessConfig};
+pub use limits::Limits;
 pub use pack::IndexFile;
 pub use registry::{
     CheckContext, Evaluate, LoadFn, Module, ModuleRegistry, RegisteredCheck, RegisteredTool,
@@ -50,6 +59,8 @@ pub struct ServiceOptions {
     pub tenant: Option<String>,
     /// How long a drain waits for in-flight calls (8 s in the process contract).
     pub drain: Duration,
+    /// Budgets for body bytes, parsed calls and CPU-heavy jobs.
+    pub limits: Limits,
 }
 
 impl ServiceOptions {
@@ -63,6 +74,7 @@ impl ServiceOptions {
             missing_env: Vec::new(),
             tenant: None,
             drain: Duration::from_millis(kindgi_spec::pack_protocol::DRAIN_MS),
+            limits: Limits::default(),
         }
     }
 }
@@ -148,6 +160,7 @@ pub(crate) fn serve_on(
         options.tenant.clone(),
         strict_missing,
         options.max_concurrency,
+        options.limits,
     ));
     state.ready.store(true, Ordering::Release);
     let stop_accepting = CancellationToken::new();

@@ -1,4 +1,4 @@
-"""conformance.min-length: passes when the run's output has at least `minLength` characters."""
+"""conformance.min-length: passes when the run's output, trimmed, has at least `minLength` characters."""
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -13,6 +13,6 @@ class MinLength(BaseModel):
 
 @guardrail(id="conformance.min-length", check_id="conformance.checks.min-length", on_violation="halt")
 def min_length(config: MinLength, trace: RunTrace) -> CheckResult:
-    if len(trace.output or "") >= config.min_length:
+    if len((trace.output or "").strip()) >= config.min_length:
         return CheckResult(passed=True)
     return CheckResult(passed=False, reason="too short")

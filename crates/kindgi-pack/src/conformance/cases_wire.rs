@@ -116,7 +116,7 @@ pub(crate) fn cases() -> Vec<Case> {
         c(53, "min-length {minLength:2} on hello → passed", c53),
         c(
             54,
-            "min-length {minLength:3} on a → passed:false too short",
+            "min-length {minLength:3} on a and on \"  a  \" (trimmed) → passed:false too short",
             c54,
         ),
         c(
@@ -888,13 +888,25 @@ case!(c53, |k| {
 });
 
 case!(c54, |k| {
-    let m = check_call(k, &check_invoke(MIN_LENGTH, json!({"minLength": 3}), "a")).await?;
-    ensure(
-        m["kind"] == "check-result"
-            && m["result"]["passed"] == false
-            && m["result"]["reason"] == "too short",
-        || format!("expected result {{passed:false, reason:\"too short\"}}, got {m}"),
-    )
+    // The output is counted trimmed: "  a  " is one character, as in the official fixture.
+    for output in ["a", "  a  "] {
+        let m = check_call(
+            k,
+            &check_invoke(MIN_LENGTH, json!({"minLength": 3}), output),
+        )
+        .await?;
+        ensure(
+            m["kind"] == "check-result"
+                && m["result"]["passed"] == false
+                && m["result"]["reason"] == "too short",
+            || {
+                format!(
+                    "output {output:?}: expected result {{passed:false, reason:\"too short\"}}, got {m}"
+                )
+            },
+        )?;
+    }
+    Ok(())
 });
 
 case!(c55, |k| {

@@ -1,6 +1,7 @@
 //! One `/v1/invoke` call after its body was read: the protocol's parse rules (and nothing
-//! more — unknown fields are tolerated), tool/check resolution, validation, and running the
-//! handler under its deadline. Every outcome here is a 200 message.
+//! more — unknown fields are tolerated), tool/check resolution, validation (off the async
+//! workers, see [`super::offload`]), and running the handler — all under the call's one
+//! deadline, which starts once the body is in. Every outcome here is a 200 message.
 
 // A `CallError` is an answer (one per failed call, moved once), not an exceptional path:
 // boxing it would add an allocation to every error answer for nothing.
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
+use super::offload::{self, JobError};
 use super::pack::{CheckSlot, LoadedPack, ToolSlot};
 use super::registry::CheckContext;
 use super::state::State;
@@ -88,7 +90,7 @@ impl CallError {
         }
     }
 
-    fn about(mut self, target: &Target) -> Self {
+    pub fn about(mut self, target: &Target) -> Self {
         self.target = Some(target.clone());
         self
     }
@@ -383,7 +385,7 @@ fn spawn_watched<T: Send + 'static>(
 async fn settle<T>(
     handle: tokio::task::JoinHandle<Ran<T>>,
     late: &Late,
-    deadline: Duration,
+    until: tokio::time::Instant,
     signal: &CancellationToken,
     target: &Target,
 ) -> Result<Ran<T>, CallError> {
@@ -392,14 +394,41 @@ async fn settle<T>(
             Ok(ran) => Ok(ran),
             Err(e) => Ok(Ran::Panicked(e.to_string())),
         },
-        () = tokio::time::sleep(deadline) => {
+        () = tokio::time::sleep_until(until) => {
             if let Ok(mut g) = late.gave_up.lock() {
                 *g = Some(Instant::now());
             }
-            signal.cancel();
-            Err(CallError::new(ErrorCode::DeadlineExceeded, format!("{} passed its deadline", target.id()))
-                .about(target))
+            Err(passed_deadline(target, signal))
         }
+    }
+}
+
+/// The deadline answer; fires the call's signal first.
+pub(crate) fn passed_deadline(target: &Target, signal: &CancellationToken) -> CallError {
+    signal.cancel();
+    CallError::new(
+        ErrorCode::DeadlineExceeded,
+        format!("{} passed its deadline", target.id()),
+    )
+    .about(target)
+}
+
+/// The answer when an offloaded validation gave no value: its deadline passed, or (a bug)
+/// the validator panicked.
+fn job_failed(
+    e: JobError,
+    code: ErrorCode,
+    what: &str,
+    target: &Target,
+    signal: &CancellationToken,
+) -> CallError {
+    match e {
+        JobError::Expired => passed_deadline(target, signal),
+        JobError::Panicked(message) => CallError::new(
+            code,
+            format!("Validating the {what} of {} failed: {message}", target.id()),
+        )
+        .about(target),
     }
 }
 
@@ -458,7 +487,7 @@ pub(crate) async fn run_tool(
     version: Option<String>,
     mut input: Value,
     ctx: Map<String, Value>,
-    deadline: Duration,
+    until: tokio::time::Instant,
     signal: &CancellationToken,
     target_out: &mut Option<Target>,
 ) -> Result<Vec<u8>, CallError> {
@@ -475,8 +504,27 @@ pub(crate) async fn run_tool(
             err.cause = Some(cause(&e.message, &e.name, &id));
             return Err(err);
         }
-        Ok(validator) => {
-            if let Err(issues) = validator.validate_in_place(&mut input) {
+        Ok(_) => {
+            let job = slot.clone();
+            let (checked, result) = offload::run(state, until, move || {
+                let result = match &job.input {
+                    Ok(validator) => validator.validate_in_place(&mut input),
+                    Err(_) => Ok(()),
+                };
+                (input, result)
+            })
+            .await
+            .map_err(|e| {
+                job_failed(
+                    e,
+                    ErrorCode::InputValidationFailed,
+                    "input",
+                    &target,
+                    signal,
+                )
+            })?;
+            input = checked;
+            if let Err(issues) = result {
                 let mut err = CallError::new(
                     ErrorCode::InputValidationFailed,
                     format!("Tool \"{id}\" input failed validation"),
@@ -491,7 +539,7 @@ pub(crate) async fn run_tool(
     let running = (slot.handler)(input, tool_ctx);
     let fut: BoxFuture<'static, _> = Box::pin(CALL_CONTEXT.scope(Arc::new(ctx), running));
     let (handle, late) = spawn_watched(state, &target, fut);
-    let output = match settle(handle, &late, deadline, signal, &target).await? {
+    let output = match settle(handle, &late, until, signal, &target).await? {
         Ran::Done(Ok(output)) => output,
         Ran::Done(Err(e)) => {
             let (name, message) = thrown(&e);
@@ -513,23 +561,46 @@ pub(crate) async fn run_tool(
             return Err(err);
         }
     };
+    let job_target = target.clone();
+    offload::run(state, until, move || {
+        result_body(&slot, &id, &job_target, &output)
+    })
+    .await
+    .map_err(|e| {
+        job_failed(
+            e,
+            ErrorCode::OutputValidationFailed,
+            "output",
+            &target,
+            signal,
+        )
+    })?
+}
+
+/// Validates a handler's output and writes the result message (in an offloaded job).
+fn result_body(
+    slot: &ToolSlot,
+    id: &str,
+    target: &Target,
+    output: &Value,
+) -> Result<Vec<u8>, CallError> {
     match &slot.output {
         Err(e) => {
             let mut err = CallError::new(
                 ErrorCode::OutputValidationFailed,
-                compile_failed("Tool", &id, "output", e),
+                compile_failed("Tool", id, "output", e),
             )
-            .about(&target);
-            err.cause = Some(cause(&e.message, &e.name, &id));
+            .about(target);
+            err.cause = Some(cause(&e.message, &e.name, id));
             return Err(err);
         }
         Ok(validator) => {
-            if let Err(issues) = validator.validate(&output) {
+            if let Err(issues) = validator.validate(output) {
                 let mut err = CallError::new(
                     ErrorCode::OutputValidationFailed,
                     format!("Tool \"{id}\" handler produced output that failed validation"),
                 )
-                .about(&target);
+                .about(target);
                 err.issues = Some(issues.into());
                 return Err(err);
             }
@@ -537,8 +608,8 @@ pub(crate) async fn run_tool(
     }
     let mut body = Vec::with_capacity(64);
     body.extend_from_slice(br#"{"v":2,"kind":"result","output":"#);
-    serde_json::to_writer(&mut body, &output).map_err(|e| {
-        CallError::new(ErrorCode::OutputValidationFailed, e.to_string()).about(&target)
+    serde_json::to_writer(&mut body, output).map_err(|e| {
+        CallError::new(ErrorCode::OutputValidationFailed, e.to_string()).about(target)
     })?;
     body.push(b'}');
     Ok(body)
@@ -550,7 +621,7 @@ pub(crate) async fn run_check(
     id: String,
     config: Map<String, Value>,
     trace: Value,
-    deadline: Duration,
+    until: tokio::time::Instant,
     signal: &CancellationToken,
     target_out: &mut Option<Target>,
 ) -> Result<Vec<u8>, CallError> {
@@ -566,7 +637,7 @@ pub(crate) async fn run_check(
     };
     let target = Target::Check(slot.check_id.clone());
     *target_out = Some(target.clone());
-    let config = Value::Object(config);
+    let mut config = Value::Object(config);
     match &slot.config {
         None => {}
         Some(Err(e)) => {
@@ -578,8 +649,27 @@ pub(crate) async fn run_check(
             err.cause = Some(cause(&e.message, &e.name, &id));
             return Err(err);
         }
-        Some(Ok(validator)) => {
-            if let Err(issues) = validator.validate(&config) {
+        Some(Ok(_)) => {
+            let job = slot.clone();
+            let (checked, result) = offload::run(state, until, move || {
+                let result = match &job.config {
+                    Some(Ok(validator)) => validator.validate(&config),
+                    _ => Ok(()),
+                };
+                (config, result)
+            })
+            .await
+            .map_err(|e| {
+                job_failed(
+                    e,
+                    ErrorCode::InputValidationFailed,
+                    "config",
+                    &target,
+                    signal,
+                )
+            })?;
+            config = checked;
+            if let Err(issues) = result {
                 let mut message = format!("Check \"{id}\" config failed validation");
                 if let Some(first) = issues.first() {
                     if !first.instance_path().is_empty() {
@@ -608,7 +698,7 @@ pub(crate) async fn run_check(
         },
     );
     let (handle, late) = spawn_watched(state, &target, fut);
-    let result: CheckResult = match settle(handle, &late, deadline, signal, &target).await? {
+    let result: CheckResult = match settle(handle, &late, until, signal, &target).await? {
         Ran::Done(Ok(result)) => result,
         Ran::Done(Err(e)) => {
             let (name, message) = thrown(&e);

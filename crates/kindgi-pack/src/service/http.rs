@@ -1,11 +1,15 @@
 //! The HTTP transport (hyper 1, HTTP/1.1): routes and their precedence (404 → 405 → 401 →
-//! 421 → 503 → 415 → 413), the 10 MiB body rule, deadlines, disconnects, the call record,
-//! and the connection loop with its graceful drain.
+//! 421 → 503 → 415 → 413), admission (the slot is taken once the body is in), the budgets
+//! a large body takes, deadlines, disconnects, the call record, and the connection loop with
+//! its graceful drain.
+
+// A `CallError` is an answer moved once (see `call`); boxing it buys nothing.
+#![allow(clippy::result_large_err)]
 
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use kindgi_spec::pack_protocol::{ErrorCode, MAX_BODY_BYTES, TENANT_MISMATCH_CODE, headers};
@@ -15,9 +19,13 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{self, Parsed, Target};
+use super::body::{self, BodyError, Received};
+use super::call::{self, CallError, Parsed, Target};
+use super::estimate;
+use super::offload::{self, JobError};
 use super::state::{Permit, State};
 use crate::log::{Level, Record};
 
@@ -204,6 +212,8 @@ fn trace_ids(raw: Option<&HeaderValue>) -> Option<(String, String)> {
 struct InFlight {
     state: Arc<State>,
     _permit: Permit,
+    /// The call's share of the parsed-calls budget (large bodies only), held to the answer.
+    _parsed: Option<OwnedSemaphorePermit>,
     admitted: Instant,
     signal: CancellationToken,
     target: Option<Target>,
@@ -278,75 +288,94 @@ impl Drop for InFlight {
     }
 }
 
-enum BodyError {
-    TooLarge,
-    Aborted,
+/// `content-type` is the media type `application/json`, parameters allowed
+/// (`application/json; charset=utf-8`) — not merely a value containing it
+/// (`application/jsonx`, `text/plain, application/json`). Case-sensitive, as the official
+/// services' substring check is: a call they refuse is refused here too.
+fn is_json(value: Option<&HeaderValue>) -> bool {
+    let Some(value) = value else { return false };
+    let media = value
+        .as_bytes()
+        .split(|b| *b == b';')
+        .next()
+        .unwrap_or_default();
+    media.trim_ascii() == b"application/json"
 }
 
-/// Reads the body: exactly [`MAX_BODY_BYTES`] is fine; past it the rest is read and thrown
-/// away (bounded), so the caller gets to read its 413 instead of a reset connection.
-async fn read_body(mut body: Incoming, hint: Option<u64>) -> Result<Bytes, BodyError> {
-    const DISCARD_LIMIT: usize = 64 * 1024 * 1024;
-    if hint.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        discard(&mut body, DISCARD_LIMIT).await;
-        return Err(BodyError::TooLarge);
-    }
-    let mut first: Option<Bytes> = None;
-    let mut buf: Vec<u8> = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|_| BodyError::Aborted)?;
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        let total = first.as_ref().map_or(0, Bytes::len) + buf.len() + data.len();
-        if total > MAX_BODY_BYTES {
-            discard(&mut body, DISCARD_LIMIT).await;
-            return Err(BodyError::TooLarge);
-        }
-        match first.take() {
-            None if buf.is_empty() => first = Some(data),
-            Some(prev) => {
-                buf.reserve(hint.map_or(prev.len() + data.len(), |n| n as usize));
-                buf.extend_from_slice(&prev);
-                buf.extend_from_slice(&data);
-            }
-            None => buf.extend_from_slice(&data),
-        }
-    }
-    Ok(first.unwrap_or_else(|| Bytes::from(buf)))
+/// A body that is in, parsed, with the budget it holds.
+struct Ready {
+    parsed: Result<Parsed, CallError>,
+    reservation: Option<OwnedSemaphorePermit>,
 }
 
-async fn discard(body: &mut Incoming, limit: usize) {
-    // Bounded three ways: total bytes, total time, and a second of silence.
-    let mut seen = 0usize;
-    let drain = async {
-        while let Ok(Some(Ok(frame))) =
-            tokio::time::timeout(Duration::from_secs(1), body.frame()).await
-        {
-            if let Some(data) = frame.data_ref() {
-                seen += data.len();
-                if seen > limit {
-                    break;
-                }
-            }
-        }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(5), drain).await;
+/// Why a body that is in cannot become a call.
+enum NotReady {
+    Answer(Answer),
+    Deadline,
+}
+
+/// Parses a body. A small one is parsed here; a large one is first scanned for what its
+/// parsed form would cost (refused past `parsed_per_call`), then waits for that much room in
+/// the parsed-calls budget (until the deadline: 503, it did not run), then is parsed off
+/// the async workers.
+async fn prepare(
+    state: &Arc<State>,
+    received: Received,
+    until: tokio::time::Instant,
+) -> Result<Ready, NotReady> {
+    let Received { bytes, reading } = received;
+    if bytes.len() <= state.limits.small_body {
+        return Ok(Ready {
+            parsed: call::parse(&bytes),
+            reservation: None,
+        });
+    }
+    let scanned = bytes.clone();
+    let estimate = offload::run(state, until, move || estimate::parsed_bytes(&scanned))
+        .await
+        .map_err(|_| NotReady::Answer(unavailable(Bytes::from_static(OVERLOADED))))?;
+    if estimate > state.limits.parsed_per_call {
+        let message = format!(
+            "Request body is too large once parsed: its JSON values would take about {} MiB \
+             in memory, and a call may take at most {} MiB; send fewer, larger values (a \
+             string or a file reference instead of many small numbers)",
+            estimate.div_ceil(1 << 20),
+            state.limits.parsed_per_call >> 20
+        );
+        return Ok(Ready {
+            parsed: Err(CallError::new(ErrorCode::MalformedMessage, message)),
+            reservation: None,
+        });
+    }
+    let reservation = tokio::time::timeout_at(
+        until,
+        state.reserve_parsed(bytes.len().saturating_add(estimate)),
+    )
+    .await
+    .map_err(|_| NotReady::Answer(unavailable(Bytes::from_static(OVERLOADED))))?;
+    // The body is now accounted for as part of the parsed call.
+    drop(reading);
+    let parsed = offload::run(state, until, move || call::parse(&bytes))
+        .await
+        .map_err(|e| match e {
+            JobError::Expired => NotReady::Deadline,
+            JobError::Panicked(m) => NotReady::Answer(error(StatusCode::INTERNAL_SERVER_ERROR, &m)),
+        })?;
+    Ok(Ready {
+        parsed,
+        reservation,
+    })
 }
 
 async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
     if let Some(body) = not_ready(&state) {
         return unavailable(body);
     }
-    let Some(permit) = state.try_admit() else {
+    if state.at_cap() {
         return unavailable(Bytes::from_static(OVERLOADED));
-    };
-    let admitted = Instant::now();
-    let json = req
-        .headers()
-        .get(CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().windows(16).any(|w| w == b"application/json"));
-    if !json {
+    }
+    let started = Instant::now();
+    if !is_json(req.headers().get(CONTENT_TYPE)) {
         return error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Content-Type must be application/json",
@@ -373,33 +402,67 @@ async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
         return error(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large");
     }
     // A body slower than the call's own deadline (at most a minute) is not worth waiting for.
-    let read_limit = deadline.min(Duration::from_secs(60));
-    let body = match tokio::time::timeout(read_limit, read_body(req.into_body(), hint)).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(BodyError::TooLarge)) => {
+    let read_until = tokio::time::Instant::now() + deadline.min(Duration::from_secs(60));
+    let received = match body::read(&state, req.into_body(), hint, read_until).await {
+        Ok(received) => received,
+        Err(BodyError::TooLarge) => {
             return error(StatusCode::PAYLOAD_TOO_LARGE, "Request body too large");
         }
-        Ok(Err(BodyError::Aborted)) => {
+        Err(BodyError::Aborted) => {
             return error(StatusCode::BAD_REQUEST, "Request body was cut short");
         }
-        Err(_) => {
+        Err(BodyError::TimedOut) => {
             return error(
                 StatusCode::REQUEST_TIMEOUT,
                 "Request body took too long to arrive",
             );
         }
+        Err(BodyError::Busy) => {
+            // The rest of the body is still in the socket: this connection is done.
+            let mut res = unavailable(Bytes::from_static(OVERLOADED));
+            res.headers_mut()
+                .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+            return res;
+        }
     };
-    let mut call = InFlight {
+    // The deadline covers everything from here: parsing, validation, the handler.
+    let until = tokio::time::Instant::now() + deadline;
+    let ready = match prepare(&state, received, until).await {
+        Ok(ready) => ready,
+        Err(NotReady::Answer(answer)) => return answer,
+        Err(NotReady::Deadline) => {
+            let e = CallError::new(
+                ErrorCode::DeadlineExceeded,
+                "The call passed its deadline before its body was parsed",
+            );
+            return message(&state, started, e.to_body());
+        }
+    };
+    let Some(permit) = state.try_admit() else {
+        return unavailable(Bytes::from_static(OVERLOADED));
+    };
+    let call = InFlight {
         state: state.clone(),
         _permit: permit,
-        admitted,
+        _parsed: ready.reservation,
+        admitted: started,
         signal: CancellationToken::new(),
         target: None,
         ids: CallIds::default(),
         trace,
         answered: false,
     };
-    let outcome = match call::parse(&body) {
+    run(call, ready.parsed, until).await
+}
+
+/// Runs an admitted call and writes its answer and record.
+async fn run(
+    mut call: InFlight,
+    parsed: Result<Parsed, CallError>,
+    until: tokio::time::Instant,
+) -> Answer {
+    let state = call.state.clone();
+    let outcome = match parsed {
         Err(e) => Err(e),
         Ok(Parsed::Tool {
             id,
@@ -408,7 +471,6 @@ async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
             ctx,
         }) => {
             call.ids = CallIds::from_ctx(&ctx);
-            drop(body);
             if let Some(tenant) = &state.tenant {
                 if ctx.get("tenantId").and_then(Value::as_str) != Some(tenant.as_str()) {
                     call.answered = true;
@@ -423,20 +485,19 @@ async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
                 version,
                 input,
                 ctx,
-                deadline,
+                until,
                 &call.signal.clone(),
                 &mut call.target,
             )
             .await
         }
         Ok(Parsed::Check { id, config, trace }) => {
-            drop(body);
             call::run_check(
                 &state,
                 id,
                 config,
                 trace,
-                deadline,
+                until,
                 &call.signal.clone(),
                 &mut call.target,
             )
@@ -454,6 +515,11 @@ async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
         }
     };
     call.record(outcome_code);
+    message(&state, call.admitted, bytes)
+}
+
+/// A 200 message with its headers (500 if it could not be written).
+fn message(state: &State, started: Instant, bytes: Vec<u8>) -> Answer {
     if bytes.is_empty() {
         return error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -464,7 +530,7 @@ async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
     let h = res.headers_mut();
     h.insert(
         headers::DURATION_MS,
-        HeaderValue::from(admitted.elapsed().as_millis() as u64),
+        HeaderValue::from(started.elapsed().as_millis() as u64),
     );
     if let Some(v) = &state.artifact_header {
         h.insert(headers::ARTIFACT_VERSION, v.clone());

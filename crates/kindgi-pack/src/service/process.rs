@@ -16,6 +16,7 @@ use super::config;
 use super::env;
 use super::pack::{self, IndexFile};
 use super::registry::ModuleRegistry;
+use super::token;
 use super::{ServiceOptions, serve_on};
 use crate::log::{Level, LogConfig, Logger, Record};
 
@@ -24,27 +25,22 @@ fn problems_record(name: &'static str, message: &str, problems: Vec<String>) -> 
 }
 
 fn var(name: &str) -> Option<String> {
-    if name == TOKEN_VAR {
-        if let Some(stashed) = STASHED_TOKEN.get() {
-            return stashed.clone();
+    if name == token::TOKEN_VAR {
+        if let Some(stash) = token::stashed() {
+            return stash.token.clone();
         }
     }
     std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
 }
 
-const TOKEN_VAR: &str = "KINDGI_PACK_SERVICE_TOKEN";
-
-/// The token, taken out of the environment by [`stash_token`] before any pack code ran.
-static STASHED_TOKEN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-
-/// Takes `KINDGI_PACK_SERVICE_TOKEN` out of the process environment now, keeping its value
-/// for `serve`. [`crate::sdk::main`] calls it first thing, so even the code that defines a
-/// pack's tools never sees the token. Call only while the process has a single thread.
+/// Takes the token out of the process now — `KINDGI_PACK_SERVICE_TOKEN_FILE` (read, then
+/// unlinked) or `KINDGI_PACK_SERVICE_TOKEN` (for `serve` on Unix, by re-executing without
+/// it; see [`token`]) — keeping its value for `serve`. [`crate::sdk::main`] calls it first
+/// thing, so even the code that defines a pack's tools never sees the token. Call only while
+/// the process has a single thread.
 pub fn stash_token() {
-    let value = std::env::var_os(TOKEN_VAR).map(|v| v.to_string_lossy().into_owned());
-    if STASHED_TOKEN.set(value).is_ok() {
-        remove_vars(&[OsString::from(TOKEN_VAR)]);
-    }
+    let serving = std::env::args_os().nth(1).is_some_and(|a| a == "serve");
+    token::take(serving, remove_vars);
 }
 
 /// Removes variables from the process environment.
@@ -61,6 +57,9 @@ fn remove_vars(names: &[OsString]) {
 /// Runs the pack service process (`serve` with its arguments, after the command word).
 /// Call from a plain `fn main` — not inside an async runtime — before starting threads.
 pub fn serve_process(registry: &ModuleRegistry, args: &[String]) -> ExitCode {
+    // A no-op after `sdk::main`; with `Pack::main` the token is taken here.
+    stash_token();
+    super::alloc::keep_large_blocks_mapped();
     let log_config = match LogConfig::from_env(var) {
         Ok(c) => c,
         Err(problems) => {
@@ -71,9 +70,13 @@ pub fn serve_process(registry: &ModuleRegistry, args: &[String]) -> ExitCode {
         }
     };
     let logger = Arc::new(Logger::stderr(log_config));
+    let token_problem = token::stashed().and_then(|s| s.problem.clone());
     let config = match config::read(args, var) {
         Ok(c) => c,
-        Err(problems) => {
+        Err(mut problems) => {
+            if let Some(p) = token_problem {
+                problems.insert(0, p);
+            }
             logger.write(problems_record(
                 "config-invalid",
                 "The pack service configuration is invalid",
@@ -82,7 +85,6 @@ pub fn serve_process(registry: &ModuleRegistry, args: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    remove_vars(&[OsString::from(TOKEN_VAR)]);
     let boot_failed = |problems: Vec<String>| {
         logger.write(problems_record(
             "boot-failed",
@@ -165,6 +167,7 @@ pub fn serve_process(registry: &ModuleRegistry, args: &[String]) -> ExitCode {
         missing_env,
         tenant: config.tenant.clone(),
         drain: Duration::from_millis(kindgi_spec::pack_protocol::DRAIN_MS),
+        limits: super::Limits::default(),
     };
     let code = runtime.block_on(async {
         // Before binding, so a SIGTERM right after `listening` drains instead of killing.

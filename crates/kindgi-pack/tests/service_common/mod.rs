@@ -59,7 +59,7 @@ impl Sink {
     }
 }
 
-fn handler<F, Fut>(f: F) -> Handler
+pub fn handler<F, Fut>(f: F) -> Handler
 where
     F: Fn(Value, kindgi_tools::ToolContext) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<Value, HandlerError>> + Send + 'static,
@@ -67,7 +67,7 @@ where
     Arc::new(move |input, ctx| Box::pin(f(input, ctx)))
 }
 
-fn tool(id: &str, version: &str, input: Value, output: Value, h: Handler) -> Tool {
+pub fn tool(id: &str, version: &str, input: Value, output: Value, h: Handler) -> Tool {
     Tool::define(id)
         .version(version)
         .description("test tool")

@@ -1,8 +1,15 @@
 //! `conformance.min-length` / `conformance.checks.min-length`: passes when the trace's
-//! `output` has at least `minLength` characters (default 1), else `reason: "too short"`.
+//! `output`, trimmed, has at least `minLength` characters (default 1), else
+//! `reason: "too short"` — as the official fixture counts (`"  a  "` is one character).
 
 use kindgi_pack::sdk::{Check, CheckResult, SdkError};
 use serde_json::{Value, json};
+
+/// Trimmed as JavaScript's `String.prototype.trim` does: white space, line terminators and
+/// the byte-order mark.
+fn trimmed(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+}
 
 pub fn check() -> Result<Check, SdkError> {
     Check::define("conformance.min-length")
@@ -18,7 +25,7 @@ pub fn check() -> Result<Check, SdkError> {
             let len = trace
                 .get("output")
                 .and_then(Value::as_str)
-                .map_or(0, |s| s.chars().count());
+                .map_or(0, |s| trimmed(s).chars().count());
             Ok(if len as u64 >= min {
                 CheckResult::pass()
             } else {
