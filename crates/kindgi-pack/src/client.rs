@@ -247,6 +247,9 @@ impl PackClient {
         token.set_sensitive(true);
         let http = reqwest::Client::builder()
             .no_proxy()
+            // A pack client talks to its own service only: following a 3xx would re-send the
+            // token and the call (with its secrets) to whatever host the answer names.
+            .redirect(reqwest::redirect::Policy::none())
             .tcp_nodelay(true)
             .connect_timeout(config.connect_timeout)
             .pool_max_idle_per_host(config.pool_max_idle_per_host)

@@ -1,0 +1,7 @@
+//! Schema compile + validate, pack-tool dialect (2020-12, strict): a schema, a NUL
+//! byte, an instance (kindgi_fuzz::schema::check lists the invariants).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    kindgi_fuzz::schema::check(data, kindgi_schema::Mode::Pack);
+});
