@@ -1,6 +1,6 @@
 //! Stopping servers as processes: the real `kindgi server`, `kindgi dev` and Rust pack
 //! service (`target/debug/conformance-pack`, built with `cargo build -p conformance-pack`)
-//! get SIGTERM right after their `listening` line, 20 times each, and must drain and exit 0
+//! get SIGTERM right after their `listening` line, 20 times each (`kindgi dev` 5), and must drain and exit 0
 //! every time (the handlers are installed before binding); `kindgi server` with a half-sent
 //! request open must still exit within its grace period.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 use dev_common::{kindgi, repo_root, signal};
 
 const TRIES: usize = 20;
+/// `kindgi dev` checks its pack build and boots its pack service each time (~15 s a try), so it
+/// gets fewer tries; before the fix 9 of 10 failed, so 5 still catch a regression.
+const DEV_TRIES: usize = 5;
 
 /// Spawns `cmd`, waits for a line of `stream` (stdout or stderr) that `listening` picks an
 /// address out of; the child, the address and the other lines as they come.
@@ -196,7 +199,7 @@ fn the_rust_pack_service_drains_on_sigterm_right_after_listening() {
 #[test]
 fn kindgi_dev_drains_on_sigterm_right_after_listening() {
     let dir = repo_root().join("examples/my-pack");
-    for attempt in 0..TRIES {
+    for attempt in 0..DEV_TRIES {
         let mut cmd = Command::new(kindgi());
         cmd.arg("dev")
             .arg(&dir)

@@ -219,7 +219,7 @@ fn health_answers_while_run_inputs_validate() {
                 })
             })
             .collect();
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
         let asked = Instant::now();
         let health = tokio::time::timeout(
             Duration::from_secs(60),
