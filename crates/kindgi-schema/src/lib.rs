@@ -182,6 +182,61 @@ impl Validator {
         ))
     }
 
+    /// [`Validator::validate_within`] as an attempt: `None` when one of `budgets` ran out, so a
+    /// caller can try small budgets where running is cheap (on an async worker) and run out of
+    /// line with the full ones only when that is not enough. A `Some` answer is exactly what
+    /// any larger budgets would give.
+    pub fn try_validate_within(
+        &self,
+        instance: &Value,
+        budgets: &Budgets,
+    ) -> Option<Result<(), Issues>> {
+        let mut run = Run::new(&self.tree, true, budgets);
+        let mut ev = Ev::default();
+        let valid = run.node_r(self.tree.root, instance, &PathNode::ROOT, &mut ev);
+        if run.finish() {
+            return None;
+        }
+        Some(if valid {
+            Ok(())
+        } else {
+            Err(Issues::new(
+                Arc::clone(&self.tree.sites),
+                run.own_sites,
+                run.errors,
+            ))
+        })
+    }
+
+    /// [`Validator::validate_in_place_within`] as an attempt (see
+    /// [`Validator::try_validate_within`]). When it gives `None` some `default`s may already be
+    /// filled in; validating again fills the rest and answers as one validation would (a
+    /// filled default is validated where it was filled either way).
+    pub fn try_validate_in_place_within(
+        &self,
+        instance: &mut Value,
+        budgets: &Budgets,
+    ) -> Option<Result<(), Issues>> {
+        if !self.fills_defaults {
+            return self.try_validate_within(instance, budgets);
+        }
+        let mut run = Run::new(&self.tree, true, budgets);
+        let mut ev = Ev::default();
+        let valid = run.node_m(self.tree.root, instance, &PathNode::ROOT, &mut ev);
+        if run.finish() {
+            return None;
+        }
+        Some(if valid {
+            Ok(())
+        } else {
+            Err(Issues::new(
+                Arc::clone(&self.tree.sites),
+                run.own_sites,
+                run.errors,
+            ))
+        })
+    }
+
     /// Whether the instance is valid (stops at the first problem; builds no issues). A budget
     /// that runs out makes it invalid.
     pub fn is_valid(&self, instance: &Value) -> bool {

@@ -304,3 +304,54 @@ fn big_arrays_under_unique_items_and_contains_answer() {
     let issues = issues_of("contains", &c, Value::Array(distinct[..100].to_vec())).unwrap();
     assert_eq!(issues.last().unwrap()["keyword"], "contains");
 }
+
+/// A validation tried under small budgets answers `None` when one runs out (so the caller can
+/// run it again where it may take longer), and otherwise exactly what `validate` answers.
+#[test]
+fn an_attempt_under_small_budgets_gives_up_or_answers_as_validate_does() {
+    let tiny = Budgets {
+        regex_steps: 1_000,
+        evaluated_nodes: 1_000,
+        issues: 10_000,
+    };
+    let backtracking = pattern_schema("^(a+)+\\1$");
+    let slow = json!(format!("{}!", "a".repeat(24)));
+    assert!(backtracking.try_validate_within(&slow, &tiny).is_none());
+    let fan = compile(&fan_out(12, |r| json!({"anyOf": [r.clone(), r]})), PACK_OUT).unwrap();
+    assert!(fan.try_validate_within(&json!(1), &tiny).is_none());
+
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "pattern": "^[a-z]+-[0-9]+$"},
+            "n": {"type": "integer", "minimum": 1, "default": 5},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}
+        },
+        "required": ["id"],
+        "additionalProperties": false
+    });
+    let input = CompileOptions {
+        mode: Mode::Pack,
+        side: Side::Input,
+    };
+    let v = compile(&schema, input).unwrap();
+    for instance in [
+        json!({"id": "ord-1", "tags": ["a", "b"]}),
+        json!({"id": "ORD", "n": 0, "tags": ["a", "a"], "extra": true}),
+        json!({"n": "x"}),
+    ] {
+        let full = v.validate(&instance).map_err(|i| i.to_string());
+        let tried = v
+            .try_validate_within(&instance, &tiny)
+            .expect("a small instance fits the small budgets")
+            .map_err(|i| i.to_string());
+        assert_eq!(tried, full, "{instance}");
+        let (mut a, mut b) = (instance.clone(), instance.clone());
+        let full = v.validate_in_place(&mut a).map_err(|i| i.to_string());
+        let tried = v
+            .try_validate_in_place_within(&mut b, &tiny)
+            .expect("fits")
+            .map_err(|i| i.to_string());
+        assert_eq!((tried, b), (full, a), "{instance}");
+    }
+}

@@ -7,7 +7,7 @@
 // boxing it would add an allocation to every error answer for nothing.
 #![allow(clippy::result_large_err)]
 
-use kindgi_schema::{CompileError, Issue};
+use kindgi_schema::{Budgets, CompileError, Issue};
 use kindgi_spec::pack_protocol::{CheckResult, ErrorCode};
 use kindgi_tools::context::SecretResolver;
 use kindgi_tools::{BoxFuture, HandlerError, ToolContext};
@@ -487,6 +487,7 @@ pub(crate) async fn run_tool(
     version: Option<String>,
     mut input: Value,
     ctx: Map<String, Value>,
+    small: bool,
     until: tokio::time::Instant,
     signal: &CancellationToken,
     target_out: &mut Option<Target>,
@@ -504,26 +505,36 @@ pub(crate) async fn run_tool(
             err.cause = Some(cause(&e.message, &e.name, &id));
             return Err(err);
         }
-        Ok(_) => {
-            let job = slot.clone();
-            let (checked, result) = offload::run(state, until, move || {
-                let result = match &job.input {
-                    Ok(validator) => validator.validate_in_place(&mut input),
-                    Err(_) => Ok(()),
-                };
-                (input, result)
-            })
-            .await
-            .map_err(|e| {
-                job_failed(
-                    e,
-                    ErrorCode::InputValidationFailed,
-                    "input",
-                    &target,
-                    signal,
-                )
-            })?;
-            input = checked;
+        Ok(validator) => {
+            let tried = match small {
+                true => validator.try_validate_in_place_within(&mut input, &offload::INLINE),
+                false => None,
+            };
+            let result = match tried {
+                Some(result) => result,
+                None => {
+                    let job = slot.clone();
+                    let (checked, result) = offload::run(state, until, move || {
+                        let result = match &job.input {
+                            Ok(validator) => validator.validate_in_place(&mut input),
+                            Err(_) => Ok(()),
+                        };
+                        (input, result)
+                    })
+                    .await
+                    .map_err(|e| {
+                        job_failed(
+                            e,
+                            ErrorCode::InputValidationFailed,
+                            "input",
+                            &target,
+                            signal,
+                        )
+                    })?;
+                    input = checked;
+                    result
+                }
+            };
             if let Err(issues) = result {
                 let mut err = CallError::new(
                     ErrorCode::InputValidationFailed,
@@ -561,9 +572,19 @@ pub(crate) async fn run_tool(
             return Err(err);
         }
     };
+    if offload::is_small(&output) {
+        if let Some(body) = result_body(&slot, &id, &target, &output, Some(&offload::INLINE)) {
+            return body;
+        }
+    }
     let job_target = target.clone();
     offload::run(state, until, move || {
-        result_body(&slot, &id, &job_target, &output)
+        result_body(&slot, &id, &job_target, &output, None).unwrap_or_else(|| {
+            Err(CallError::new(
+                ErrorCode::OutputValidationFailed,
+                "output validation gave no answer".to_owned(),
+            ))
+        })
     })
     .await
     .map_err(|e| {
@@ -577,13 +598,16 @@ pub(crate) async fn run_tool(
     })?
 }
 
-/// Validates a handler's output and writes the result message (in an offloaded job).
+/// Validates a handler's output and writes the result message: under `budgets` where given
+/// (on an async worker; `None` when they ran out), else under the validator's own (in an
+/// offloaded job; always `Some`).
 fn result_body(
     slot: &ToolSlot,
     id: &str,
     target: &Target,
     output: &Value,
-) -> Result<Vec<u8>, CallError> {
+    budgets: Option<&Budgets>,
+) -> Option<Result<Vec<u8>, CallError>> {
     match &slot.output {
         Err(e) => {
             let mut err = CallError::new(
@@ -592,27 +616,35 @@ fn result_body(
             )
             .about(target);
             err.cause = Some(cause(&e.message, &e.name, id));
-            return Err(err);
+            return Some(Err(err));
         }
         Ok(validator) => {
-            if let Err(issues) = validator.validate(output) {
+            let checked = match budgets {
+                Some(budgets) => validator.try_validate_within(output, budgets)?,
+                None => validator.validate(output),
+            };
+            if let Err(issues) = checked {
                 let mut err = CallError::new(
                     ErrorCode::OutputValidationFailed,
                     format!("Tool \"{id}\" handler produced output that failed validation"),
                 )
                 .about(target);
                 err.issues = Some(issues.into());
-                return Err(err);
+                return Some(Err(err));
             }
         }
     }
     let mut body = Vec::with_capacity(64);
     body.extend_from_slice(br#"{"v":2,"kind":"result","output":"#);
-    serde_json::to_writer(&mut body, output).map_err(|e| {
-        CallError::new(ErrorCode::OutputValidationFailed, e.to_string()).about(target)
-    })?;
+    if let Err(e) = serde_json::to_writer(&mut body, output) {
+        return Some(Err(CallError::new(
+            ErrorCode::OutputValidationFailed,
+            e.to_string(),
+        )
+        .about(target)));
+    }
     body.push(b'}');
-    Ok(body)
+    Some(Ok(body))
 }
 
 /// The answer to a check call.

@@ -441,6 +441,8 @@ async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
     let Some(permit) = state.try_admit() else {
         return unavailable(Bytes::from_static(OVERLOADED));
     };
+    // A body that needed no reservation is small: its input may be validated in place.
+    let small = ready.reservation.is_none();
     let call = InFlight {
         state: state.clone(),
         _permit: permit,
@@ -452,13 +454,14 @@ async fn invoke(state: Arc<State>, req: Request<Incoming>) -> Answer {
         trace,
         answered: false,
     };
-    run(call, ready.parsed, until).await
+    run(call, ready.parsed, small, until).await
 }
 
 /// Runs an admitted call and writes its answer and record.
 async fn run(
     mut call: InFlight,
     parsed: Result<Parsed, CallError>,
+    small: bool,
     until: tokio::time::Instant,
 ) -> Answer {
     let state = call.state.clone();
@@ -485,6 +488,7 @@ async fn run(
                 version,
                 input,
                 ctx,
+                small,
                 until,
                 &call.signal.clone(),
                 &mut call.target,
