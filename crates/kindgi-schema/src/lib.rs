@@ -185,7 +185,8 @@ impl Validator {
     /// [`Validator::validate_within`] as an attempt: `None` when one of `budgets` ran out, so a
     /// caller can try small budgets where running is cheap (on an async worker) and run out of
     /// line with the full ones only when that is not enough. A `Some` answer is exactly what
-    /// any larger budgets would give.
+    /// any larger budgets would give. (Written apart from `validate_within`: one shared
+    /// outcome function cost the valid path 1.5 % more instructions.)
     pub fn try_validate_within(
         &self,
         instance: &Value,
