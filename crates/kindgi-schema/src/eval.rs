@@ -756,9 +756,7 @@ impl<'t> Run<'t> {
         if !self.collect {
             return;
         }
-        let id = SiteId::own(self.tree.sites.len(), self.own_sites.len());
-        self.own_sites
-            .push(Arc::new(Site::fixed(schema_path, keyword, params, message)));
+        let id = self.own_site(schema_path, keyword, params, message);
         let mut entry = Entry::at(id, Fill::None, None);
         entry.body_mut().set_text(pointer, "");
         self.errors.push(entry);
@@ -851,10 +849,22 @@ impl<'t> Run<'t> {
         if !self.collect {
             return;
         }
+        let id = self.own_site(schema_path, keyword, params, message);
+        self.report(path, &id);
+    }
+
+    /// A site built on the spot for an issue of this validation (kept beside the tree's).
+    fn own_site(
+        &mut self,
+        schema_path: &str,
+        keyword: &str,
+        params: Map<String, Value>,
+        message: String,
+    ) -> SiteId {
         let id = SiteId::own(self.tree.sites.len(), self.own_sites.len());
         self.own_sites
             .push(Arc::new(Site::fixed(schema_path, keyword, params, message)));
-        self.report(path, &id);
+        id
     }
 
     fn deep(&mut self, path: &PathNode<'_>) {
