@@ -4,13 +4,15 @@
 //! Start with [`Database::connect`] (a SQLite file path, `sqlite:` URL or `postgres://` URL)
 //! and [`Database::migrate`]. Each module owns its tables and its migration
 //! (`tokens`, `tools`, `runs`); see [`db`] for the connection and migration design, and
-//! `docs/store.md` for the table layout.
+//! `docs/store.md` for the table layout. Every statement is written once for both databases
+//! ([`sql`]: `$N` placeholders, [`on_pool!`]).
 
 pub mod db;
 pub mod error;
 pub mod file_mode;
 pub mod idempotency;
 pub mod runs;
+pub mod sql;
 pub mod testing;
 pub mod tokens;
 pub mod tools;

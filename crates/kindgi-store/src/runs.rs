@@ -318,21 +318,8 @@ impl RunsStore {
     /// Returns false when no run has that id.
     pub async fn update_run(&self, run: &StoredRun) -> Result<bool, StoreError> {
         let output = run.output.as_ref().map(json_text);
-        let affected = match self.db.backend() {
-            Backend::Sqlite(p) => sqlx::query(
-                "UPDATE runs SET status = ?2, output = ?3, failure_message = ?4, updated_at = ?5, completed_at = ?6 WHERE id = ?1",
-            )
-            .bind(&run.id)
-            .bind(&run.status)
-            .bind(&output)
-            .bind(&run.failure_message)
-            .bind(run.updated_at)
-            .bind(run.completed_at)
-            .execute(&p.writer)
-            .await
-            .map_err(StoreError::query("runs.update"))?
-            .rows_affected(),
-            Backend::Postgres(pool) => sqlx::query(
+        let affected = crate::on_pool!(self.db, write, |pool| {
+            sqlx::query(
                 "UPDATE runs SET status = $2, output = $3, failure_message = $4, updated_at = $5, completed_at = $6 WHERE id = $1",
             )
             .bind(&run.id)
@@ -343,47 +330,29 @@ impl RunsStore {
             .bind(run.completed_at)
             .execute(pool)
             .await
-            .map_err(StoreError::query("runs.update"))?
-            .rows_affected(),
-        };
+            .map(|r| r.rows_affected())
+        })
+        .map_err(StoreError::query("runs.update"))?;
         Ok(affected > 0)
     }
 
     pub async fn get_run(&self, id: &str) -> Result<Option<StoredRun>, StoreError> {
-        match self.db.backend() {
-            Backend::Sqlite(p) => {
-                let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))
-                    .bind(id)
-                    .fetch_optional(&p.reader)
-                    .await
-                    .map_err(StoreError::query("runs.get"))?;
-                match row {
-                    None => Ok(None),
-                    Some(row) => {
-                        let dry: i64 = row
-                            .try_get("dry_run")
-                            .map_err(StoreError::query("runs.decode"))?;
-                        Ok(Some(run_from_row!(row, dry != 0)))
-                    }
+        crate::on_pool!(self.db, read, |pool| {
+            let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"))
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+                .map_err(StoreError::query("runs.get"))?;
+            match row {
+                None => Ok(None),
+                Some(row) => {
+                    let dry: bool = row
+                        .try_get("dry_run")
+                        .map_err(StoreError::query("runs.decode"))?;
+                    Ok(Some(run_from_row!(row, dry)))
                 }
             }
-            Backend::Postgres(pool) => {
-                let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"))
-                    .bind(id)
-                    .fetch_optional(pool)
-                    .await
-                    .map_err(StoreError::query("runs.get"))?;
-                match row {
-                    None => Ok(None),
-                    Some(row) => {
-                        let dry: bool = row
-                            .try_get("dry_run")
-                            .map_err(StoreError::query("runs.decode"))?;
-                        Ok(Some(run_from_row!(row, dry)))
-                    }
-                }
-            }
-        }
+        })
     }
 
     /// Runs matching `filter`, newest first.

@@ -15,12 +15,15 @@
 //! - **Invoke** ([`invoke`]): exactly the reference `invokeTool` — env preconditions, input
 //!   validated on a copy with defaults filled, the handler (failures and panics caught), the
 //!   output validated — with the reference's codes and messages ([`InvokeError`]).
+//! - **Dispatch** ([`dispatch`]): the trait every transport implements ([`dispatch::ToolDispatcher`]),
+//!   so the runtime calls tools without knowing transports and transports need no runtime.
 //! - [`tool_idempotency_key`]: the reference's per-call UUIDv5.
 
 pub mod compiled;
 pub mod context;
 pub mod define;
 pub mod derive;
+pub mod dispatch;
 pub mod engine;
 pub mod error;
 pub mod http;

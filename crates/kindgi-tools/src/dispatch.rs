@@ -1,0 +1,247 @@
+//! The dispatch trait every transport implements, [`ToolDispatcher`], and what transports
+//! share: how a tool is reached ([`ToolTransport`]), why a call produced no output
+//! ([`ToolCallError`]), the in-process dispatcher ([`InProcessTool`]: native, declarative
+//! http, MCP-sourced) and the pack seam ([`PackCaller`], [`PackTool`]).
+//!
+//! It lives here, below the runtime and the transports, so that a transport crate
+//! (`kindgi-pack`, `kindgi-mcp`) implements dispatch without knowing the runtime, and the
+//! runtime calls tools without knowing any transport.
+//!
+//! Seed 004's dry-run rule lives here too: [`ToolDispatcher::runs_in_dry_run`].
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use kindgi_spec::ToolManifest;
+use serde_json::Value;
+
+use crate::{InvokeError, Tool, ToolContext};
+
+/// How a tool is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolTransport {
+    /// An in-process `kindgi_tools::Tool`.
+    Native,
+    /// A declarative `spec.kind: http` tool (in-process, synthesized handler).
+    Http,
+    /// A tool from an MCP server: never read-only.
+    Mcp,
+    /// A tool in a pack service, called through a [`PackCaller`].
+    Pack,
+}
+
+impl ToolTransport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolTransport::Native => "native",
+            ToolTransport::Http => "http",
+            ToolTransport::Mcp => "mcp",
+            ToolTransport::Pack => "pack",
+        }
+    }
+}
+
+/// Why a tool call produced no output. `Display` is `<code>: <message>`, the form a run's
+/// `failureMessage` takes (e.g. `handler-error: Tool "acme.get-order" handler threw: boom`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ToolCallError {
+    /// `handler-error`, `input-validation-failed`, `output-validation-failed`,
+    /// `precondition-failed`, `pack-unreachable`, or a pack's own code.
+    pub code: String,
+    pub message: String,
+    pub tool_id: String,
+    /// True when the tool was not reached at all (the transport failed).
+    pub transport: bool,
+    /// Validation issues, when there are any.
+    pub issues: Vec<kindgi_schema::Issue>,
+}
+
+impl From<InvokeError> for ToolCallError {
+    fn from(e: InvokeError) -> Self {
+        ToolCallError {
+            code: e.code.as_str().to_owned(),
+            message: e.message,
+            tool_id: e.tool_id,
+            transport: false,
+            issues: e.errors,
+        }
+    }
+}
+
+/// One callable tool, whatever its transport.
+#[async_trait]
+pub trait ToolDispatcher: Send + Sync + std::fmt::Debug {
+    fn manifest(&self) -> &ToolManifest;
+    fn transport(&self) -> ToolTransport;
+
+    /// Seed 004: a tool runs in a dry run only when it is declared read-only (`mutating:
+    /// false`, no writes/deletes/spawns-run/emits-event/external-side-effect effect); an MCP
+    /// tool never does.
+    fn runs_in_dry_run(&self) -> bool {
+        self.transport() != ToolTransport::Mcp && self.manifest().is_read_only()
+    }
+
+    /// Whether an agent may run this tool's calls alongside other read-only calls: read-only,
+    /// and not a tool that may wait (`pauses`) or act with a person's connection.
+    fn runs_concurrently(&self) -> bool {
+        let m = self.manifest();
+        self.runs_in_dry_run()
+            && !m.pauses()
+            && m.needs_spec
+                .as_ref()
+                .and_then(|n| n.connections.as_ref())
+                .is_none_or(|c| c.is_empty())
+    }
+
+    async fn call(&self, input: Value, ctx: ToolContext) -> Result<Value, ToolCallError>;
+}
+
+/// The exact refusal of seed 004.
+pub fn dry_run_refusal(tool_id: &str) -> String {
+    format!(
+        "dry-run-effectful-tool: tool \"{tool_id}\" is not declared read-only (mutating: false), so it does not run in a dry run"
+    )
+}
+
+/// An in-process tool (native, declarative http, or MCP-sourced).
+#[derive(Debug, Clone)]
+pub struct InProcessTool {
+    tool: Tool,
+    transport: ToolTransport,
+}
+
+impl InProcessTool {
+    /// `transport` is taken from the manifest: `transport: mcp` → MCP, a `spec` of kind
+    /// `http` → Http, else Native.
+    pub fn new(tool: Tool) -> Self {
+        let m = tool.manifest();
+        let transport = if m.is_mcp() {
+            ToolTransport::Mcp
+        } else if m.spec.as_ref().is_some_and(|s| s.kind() == "http") {
+            ToolTransport::Http
+        } else {
+            ToolTransport::Native
+        };
+        Self { tool, transport }
+    }
+
+    /// A tool that came from an MCP server, whatever its manifest says.
+    pub fn mcp(tool: Tool) -> Self {
+        Self {
+            tool,
+            transport: ToolTransport::Mcp,
+        }
+    }
+
+    pub fn tool(&self) -> &Tool {
+        &self.tool
+    }
+}
+
+#[async_trait]
+impl ToolDispatcher for InProcessTool {
+    fn manifest(&self) -> &ToolManifest {
+        self.tool.manifest()
+    }
+
+    fn transport(&self) -> ToolTransport {
+        self.transport
+    }
+
+    async fn call(&self, input: Value, ctx: ToolContext) -> Result<Value, ToolCallError> {
+        crate::invoke_owned(&self.tool, input, ctx)
+            .await
+            .map_err(ToolCallError::from)
+    }
+}
+
+/// Why a pack call failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PackCallError {
+    /// The pack answered with a tool failure (its code and message, e.g. `handler-error`).
+    #[error("{code}: {message}")]
+    Tool {
+        code: String,
+        message: String,
+        issues: Vec<kindgi_schema::Issue>,
+    },
+    /// The pack service could not be reached, died, or answered nonsense.
+    #[error("{message}")]
+    Transport { message: String },
+}
+
+/// Calls a tool in a pack service. The pack client implements it.
+#[async_trait]
+pub trait PackCaller: Send + Sync + std::fmt::Debug {
+    /// Invokes `manifest.id` at `manifest.version` with `input`; `ctx` carries the run's
+    /// ids, deadline and cancellation.
+    async fn call_tool(
+        &self,
+        manifest: &ToolManifest,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<Value, PackCallError>;
+}
+
+/// A tool in a pack service.
+#[derive(Debug, Clone)]
+pub struct PackTool {
+    manifest: Arc<ToolManifest>,
+    pack: String,
+    caller: Arc<dyn PackCaller>,
+}
+
+impl PackTool {
+    /// `pack` names the pack (for messages).
+    pub fn new(
+        manifest: ToolManifest,
+        pack: impl Into<String>,
+        caller: Arc<dyn PackCaller>,
+    ) -> Self {
+        Self {
+            manifest: Arc::new(manifest),
+            pack: pack.into(),
+            caller,
+        }
+    }
+}
+
+#[async_trait]
+impl ToolDispatcher for PackTool {
+    fn manifest(&self) -> &ToolManifest {
+        &self.manifest
+    }
+
+    fn transport(&self) -> ToolTransport {
+        ToolTransport::Pack
+    }
+
+    async fn call(&self, input: Value, ctx: ToolContext) -> Result<Value, ToolCallError> {
+        let id = self.manifest.id.clone();
+        match self.caller.call_tool(&self.manifest, input, &ctx).await {
+            Ok(v) => Ok(v),
+            Err(PackCallError::Tool {
+                code,
+                message,
+                issues,
+            }) => Err(ToolCallError {
+                code,
+                message,
+                tool_id: id,
+                transport: false,
+                issues,
+            }),
+            Err(PackCallError::Transport { message }) => Err(ToolCallError {
+                code: "pack-unreachable".into(),
+                message: format!(
+                    "tool \"{id}\" in pack \"{}\" could not be called: {message}",
+                    self.pack
+                ),
+                tool_id: id,
+                transport: true,
+                issues: Vec::new(),
+            }),
+        }
+    }
+}
