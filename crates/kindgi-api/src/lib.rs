@@ -20,6 +20,8 @@ pub mod error;
 pub mod flows;
 pub mod idempotency;
 pub mod json_body;
+pub mod page;
+pub mod projects;
 pub mod request_id;
 pub mod routes;
 pub mod runs;

@@ -1,0 +1,55 @@
+//! Projects, as far as this runtime has them: every tenant has exactly one, its *Default*
+//! project, whose id is a UUID derived from the tenant (v5), so it is stable across restarts,
+//! processes and databases without being stored. `GET /v1/projects/default` answers it (the
+//! official CLI reads it before a publish); a body or query `projectId` must be a UUID
+//! (`400 bad-input`) and name it (`404 project-not-found`, platform-api.md §1.6).
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+
+/// The namespace of default-project ids (a fixed random UUID).
+const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6b1d_54c2_94a7_4c1e_9f0e_2d8a_77c3_51b9);
+
+/// The id of `tenant`'s Default project.
+pub fn default_project_id(tenant: &str) -> String {
+    uuid::Uuid::new_v5(&NAMESPACE, format!("kindgi-project:{tenant}").as_bytes()).to_string()
+}
+
+/// Checks a `projectId` the caller sent: `None` is the Default project; anything else must
+/// be a UUID naming it. Returns the project id to record.
+pub fn check_project_id(tenant: &str, project_id: Option<&str>) -> Result<String, ApiError> {
+    let default = default_project_id(tenant);
+    let Some(id) = project_id else {
+        return Ok(default);
+    };
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(
+            ApiError::bad_input("`projectId` must be a project id (a UUID)")
+                .with_details(json!({"field": "projectId"})),
+        );
+    }
+    if id.eq_ignore_ascii_case(&default) {
+        return Ok(default);
+    }
+    Err(ApiError::new(
+        StatusCode::NOT_FOUND,
+        "project-not-found",
+        format!("No project with id \"{id}\" in this tenant"),
+    )
+    .with_details(json!({"projectId": id})))
+}
+
+/// The `OA:Project` body of `tenant`'s Default project (`created_at`: RFC 3339).
+pub fn default_project(tenant: &str, created_at: &str) -> Value {
+    json!({
+        "id": default_project_id(tenant),
+        "tenantId": tenant,
+        "name": "Default",
+        "slug": "default",
+        "isDefault": true,
+        "createdAt": created_at,
+        "updatedAt": created_at,
+    })
+}
