@@ -4,21 +4,25 @@
 //! * **Python**: a `pyproject.toml` with a `[tool.kindgi…]` section. `python -m kindgi.pack
 //!   index|serve`, with the Python from `$KINDGI_PYTHON`, else a `.venv` in the pack folder or
 //!   a folder above it (the repository's), else `python3`.
-//! * **TypeScript** (best effort): a `package.json` with a `"kindgi"` key. The index is the
-//!   one the TS tool chain wrote (`.kindgi/index.json`, `dist/index.json` or `index.json`),
-//!   served by `@kindgi/handler-runtime`'s `dist/pack-service/main.js` from a `node_modules`
-//!   in the pack folder or above it, with `$KINDGI_NODE` or `node`.
+//! * **TypeScript**: a `kindgi.config.{ts,mts,mjs,js,cjs}` (what the official scaffolds,
+//!   `kindgi init`, write and the official indexer reads), or a `package.json` with a
+//!   `"kindgi"` key or an `@kindgi/sdk` / `@kindgi/handler-runtime` dependency. Indexed by
+//!   `@kindgi/handler-runtime`'s indexer and served by its pack service, from a
+//!   `node_modules` in the pack folder or above it, with the Node [`crate::typescript`]
+//!   picks.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::DevError;
+use crate::typescript;
 
 /// A detected pack.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PackKind {
     Rust,
     Python { python: PathBuf },
-    TypeScript { node: PathBuf, main_js: PathBuf },
+    /// `runtime`: the `@kindgi/handler-runtime` package folder the pack resolves.
+    TypeScript { node: PathBuf, runtime: PathBuf },
 }
 
 impl PackKind {
@@ -33,7 +37,8 @@ impl PackKind {
 
 /// Detects the pack in `dir` (already canonical). Python wins over Rust when a folder has
 /// both a `pyproject.toml` with a kindgi section and a `Cargo.toml` (a Python pack with a
-/// native extension).
+/// native extension); a `kindgi.config.*` wins over a `Cargo.toml` (it names the pack's
+/// language as plainly as a file can).
 pub fn detect(dir: &Path) -> Result<PackKind, DevError> {
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
     if let Some(text) = read("pyproject.toml")
@@ -45,6 +50,9 @@ pub fn detect(dir: &Path) -> Result<PackKind, DevError> {
             python: python_for(dir),
         });
     }
+    if typescript::config_file(dir).is_some() {
+        return typescript_pack(dir);
+    }
     if dir.join("Cargo.toml").is_file() {
         return Ok(PackKind::Rust);
     }
@@ -54,23 +62,35 @@ pub fn detect(dir: &Path) -> Result<PackKind, DevError> {
                 dir: dir.to_owned(),
                 message: format!("package.json is not valid JSON: {e}"),
             })?;
-        if json.get("kindgi").is_some() {
-            let main_js = find_upwards(
-                dir,
-                "node_modules/@kindgi/handler-runtime/dist/pack-service/main.js",
-            )
-            .ok_or_else(|| DevError::BadPack {
-                dir: dir.to_owned(),
-                message: "a TypeScript pack needs @kindgi/handler-runtime installed (node_modules/@kindgi/handler-runtime/dist/pack-service/main.js was not found here or above); run `npm install`".into(),
-            })?;
-            let node = std::env::var_os("KINDGI_NODE")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("node"));
-            return Ok(PackKind::TypeScript { node, main_js });
+        if names_kindgi(&json) {
+            return typescript_pack(dir);
         }
     }
     Err(DevError::NoPack {
         dir: dir.to_owned(),
+    })
+}
+
+/// A `package.json` that says it is a Kindgi pack: a `"kindgi"` key, or the official SDK
+/// or pack runtime among its dependencies.
+fn names_kindgi(json: &serde_json::Value) -> bool {
+    json.get("kindgi").is_some()
+        || ["dependencies", "devDependencies"].iter().any(|deps| {
+            ["@kindgi/sdk", "@kindgi/handler-runtime"]
+                .iter()
+                .any(|name| json[deps].get(name).is_some())
+        })
+}
+
+/// A TypeScript pack in `dir`: it needs `@kindgi/handler-runtime` to resolve from there.
+fn typescript_pack(dir: &Path) -> Result<PackKind, DevError> {
+    let runtime = typescript::find_runtime(dir).ok_or_else(|| DevError::BadPack {
+        dir: dir.to_owned(),
+        message: typescript::missing_runtime_message(),
+    })?;
+    Ok(PackKind::TypeScript {
+        node: typescript::node_for(&runtime),
+        runtime,
     })
 }
 

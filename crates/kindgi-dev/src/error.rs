@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum DevError {
     #[error(
-        "{dir}: no pack here — expected a Cargo.toml (Rust), a pyproject.toml with a [tool.kindgi] section (Python) or a package.json with a \"kindgi\" section (TypeScript)"
+        "{dir}: no pack here — expected a Cargo.toml (Rust), a pyproject.toml with a [tool.kindgi] section (Python) or a kindgi.config.ts (TypeScript)"
     )]
     NoPack { dir: PathBuf },
     #[error("{dir}: {message}")]

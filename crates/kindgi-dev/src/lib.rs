@@ -8,9 +8,9 @@
 //! `127.0.0.1`. The pack's code runs in its own pack service process, supervised here:
 //!
 //! 1. [`detect`] — Rust (`Cargo.toml`), Python (`pyproject.toml` with `[tool.kindgi]`) or
-//!    TypeScript (`package.json` with `kindgi`, best effort);
+//!    TypeScript (`kindgi.config.ts`, the official SDK's; [`typescript`]);
 //! 2. [`prepare`] — build (`cargo build`) and index (`<pack> index`, `python -m kindgi.pack
-//!    index`) into `.kindgi/index.json`;
+//!    index`, the official TypeScript indexer) into `.kindgi/index.json`;
 //! 3. [`supervisor`] — start the pack service (`PORT=0`, a random base64url token,
 //!    `KINDGI_LOG_FORMAT=json`, `KINDGI_PACK_ENV_CHECK=warn`), wait for its `listening` line
 //!    (60 s), restart it when it dies (3× in a row, 500 ms apart; the budget resets after
@@ -37,6 +37,7 @@ pub mod prepare;
 pub mod register;
 pub mod server;
 pub mod supervisor;
+pub mod typescript;
 pub mod watch;
 
 pub use error::DevError;

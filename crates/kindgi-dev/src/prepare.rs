@@ -9,6 +9,7 @@ use tokio::process::Command;
 
 use crate::detect::PackKind;
 use crate::error::DevError;
+use crate::typescript;
 
 /// How to start a built pack's service, and what its index says.
 #[derive(Debug, Clone)]
@@ -138,23 +139,12 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
                 vec!["-m".into(), "kindgi.pack".into(), "serve".into()],
             )
         }
-        PackKind::TypeScript { node, main_js } => {
-            let found = [".kindgi/index.json", "dist/index.json", "index.json"]
-                .iter()
-                .map(|p| dir.join(p))
-                .find(|p| p.is_file())
-                .ok_or_else(|| DevError::BadPack {
-                    dir: dir.to_owned(),
-                    message: "a TypeScript pack needs its index built first (.kindgi/index.json, dist/index.json or index.json); kindgi dev does not run the TypeScript indexer".into(),
-                })?;
-            if found != index_path {
-                std::fs::copy(&found, &index_path).map_err(|source| DevError::Io {
-                    what: "cannot copy the index to",
-                    path: index_path.clone(),
-                    source,
-                })?;
-            }
-            (node.clone(), vec![main_js.display().to_string()])
+        PackKind::TypeScript { node, runtime } => {
+            typescript_index(dir, node, runtime, &index_path).await?;
+            (
+                node.clone(),
+                vec![typescript::service_main(runtime).display().to_string()],
+            )
         }
     };
     let index = read_index(&index_path)?;
@@ -166,8 +156,60 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
     })
 }
 
-/// The Python indexer reports files it could not import in its JSON summary and still
-/// succeeds; show each, since the tools they define are missing from the index.
+/// Checks the Node, then runs the official TypeScript indexer (`kindgi-index --pack-dir DIR
+/// --output INDEX`) on the pack's sources: Node strips their types as it imports them, so
+/// there is no build step (the official bundler is not in the PyPI kindgi-cli).
+async fn typescript_index(
+    dir: &Path,
+    node: &Path,
+    runtime: &Path,
+    index_path: &Path,
+) -> Result<(), DevError> {
+    let (ok, out, err) = run(dir, node, &["--version".to_owned()]).await?;
+    let version = typescript::NodeVersion::parse(&out).filter(|_| ok);
+    let Some(version) = version else {
+        return Err(DevError::BadPack {
+            dir: dir.to_owned(),
+            message: format!(
+                "`{} --version` did not print a Node version: {}",
+                node.display(),
+                tail(&format!("{out}{err}"), 5)
+            ),
+        });
+    };
+    let config = typescript::config_file(dir);
+    if let Some(message) = typescript::node_problem(version, config.as_deref()) {
+        return Err(DevError::BadPack {
+            dir: dir.to_owned(),
+            message,
+        });
+    }
+    let indexer = typescript::indexer_main(runtime);
+    progress(&format!(
+        "indexing (Node {version}, {} --pack-dir …)",
+        indexer.display()
+    ));
+    let args = vec![
+        indexer.display().to_string(),
+        "--pack-dir".to_owned(),
+        dir.display().to_string(),
+        "--output".to_owned(),
+        index_path.display().to_string(),
+    ];
+    let (ok, out, err) = run(dir, node, &args).await?;
+    if !ok {
+        return Err(DevError::Index {
+            dir: dir.to_owned(),
+            command: format!("{} {} --pack-dir …", node.display(), indexer.display()),
+            output: tail(&format!("{err}{out}"), 40),
+        });
+    }
+    report_file_errors(&out);
+    Ok(())
+}
+
+/// The Python and TypeScript indexers report files they could not import in their JSON
+/// summary and still succeed; show each, since the tools they define are missing from the index.
 fn report_file_errors(stdout: &str) {
     let Ok(summary) = serde_json::from_str::<serde_json::Value>(stdout) else {
         return;

@@ -26,20 +26,28 @@ fn packs_are_detected_by_their_manifest() {
     let ts = tempfile::tempdir().unwrap();
     std::fs::write(
         ts.path().join("package.json"),
-        r#"{"name": "p", "kindgi": {}}"#,
+        r#"{"name": "p", "dependencies": {"@kindgi/sdk": "0.1.10"}}"#,
     )
     .unwrap();
     let err = detect(ts.path()).unwrap_err().to_string();
     assert!(err.contains("@kindgi/handler-runtime"), "{err}");
-    let main = ts
-        .path()
-        .join("node_modules/@kindgi/handler-runtime/dist/pack-service");
-    std::fs::create_dir_all(&main).unwrap();
-    std::fs::write(main.join("main.js"), "").unwrap();
-    assert!(matches!(
-        detect(ts.path()).unwrap(),
-        PackKind::TypeScript { .. }
-    ));
+    assert!(err.contains("npm install"), "{err}");
+    let runtime = ts.path().join("node_modules/@kindgi/handler-runtime");
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::write(runtime.join("package.json"), "{}").unwrap();
+    match detect(ts.path()).unwrap() {
+        PackKind::TypeScript { runtime: found, .. } => assert_eq!(found, runtime),
+        other => panic!("{other:?}"),
+    }
+    // The official scaffolds' marker, kindgi.config.ts, is enough (and wins over Cargo.toml).
+    let cfg = tempfile::tempdir().unwrap();
+    std::fs::write(cfg.path().join("Cargo.toml"), "[package]\nname = \"p\"\n").unwrap();
+    std::fs::write(cfg.path().join("kindgi.config.ts"), "export default {};\n").unwrap();
+    let err = detect(cfg.path()).unwrap_err().to_string();
+    assert!(err.contains("@kindgi/handler-runtime"), "{err}");
+    // A package.json that names no kindgi is not a pack.
+    std::fs::write(ts.path().join("package.json"), r#"{"name": "p"}"#).unwrap();
+    assert!(matches!(detect(ts.path()), Err(DevError::NoPack { .. })));
     std::fs::write(ts.path().join("package.json"), "{not json").unwrap();
     let err = detect(ts.path()).unwrap_err().to_string();
     assert!(err.contains("package.json is not valid JSON"), "{err}");
