@@ -55,7 +55,7 @@ fn copy_dir(src: &Path, dst: &Path) {
         let entry = entry.unwrap();
         let name = entry.file_name();
         let n = name.to_string_lossy();
-        if [".kindgi", "target", "__pycache__", ".venv"].contains(&n.as_ref())
+        if [".kindgi", "target", "__pycache__", ".venv", "node_modules"].contains(&n.as_ref())
             || n.starts_with(".kindgirc")
         {
             continue;
