@@ -23,7 +23,11 @@ struct Reference {
 
 /// The reference, or `None` (skip) — a failure when `KINDGI_REQUIRE_REFERENCE=1` or `CI`.
 fn reference(test: &str) -> Option<Reference> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let node_modules = var("KINDGI_CLI_NODE_MODULES")
         .filter(|d| d.join("@kindgi/handler-runtime/package.json").is_file());
     let node = var("KINDGI_NODE24_DIR")
@@ -99,9 +103,15 @@ fn the_typescript_example_pack_runs_the_guides_dry_runs() {
             "my-pack.note-order"
         ]
     );
-    assert_eq!(index["tools"][2]["modulePath"], "tools/lookup-order/index.ts");
+    assert_eq!(
+        index["tools"][2]["modulePath"],
+        "tools/lookup-order/index.ts"
+    );
     assert_eq!(index["tools"][2]["mutating"], false);
-    assert!(index["tools"][0].get("mutating").is_none(), "left out = mutating");
+    assert!(
+        index["tools"][0].get("mutating").is_none(),
+        "left out = mutating"
+    );
 
     guide_dry_runs(tmp.path());
 
@@ -145,7 +155,11 @@ fn a_saved_change_is_reindexed_and_served_with_the_wheels_node() {
     // No KINDGI_NODE (empty counts as unset): the Node that ships beside the wheel's
     // packages is found and used.
     let dev = start_dev(tmp.path(), &[("KINDGI_NODE", "")], &[]);
-    assert!(dev.stderr().contains("indexing (Node v24."), "{}", dev.stderr());
+    assert!(
+        dev.stderr().contains("indexing (Node v24."),
+        "{}",
+        dev.stderr()
+    );
     let greet = |dir: &Path| {
         let out = kindgi_in(
             dir,
@@ -219,11 +233,7 @@ fn a_typescript_pack_without_its_packages_or_with_an_old_node_is_refused_clearly
     let tmp = ts_pack(&r);
     let old = tmp.path().join("old-node");
     std::fs::write(&old, "#!/bin/sh\necho v20.20.2\n").unwrap();
-    std::fs::set_permissions(
-        &old,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    std::fs::set_permissions(&old, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let err = failed_start(tmp.path(), &[("KINDGI_NODE", old.to_str().unwrap())]);
     assert!(err.contains("Node v20.20.2"), "{err}");
     assert!(err.contains("type stripping"), "{err}");
@@ -237,7 +247,10 @@ fn a_typescript_pack_without_its_packages_or_with_an_old_node_is_refused_clearly
     let node = r.node.display().to_string();
     let dev = start_dev(tmp.path(), &[("KINDGI_NODE", &node)], &["--no-watch"]);
     let err = dev.stderr();
-    assert!(err.contains("indexer: tools/broken.ts was left out"), "{err}");
+    assert!(
+        err.contains("indexer: tools/broken.ts was left out"),
+        "{err}"
+    );
     assert!(err.contains("broken on purpose"), "{err}");
     let out = kindgi_in(
         tmp.path(),
@@ -252,4 +265,57 @@ fn a_typescript_pack_without_its_packages_or_with_an_old_node_is_refused_clearly
     assert_eq!(out.code, 0, "{out:?}");
     let status = dev.stop();
     assert!(status.success(), "{status}");
+}
+
+/// `tsc` from the reference npm folder (scripts/setup-reference installs typescript@5.9.3).
+fn reference_tsc(test: &str) -> Option<PathBuf> {
+    let tsc = std::env::var_os("KINDGI_NPM_NODE_MODULES")
+        .filter(|v| !v.is_empty())
+        .map(|d| PathBuf::from(d).join("typescript/bin/tsc"))
+        .filter(|t| t.is_file());
+    if tsc.is_none() {
+        let required = std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
+            || std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+        assert!(
+            !required,
+            "{test}: KINDGI_NPM_NODE_MODULES has no typescript/bin/tsc and \
+             KINDGI_REQUIRE_REFERENCE=1 / CI is set (run scripts/setup-reference)"
+        );
+        eprintln!("SKIP {test}: no typescript in KINDGI_NPM_NODE_MODULES");
+    }
+    tsc
+}
+
+#[test]
+fn the_example_type_checks_against_the_official_sdks_types() {
+    let test = "the_example_type_checks_against_the_official_sdks_types";
+    let (Some(r), Some(tsc)) = (reference(test), reference_tsc(test)) else {
+        return;
+    };
+    let tmp = ts_pack(&r);
+    let check = || {
+        std::process::Command::new(&r.node)
+            .arg(&tsc)
+            .arg("-p")
+            .arg(tmp.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = check();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The check sees the SDK's types: a handler that misuses its typed input fails it.
+    let file = tmp.path().join("tools/greet/index.ts");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("`Hello, ${name}!`", "name.toFixed(2)")).unwrap();
+    let out = check();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("tools/greet/index.ts"), "{text}");
+    assert!(text.contains("toFixed"), "{text}");
 }

@@ -20,9 +20,14 @@ use crate::typescript;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PackKind {
     Rust,
-    Python { python: PathBuf },
+    Python {
+        python: PathBuf,
+    },
     /// `runtime`: the `@kindgi/handler-runtime` package folder the pack resolves.
-    TypeScript { node: PathBuf, runtime: PathBuf },
+    TypeScript {
+        node: PathBuf,
+        runtime: PathBuf,
+    },
 }
 
 impl PackKind {

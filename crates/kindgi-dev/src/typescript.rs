@@ -150,7 +150,10 @@ mod tests {
         let js = Path::new("kindgi.config.mjs");
         let old = NodeVersion(20, 20, 2);
         let msg = node_problem(old, Some(ts)).unwrap_or_default();
-        assert!(msg.contains("type stripping") && msg.contains("KINDGI_NODE"), "{msg}");
+        assert!(
+            msg.contains("type stripping") && msg.contains("KINDGI_NODE"),
+            "{msg}"
+        );
         let msg = node_problem(old, Some(js)).unwrap_or_default();
         assert!(msg.contains("22.12"), "{msg}");
         assert_eq!(node_problem(NodeVersion(22, 14, 0), Some(js)), None);
