@@ -156,6 +156,9 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
     })
 }
 
+/// How long `node --version` may take.
+const NODE_VERSION_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Checks the Node, then runs the official TypeScript indexer (`kindgi-index --pack-dir DIR
 /// --output INDEX`) on the pack's sources: Node strips their types as it imports them, so
 /// there is no build step (the official bundler is not in the PyPI kindgi-cli).
@@ -165,7 +168,20 @@ async fn typescript_index(
     runtime: &Path,
     index_path: &Path,
 ) -> Result<(), DevError> {
-    let (ok, out, err) = run(dir, node, &["--version".to_owned()]).await?;
+    let version_arg = ["--version".to_owned()];
+    let asked = run(dir, node, &version_arg);
+    // A `node` that does not answer is killed (the child is dropped) rather than waited on.
+    let Ok(answer) = tokio::time::timeout(NODE_VERSION_BUDGET, asked).await else {
+        return Err(DevError::BadPack {
+            dir: dir.to_owned(),
+            message: format!(
+                "`{} --version` did not answer within {} s",
+                node.display(),
+                NODE_VERSION_BUDGET.as_secs()
+            ),
+        });
+    };
+    let (ok, out, err) = answer?;
     let version = typescript::NodeVersion::parse(&out).filter(|_| ok);
     let Some(version) = version else {
         return Err(DevError::BadPack {
