@@ -15,13 +15,24 @@
 //! The output of the step: `{text, output, finishReason, steps, usage, costUsd, providerId,
 //! model, toolCalls, warnings?}` — `text` is what a flow maps (`nodeOutputs.<id>.text`).
 //!
+//! - Each of the agent's `tools[]` is `{id, version}` with an npm semver range: the tools
+//!   offered to the model are resolved when the step starts, and each call resolves its tool
+//!   again (maxSatisfying over what the tenant has now: the catalogue, then the registry), so
+//!   a version published mid-turn is used by the next call. A range nothing satisfies fails
+//!   the step `tool-version-unresolvable`, naming the tool and the range. Each call's log
+//!   entry (`toolCalls[]`) carries the `toolVersion` it ran.
+//!
 //! Designed for what comes next: approvals would gate a call before it starts (recorded gate
 //! decision + a wait), and after the first gated call the rest of the step runs one at a time.
 
 use futures::future::join_all;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
+use crate::catalogue::AgentTool;
+use crate::dispatch::ToolDispatcher;
 use crate::executor::{Failure, RunCtx, node_scope};
+use crate::resolve::ResolveError;
 use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool, ToolCall};
 
 /// What a dry-run agent step answers.
@@ -83,17 +94,26 @@ enum CallOutcome {
     Retry { content: String, failure: String },
 }
 
-/// Runs one agent step of a flow.
+/// Runs one agent step of a flow: the agent `agent_id` as the run's tenant sees it, at
+/// `version` (a node's `config.version`) or the highest.
 pub(crate) async fn run_agent_step(
     ctx: &RunCtx,
     agent_id: &str,
+    version: Option<&str>,
     node_id: &str,
     scope: &str,
     input: Value,
 ) -> Result<Value, Failure> {
-    let Some(agent) = ctx.shared.agents.get(agent_id) else {
+    let found = ctx
+        .shared
+        .definitions
+        .agent(&ctx.run.tenant_id, agent_id, version)
+        .await
+        .map_err(|e| Failure::fatal(e.to_string()))?;
+    let Some(agent) = found else {
+        let v = version.map(|v| format!(" version {v}")).unwrap_or_default();
         return Err(Failure::fatal(format!(
-            "flow-unbound: node \"{node_id}\" runs agent \"{agent_id}\", which is not registered"
+            "flow-unbound: node \"{node_id}\" runs agent \"{agent_id}\"{v}, which is not registered"
         )));
     };
     let provider = ctx.shared.model.clone();
@@ -119,11 +139,16 @@ pub(crate) async fn run_agent_step(
     }
     messages.push(Message::user(user_message(&input)));
     let mut offered = Vec::new();
-    for tool_id in &agent.tools {
-        let Some(t) = ctx.shared.tools.get(tool_id) else {
-            return Err(Failure::fatal(format!(
-                "flow-unbound: agent \"{agent_id}\" lists tool \"{tool_id}\", which is not registered"
-            )));
+    for listed in &agent.tools {
+        let t = match ctx.resolve_tool(&listed.id, listed.version.as_deref()).await {
+            Ok(t) => t,
+            Err(ResolveError::NotFound { .. }) => {
+                return Err(Failure::fatal(format!(
+                    "flow-unbound: agent \"{agent_id}\" lists tool \"{}\", which is not registered",
+                    listed.id
+                )));
+            }
+            Err(e) => return Err(resolve_failure(e)),
         };
         let m = t.manifest();
         offered.push(ModelTool {
@@ -200,8 +225,12 @@ pub(crate) async fn run_agent_step(
             parallel,
         )
         .await?;
-        for (call, outcome) in answer.tool_calls.iter().zip(outcomes) {
-            call_log.push(json!({"id": call.id, "toolId": call.name, "arguments": call.arguments}));
+        for (call, (outcome, version)) in answer.tool_calls.iter().zip(outcomes) {
+            let mut entry = json!({"id": call.id, "toolId": call.name, "arguments": call.arguments});
+            if let (Some(v), Value::Object(m)) = (version, &mut entry) {
+                m.insert("toolVersion".into(), json!(v));
+            }
+            call_log.push(entry);
             match outcome {
                 CallOutcome::Result(content) => {
                     messages.push(Message::tool(call.id.clone(), content))
@@ -221,38 +250,51 @@ pub(crate) async fn run_agent_step(
     )))
 }
 
+/// A step failure for a tool that did not resolve.
+fn resolve_failure(e: ResolveError) -> Failure {
+    match e {
+        e @ ResolveError::Registry { .. } => Failure::new(e.to_string()),
+        e => Failure::fatal(e.to_string()),
+    }
+}
+
+/// What a call's tool resolved to: `None` when the agent does not list it (the model gets
+/// an `unknown-tool` retry).
+type CallTool = Option<Result<Arc<dyn ToolDispatcher>, ResolveError>>;
+
 /// Runs the model's calls: consecutive read-only calls together (≤ 8), others alone; the
-/// outcomes come back in the model's order.
+/// outcomes (with the tool version each ran) come back in the model's order.
 async fn dispatch_calls(
     ctx: &RunCtx,
     agent_id: &str,
-    allowed: &[String],
+    allowed: &[AgentTool],
     value_scope: &str,
     calls: &[ToolCall],
     parallel: bool,
-) -> Result<Vec<CallOutcome>, Failure> {
-    let concurrent = |c: &ToolCall| {
-        parallel
-            && allowed.contains(&c.name)
-            && ctx
-                .shared
-                .tools
-                .get(&c.name)
-                .is_some_and(|t| t.runs_concurrently())
+) -> Result<Vec<(CallOutcome, Option<String>)>, Failure> {
+    // Each call resolves its tool now: the highest version its range admits at this moment.
+    let tools: Vec<CallTool> = join_all(calls.iter().map(|c| async move {
+        let listed = allowed.iter().find(|t| t.id == c.name)?;
+        Some(ctx.resolve_tool(&listed.id, listed.version.as_deref()).await)
+    }))
+    .await;
+    let concurrent = |i: usize| {
+        parallel && matches!(&tools[i], Some(Ok(t)) if t.runs_concurrently())
     };
     let mut out = Vec::with_capacity(calls.len());
     let mut i = 0;
     while i < calls.len() {
         let mut j = i + 1;
-        if concurrent(&calls[i]) {
-            while j < calls.len() && j - i < MAX_PARALLEL_TOOL_CALLS && concurrent(&calls[j]) {
+        if concurrent(i) {
+            while j < calls.len() && j - i < MAX_PARALLEL_TOOL_CALLS && concurrent(j) {
                 j += 1;
             }
         }
         let batch = join_all(
             calls[i..j]
                 .iter()
-                .map(|c| one_call(ctx, agent_id, allowed, value_scope, c)),
+                .zip(&tools[i..j])
+                .map(|(c, t)| one_call(ctx, agent_id, value_scope, c, t)),
         )
         .await;
         for r in batch {
@@ -266,14 +308,14 @@ async fn dispatch_calls(
 async fn one_call(
     ctx: &RunCtx,
     agent_id: &str,
-    allowed: &[String],
     value_scope: &str,
     call: &ToolCall,
-) -> Result<CallOutcome, Failure> {
-    let tool = if allowed.contains(&call.name) {
-        ctx.shared.tools.get(&call.name)
-    } else {
-        None
+    tool: &CallTool,
+) -> Result<(CallOutcome, Option<String>), Failure> {
+    let tool = match tool {
+        Some(Ok(t)) => Some(t.clone()),
+        None | Some(Err(ResolveError::NotFound { .. })) => None,
+        Some(Err(e)) => return Err(resolve_failure(e.clone())),
     };
     let Some(tool) = tool else {
         let message = format!(
@@ -286,18 +328,26 @@ async fn one_call(
             "error": {"kind": "unknown-tool", "message": message},
             "instruction": "Call one of the tools you were given instead.",
         });
-        return Ok(CallOutcome::Retry {
-            content: content.to_string(),
-            failure: format!("unresolved-tool: {message}"),
-        });
+        return Ok((
+            CallOutcome::Retry {
+                content: content.to_string(),
+                failure: format!("unresolved-tool: {message}"),
+            },
+            None,
+        ));
     };
     let key = format!("tool-call:{}:{}", call.id, call.name);
     let request_key = format!("{value_scope}/{key}");
     let arguments = call.arguments.clone();
+    let version = tool.manifest().version.clone();
     let recorded = ctx
         .recorded(value_scope, &key, async {
-            match tool.call(arguments, ctx.tool_context(&request_key)).await {
-                Ok(v) => Ok(json!({"ok": v})),
+            let result = match ctx.call_context(tool.as_ref(), &request_key).await {
+                Ok(call_ctx) => tool.call(arguments, call_ctx).await,
+                Err(e) => Err(e),
+            };
+            match result {
+                Ok(v) => Ok(json!({"ok": v, "toolVersion": version})),
                 Err(e) if e.code == "input-validation-failed" => Ok(json!({
                     "retry": {
                         "kindgi": "tool-error-retry",
@@ -306,27 +356,37 @@ async fn one_call(
                         "instruction": "Fix the arguments to match the tool's input schema and call it again.",
                     },
                     "failure": format!("tool-invocation-failed: {e}"),
+                    "toolVersion": version,
                 })),
                 Err(e) => Err(Failure::new(format!("tool-invocation-failed: {e}"))),
             }
         })
         .await?;
+    // A replayed call reports the version it ran with when it was recorded.
+    let ran = recorded
+        .get("toolVersion")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or(Some(version));
     if let Some(v) = recorded.get("ok") {
         let content = match v {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        return Ok(CallOutcome::Result(content));
+        return Ok((CallOutcome::Result(content), ran));
     }
-    Ok(CallOutcome::Retry {
-        content: recorded
-            .get("retry")
-            .map(Value::to_string)
-            .unwrap_or_default(),
-        failure: recorded
-            .get("failure")
-            .and_then(Value::as_str)
-            .unwrap_or("tool-invocation-failed")
-            .to_owned(),
-    })
+    Ok((
+        CallOutcome::Retry {
+            content: recorded
+                .get("retry")
+                .map(Value::to_string)
+                .unwrap_or_default(),
+            failure: recorded
+                .get("failure")
+                .and_then(Value::as_str)
+                .unwrap_or("tool-invocation-failed")
+                .to_owned(),
+        },
+        ran,
+    ))
 }

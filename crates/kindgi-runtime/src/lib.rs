@@ -30,24 +30,34 @@
 //! ```
 
 pub mod agent;
+pub mod call_values;
 pub mod catalogue;
+pub mod definitions;
 pub mod dispatch;
 mod executor;
 pub mod expr;
 mod journal;
 pub mod model;
 pub mod record;
+pub mod resolve;
 pub mod runtime;
 pub mod scheduler;
 mod stop;
 pub mod store;
 
-pub use catalogue::{AgentCatalogue, AgentSpec, FlowCatalogue, FlowError, LoadedFlow};
+pub use call_values::CallValues;
+pub use catalogue::{
+    ALL_TENANTS, AgentCatalogue, AgentSpec, AgentTool, FlowCatalogue, FlowError, LoadedFlow,
+};
+pub use definitions::{
+    DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
+};
 pub use dispatch::{
     InProcessTool, PackCallError, PackCaller, PackTool, ToolCallError, ToolCatalogue,
     ToolDispatcher, ToolTransport, dry_run_refusal,
 };
 pub use model::{ModelError, ModelProvider};
 pub use record::{JournalEntry, JournalKind, RunRecord, RunStatus};
+pub use resolve::{RegistryToolFactory, ResolveError, ToolResolver};
 pub use runtime::{RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeError};
 pub use store::{DatabaseRunStore, MemoryRunStore, RunQuery, RunStore, RunStoreError};
