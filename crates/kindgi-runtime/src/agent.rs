@@ -8,6 +8,8 @@
 //!   (`parallelToolCalls: false` runs every call on its own).
 //! - Each model answer and each tool result is recorded in the journal (`value.recorded`),
 //!   so a resumed run neither calls the model again nor repeats a tool call that finished.
+//!   The agent version a step runs (a node's `config.version`, else the highest the tenant
+//!   has) is recorded too, so a resumed step runs the same version.
 //! - An unknown tool or arguments the tool's schema refuses go back to the model once with a
 //!   `tool-error-retry` result; a second such failure, or any other tool failure, fails the
 //!   step.
@@ -41,6 +43,8 @@ pub const DRY_RUN_REPLY: &str = "[dry-run: model call skipped]";
 pub const MAX_PARALLEL_TOOL_CALLS: usize = 8;
 /// Default model steps per turn.
 pub const DEFAULT_MAX_STEPS: u32 = 8;
+/// The recorded value under which a step keeps the agent version it runs.
+const AGENT_VERSION_KEY: &str = "agent-version";
 /// Tool errors sent back to the model per turn before the turn fails.
 const MAX_TOOL_RETRIES: u32 = 1;
 
@@ -104,6 +108,16 @@ pub(crate) async fn run_agent_step(
     scope: &str,
     input: Value,
 ) -> Result<Value, Failure> {
+    let value_scope = node_scope(scope, node_id);
+    // A resumed step runs the agent version it first ran, whatever was published since.
+    let pinned = ctx
+        .replay
+        .values
+        .get(&(value_scope.clone(), AGENT_VERSION_KEY.to_owned()))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let unpinned = version.is_none() && pinned.is_none();
+    let version = pinned.as_deref().or(version);
     let found = ctx
         .shared
         .definitions
@@ -132,7 +146,11 @@ pub(crate) async fn run_agent_step(
             &[],
         ));
     }
-    let value_scope = node_scope(scope, node_id);
+    if unpinned {
+        let v = json!(agent.version);
+        ctx.recorded(&value_scope, AGENT_VERSION_KEY, async move { Ok(v) })
+            .await?;
+    }
     let mut messages = Vec::new();
     if let Some(sys) = &agent.instructions {
         messages.push(Message::system(sys.clone()));
@@ -312,62 +330,33 @@ async fn one_call(
     call: &ToolCall,
     tool: &CallTool,
 ) -> Result<(CallOutcome, Option<String>), Failure> {
-    let tool = match tool {
-        Some(Ok(t)) => Some(t.clone()),
-        None | Some(Err(ResolveError::NotFound { .. })) => None,
-        Some(Err(e)) => return Err(resolve_failure(e.clone())),
-    };
-    let Some(tool) = tool else {
-        let message = format!(
-            "Model requested tool \"{}\" not registered for agent \"{agent_id}\"",
-            call.name
-        );
-        let content = json!({
-            "kindgi": "tool-error-retry",
-            "status": "failed",
-            "error": {"kind": "unknown-tool", "message": message},
-            "instruction": "Call one of the tools you were given instead.",
-        });
-        return Ok((
-            CallOutcome::Retry {
-                content: content.to_string(),
-                failure: format!("unresolved-tool: {message}"),
-            },
-            None,
-        ));
-    };
     let key = format!("tool-call:{}:{}", call.id, call.name);
-    let request_key = format!("{value_scope}/{key}");
-    let arguments = call.arguments.clone();
-    let version = tool.manifest().version.clone();
-    let recorded = ctx
-        .recorded(value_scope, &key, async {
-            let result = match ctx.call_context(tool.as_ref(), &request_key).await {
-                Ok(call_ctx) => tool.call(arguments, call_ctx).await,
-                Err(e) => Err(e),
-            };
-            match result {
-                Ok(v) => Ok(json!({"ok": v, "toolVersion": version})),
-                Err(e) if e.code == "input-validation-failed" => Ok(json!({
-                    "retry": {
-                        "kindgi": "tool-error-retry",
-                        "status": "failed",
-                        "error": {"kind": "invalid-arguments", "message": e.message, "issues": e.issues},
-                        "instruction": "Fix the arguments to match the tool's input schema and call it again.",
-                    },
-                    "failure": format!("tool-invocation-failed: {e}"),
-                    "toolVersion": version,
-                })),
-                Err(e) => Err(Failure::new(format!("tool-invocation-failed: {e}"))),
-            }
-        })
-        .await?;
+    // A call that finished before a restart keeps its result, whatever resolves now.
+    let replayed = ctx
+        .replay
+        .values
+        .get(&(value_scope.to_owned(), key.clone()))
+        .cloned();
+    let tool = match (tool, &replayed) {
+        (Some(Ok(t)), _) => Some(t.clone()),
+        (_, Some(_)) => None,
+        (None | Some(Err(ResolveError::NotFound { .. })), None) => {
+            return Ok((unknown_tool(agent_id, &call.name), None));
+        }
+        (Some(Err(e)), None) => return Err(resolve_failure(e.clone())),
+    };
+    let version = tool.as_ref().map(|t| t.manifest().version.clone());
+    let recorded = match (replayed, tool) {
+        (Some(v), _) => v,
+        (None, Some(tool)) => run_call(ctx, value_scope, &key, call, tool).await?,
+        (None, None) => return Ok((unknown_tool(agent_id, &call.name), None)),
+    };
     // A replayed call reports the version it ran with when it was recorded.
     let ran = recorded
         .get("toolVersion")
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .or(Some(version));
+        .or(version);
     if let Some(v) = recorded.get("ok") {
         let content = match v {
             Value::String(s) => s.clone(),
@@ -389,4 +378,54 @@ async fn one_call(
         },
         ran,
     ))
+}
+
+/// The retry the model gets for a tool the agent does not have.
+fn unknown_tool(agent_id: &str, name: &str) -> CallOutcome {
+    let message = format!("Model requested tool \"{name}\" not registered for agent \"{agent_id}\"");
+    let content = json!({
+        "kindgi": "tool-error-retry",
+        "status": "failed",
+        "error": {"kind": "unknown-tool", "message": message},
+        "instruction": "Call one of the tools you were given instead.",
+    });
+    CallOutcome::Retry {
+        content: content.to_string(),
+        failure: format!("unresolved-tool: {message}"),
+    }
+}
+
+/// Runs one call and records its outcome (`ok`, or a retry for bad arguments) with the
+/// tool version it ran.
+async fn run_call(
+    ctx: &RunCtx,
+    value_scope: &str,
+    key: &str,
+    call: &ToolCall,
+    tool: Arc<dyn ToolDispatcher>,
+) -> Result<Value, Failure> {
+    let request_key = format!("{value_scope}/{key}");
+    let arguments = call.arguments.clone();
+    let version = tool.manifest().version.clone();
+    ctx.recorded(value_scope, key, async {
+        let result = match ctx.call_context(tool.as_ref(), &request_key).await {
+            Ok(call_ctx) => tool.call(arguments, call_ctx).await,
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(v) => Ok(json!({"ok": v, "toolVersion": version})),
+            Err(e) if e.code == "input-validation-failed" => Ok(json!({
+                "retry": {
+                    "kindgi": "tool-error-retry",
+                    "status": "failed",
+                    "error": {"kind": "invalid-arguments", "message": e.message, "issues": e.issues},
+                    "instruction": "Fix the arguments to match the tool's input schema and call it again.",
+                },
+                "failure": format!("tool-invocation-failed: {e}"),
+                "toolVersion": version,
+            })),
+            Err(e) => Err(Failure::new(format!("tool-invocation-failed: {e}"))),
+        }
+    })
+    .await
 }

@@ -860,3 +860,80 @@ async fn env_values_and_secrets_reach_the_call_and_a_missing_env_fails_before_th
     assert_eq!(seen.paths.lock().unwrap().len(), 1);
     tdb.cleanup().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_agent_step_runs_the_agent_version_it_started_with() {
+    let tdb = database(DatabaseKind::Sqlite).await;
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let caller = |calls| Caller {
+        tool: "t.block".into(),
+        calls,
+        step: AtomicUsize::new(0),
+        between: Mutex::new(None),
+    };
+    let first = Runtime::with_database(tdb.db.clone())
+        .model(Arc::new(caller(1)))
+        .build();
+    let signal = entered.clone();
+    first.tools().insert_tool(tool("t.block", json!({}), move |_| {
+        let signal = signal.clone();
+        async move {
+            signal.notify_one();
+            std::future::pending::<()>().await;
+            Ok(json!("never"))
+        }
+    }));
+    let v1 = AgentSpec::new("t.agent")
+        .with_version("1.0.0")
+        .with_tools(["t.block"]);
+    first.agents().insert(v1.clone());
+    first
+        .flows()
+        .insert_json(&one_node_flow("t.turn", "1.0.0", "agent", "t.agent"))
+        .unwrap();
+    let options = RunOptions {
+        tenant_id: Some("acme".into()),
+        ..Default::default()
+    };
+    let run = first
+        .start_run("t.turn", None, json!("go"), options)
+        .await
+        .unwrap();
+    entered.notified().await;
+    first.abort_all();
+
+    // 2.0.0 no longer lists t.block: were it used, the recorded call would be refused.
+    let second = Runtime::with_database(tdb.reopen().await.unwrap())
+        .model(Arc::new(caller(0)))
+        .build();
+    second
+        .tools()
+        .insert_tool(tool("t.block", json!({}), |_| async { Ok(json!({"done": true})) }));
+    second
+        .tools()
+        .insert_tool(tool("t.other", json!({}), |_| async { Ok(json!({})) }));
+    second.agents().insert(v1);
+    second.agents().insert(
+        AgentSpec::new("t.agent")
+            .with_version("2.0.0")
+            .with_tools(["t.other"]),
+    );
+    second
+        .flows()
+        .insert_json(&one_node_flow("t.turn", "1.0.0", "agent", "t.agent"))
+        .unwrap();
+    assert_eq!(second.recover().await.unwrap(), [run.id.clone()]);
+    let done = second.wait_for_run(&run.id).await.unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{done:?}");
+    let out = done.output.unwrap();
+    assert_eq!(out["text"], r#"{"done":true}"#);
+    assert_eq!(out["toolCalls"][0]["toolVersion"], "1.0.0");
+    let journal = second.journal(&run.id, None, None).await.unwrap();
+    let pinned = journal.iter().any(|e| {
+        e.payload
+            .as_ref()
+            .is_some_and(|p| p["key"] == "agent-version" && p["value"] == "1.0.0")
+    });
+    assert!(pinned, "{journal:?}");
+    tdb.cleanup().await.unwrap();
+}
