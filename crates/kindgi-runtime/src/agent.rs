@@ -34,8 +34,8 @@ use std::sync::Arc;
 use crate::catalogue::AgentTool;
 use crate::dispatch::ToolDispatcher;
 use crate::executor::{Failure, RunCtx, node_scope};
-use crate::resolve::ResolveError;
 use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool, ToolCall};
+use crate::resolve::ResolveError;
 
 /// What a dry-run agent step answers.
 pub const DRY_RUN_REPLY: &str = "[dry-run: model call skipped]";
@@ -158,7 +158,10 @@ pub(crate) async fn run_agent_step(
     messages.push(Message::user(user_message(&input)));
     let mut offered = Vec::new();
     for listed in &agent.tools {
-        let t = match ctx.resolve_tool(&listed.id, listed.version.as_deref()).await {
+        let t = match ctx
+            .resolve_tool(&listed.id, listed.version.as_deref())
+            .await
+        {
             Ok(t) => t,
             Err(ResolveError::NotFound { .. }) => {
                 return Err(Failure::fatal(format!(
@@ -244,7 +247,8 @@ pub(crate) async fn run_agent_step(
         )
         .await?;
         for (call, (outcome, version)) in answer.tool_calls.iter().zip(outcomes) {
-            let mut entry = json!({"id": call.id, "toolId": call.name, "arguments": call.arguments});
+            let mut entry =
+                json!({"id": call.id, "toolId": call.name, "arguments": call.arguments});
             if let (Some(v), Value::Object(m)) = (version, &mut entry) {
                 m.insert("toolVersion".into(), json!(v));
             }
@@ -293,12 +297,14 @@ async fn dispatch_calls(
     // Each call resolves its tool now: the highest version its range admits at this moment.
     let tools: Vec<CallTool> = join_all(calls.iter().map(|c| async move {
         let listed = allowed.iter().find(|t| t.id == c.name)?;
-        Some(ctx.resolve_tool(&listed.id, listed.version.as_deref()).await)
+        Some(
+            ctx.resolve_tool(&listed.id, listed.version.as_deref())
+                .await,
+        )
     }))
     .await;
-    let concurrent = |i: usize| {
-        parallel && matches!(&tools[i], Some(Ok(t)) if t.runs_concurrently())
-    };
+    let concurrent =
+        |i: usize| parallel && matches!(&tools[i], Some(Ok(t)) if t.runs_concurrently());
     let mut out = Vec::with_capacity(calls.len());
     let mut i = 0;
     while i < calls.len() {
@@ -382,7 +388,8 @@ async fn one_call(
 
 /// The retry the model gets for a tool the agent does not have.
 fn unknown_tool(agent_id: &str, name: &str) -> CallOutcome {
-    let message = format!("Model requested tool \"{name}\" not registered for agent \"{agent_id}\"");
+    let message =
+        format!("Model requested tool \"{name}\" not registered for agent \"{agent_id}\"");
     let content = json!({
         "kindgi": "tool-error-retry",
         "status": "failed",

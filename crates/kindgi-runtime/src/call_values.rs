@@ -12,10 +12,10 @@
 
 use async_trait::async_trait;
 use kindgi_spec::ToolManifest;
+use kindgi_tools::ToolContext;
 use kindgi_tools::context::SecretResolver;
 use kindgi_tools::dispatch::{ToolCallError, ToolDispatcher, ToolTransport};
 use kindgi_tools::invoke::ENV_VALUE_MISSING;
-use kindgi_tools::ToolContext;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -75,10 +75,8 @@ pub async fn prepare_context(
                     transport: false,
                     issues: Vec::new(),
                 })?;
-            let env: BTreeMap<String, String> = env
-                .into_iter()
-                .filter(|(k, _)| names.contains(k))
-                .collect();
+            let env: BTreeMap<String, String> =
+                env.into_iter().filter(|(k, _)| names.contains(k)).collect();
             ctx.env = Some(Arc::new(env));
         }
         if let Some(secrets) = values.secrets(&ctx.tenant_id, manifest) {

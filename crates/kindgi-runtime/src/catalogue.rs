@@ -12,8 +12,8 @@ use kindgi_schema::{CompileOptions, Mode, Side, Validator};
 use kindgi_spec::flow::{Flow, FlowIssue, Node};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
 
 /// A flow that cannot be loaded.
@@ -135,8 +135,7 @@ pub const ALL_TENANTS: &str = "*";
 /// The scope an insert goes to: a tenant, or every tenant (`None`, `"*"`).
 fn scope_of(tenant: Option<&str>) -> &str {
     match tenant {
-        None => ALL_TENANTS,
-        Some(t) if t.is_empty() => ALL_TENANTS,
+        None | Some("") => ALL_TENANTS,
         Some(t) => t,
     }
 }
@@ -293,7 +292,11 @@ impl FlowCatalogue {
     }
 
     /// Checks and adds a flow for `tenant` (`None`/`"*"`: every tenant).
-    pub fn insert_for(&self, tenant: Option<&str>, flow: Flow) -> Result<Arc<LoadedFlow>, FlowError> {
+    pub fn insert_for(
+        &self,
+        tenant: Option<&str>,
+        flow: Flow,
+    ) -> Result<Arc<LoadedFlow>, FlowError> {
         let loaded = Arc::new(LoadedFlow::load(flow)?);
         self.insert_loaded(tenant, loaded.clone());
         Ok(loaded)
@@ -330,7 +333,12 @@ impl FlowCatalogue {
 
     /// Among the flows `tenant` sees (its own, then every tenant's): the exact version, or
     /// the highest one when `version` is `None`.
-    pub fn get_for(&self, tenant: &str, id: &str, version: Option<&str>) -> Option<Arc<LoadedFlow>> {
+    pub fn get_for(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: Option<&str>,
+    ) -> Option<Arc<LoadedFlow>> {
         self.inner.get(Some(tenant), id, version)
     }
 
@@ -566,7 +574,11 @@ impl AgentCatalogue {
 
     /// The ids every tenant sees, sorted.
     pub fn ids(&self) -> Vec<String> {
-        self.inner.list(None).into_iter().map(|(id, _)| id).collect()
+        self.inner
+            .list(None)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
     }
 
     /// Every agent id `tenant` sees, with its versions.

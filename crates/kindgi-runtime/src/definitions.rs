@@ -142,7 +142,10 @@ impl<T> Cache<T> {
         if g.len() >= DEFINITION_CACHE_ENTRIES {
             g.clear();
         }
-        g.insert((tenant.to_owned(), id.to_owned(), version.to_owned()), value);
+        g.insert(
+            (tenant.to_owned(), id.to_owned(), version.to_owned()),
+            value,
+        );
     }
 
     fn len(&self) -> usize {
@@ -203,10 +206,7 @@ fn answered_version(
     if let Some(a) = asked
         && a != version
     {
-        return Err(invalid(
-            a,
-            format!("the source answered version {version}"),
-        ));
+        return Err(invalid(a, format!("the source answered version {version}")));
     }
     Ok(version.to_owned())
 }

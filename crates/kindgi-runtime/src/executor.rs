@@ -27,10 +27,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalogue::LoadedFlow;
 use crate::dispatch::{ToolCallError, ToolDispatcher, dry_run_refusal};
-use crate::resolve::ResolveError;
 use crate::expr::{Env, NodeOutputs, eval, resolve_mapping, resolve_operand};
 use crate::journal::{JournalWriter, Replay};
 use crate::record::{JournalKind, RunRecord, RunStatus, format_millis, now_millis};
+use crate::resolve::ResolveError;
 use crate::runtime::Shared;
 use crate::scheduler::{SchedEdge, SchedGraph, SchedState};
 use crate::stop::RunStop;

@@ -246,7 +246,9 @@ impl ToolResolver {
                     _ => ResolveError::NotFound { id: id.to_owned() },
                 });
             }
-            Err(RegistryError::InvalidRange { range, .. }) => return Err(invalid_range(id, &range)),
+            Err(RegistryError::InvalidRange { range, .. }) => {
+                return Err(invalid_range(id, &range));
+            }
             Err(RegistryError::Unresolvable {
                 range, available, ..
             }) => {
@@ -265,7 +267,9 @@ impl ToolResolver {
         if let Some(t) = self.cached(tenant, id, &version) {
             return Ok(t);
         }
-        let built = self.build(tenant, id, &version, &resolved.record.manifest_json).await?;
+        let built = self
+            .build(tenant, id, &version, &resolved.record.manifest_json)
+            .await?;
         self.cache(tenant, id, &version, built.clone());
         Ok(built)
     }

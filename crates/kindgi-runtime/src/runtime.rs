@@ -20,14 +20,14 @@ use crate::definitions::{
     DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
 };
 use crate::dispatch::ToolCatalogue;
-use crate::resolve::{RegistryToolFactory, ResolveError, ToolResolver, split_tool_ref};
-use kindgi_tools::registry::ToolRegistry;
-use kindgi_tools::synth::SynthesizerRegistry;
 use crate::executor::{execute_run, issues_text};
 use crate::model::ModelProvider;
 use crate::record::{JournalEntry, JournalKind, RunRecord, RunStatus, format_millis, now_millis};
+use crate::resolve::{RegistryToolFactory, ResolveError, ToolResolver, split_tool_ref};
 use crate::stop::RunStop;
 use crate::store::{MemoryRunStore, RunQuery, RunStore, RunStoreError};
+use kindgi_tools::registry::ToolRegistry;
+use kindgi_tools::synth::SynthesizerRegistry;
 
 /// The tenant runs belong to when none is given.
 pub const DEFAULT_TENANT: &str = "default";
@@ -374,7 +374,11 @@ impl Runtime {
     /// Checks every tool, agent and sub-flow the flow names (sub-flows recursively), as
     /// `tenant` sees them. A tool counts when the tenant has its id at all (catalogue or
     /// registry): its version range is resolved when the step calls it.
-    pub async fn check_bindings(&self, tenant: &str, flow: &LoadedFlow) -> Result<(), RuntimeError> {
+    pub async fn check_bindings(
+        &self,
+        tenant: &str,
+        flow: &LoadedFlow,
+    ) -> Result<(), RuntimeError> {
         let mut seen = HashSet::new();
         seen.insert((flow.flow.id.clone(), flow.flow.version.clone()));
         let mut children = self.check_flow_bindings(tenant, flow).await?;
@@ -434,7 +438,9 @@ impl Runtime {
                 }
                 Node::Subgraph(s) => {
                     let fref = &s.flow_ref;
-                    let Some(child) = defs.flow(tenant, &fref.flow_id, Some(&fref.version)).await?
+                    let Some(child) = defs
+                        .flow(tenant, &fref.flow_id, Some(&fref.version))
+                        .await?
                     else {
                         return Err(unbound(
                             &s.id,

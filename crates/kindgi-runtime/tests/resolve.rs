@@ -20,9 +20,9 @@ use kindgi_runtime::{
     Runtime, RuntimeError, ToolTransport, dry_run_refusal,
 };
 use kindgi_spec::ToolManifest;
+use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
 use kindgi_store::tools::StoreRegistry;
-use kindgi_store::DatabaseKind;
 use kindgi_tools::context::SecretResolver;
 use kindgi_tools::registry::{RegisterOptions, ToolRegistry};
 use kindgi_tools::{BoxFuture, ToolContext};
@@ -160,7 +160,10 @@ async fn two_tenants_with_the_same_flow_id_each_run_their_own() {
         assert!(matches!(err, RuntimeError::FlowNotFound { .. }), "{err}");
         // Tenant a's tool is invisible to tenant b, even with the same flow shape.
         rt.flows()
-            .insert_json_for(Some("b"), &one_node_flow("t.cross", "1.0.0", "tool", "t.only-a"))
+            .insert_json_for(
+                Some("b"),
+                &one_node_flow("t.cross", "1.0.0", "tool", "t.only-a"),
+            )
             .unwrap();
         let err = rt
             .start_run("t.cross", None, json!({}), for_tenant("b"))
@@ -178,7 +181,9 @@ async fn the_highest_version_runs_unless_one_is_asked_and_a_tenant_version_wins(
     for v in ["1.0.0", "1.10.0", "1.9.0", "2.0.0-rc.1"] {
         let id = format!("t.v{}", v.replace('.', "-"));
         rt.tools()
-            .insert_tool(counting_tool(&id, read_only(), hits.clone(), move |_| json!(v)));
+            .insert_tool(counting_tool(&id, read_only(), hits.clone(), move |_| {
+                json!(v)
+            }));
         rt.flows()
             .insert_json(&one_node_flow("t.f", v, "tool", &id))
             .unwrap();
@@ -192,7 +197,10 @@ async fn the_highest_version_runs_unless_one_is_asked_and_a_tenant_version_wins(
         .await
         .unwrap();
     assert_eq!(run.output, Some(json!("1.9.0")));
-    assert_eq!(rt.flows().list()[0].1, ["1.0.0", "1.9.0", "1.10.0", "2.0.0-rc.1"]);
+    assert_eq!(
+        rt.flows().list()[0].1,
+        ["1.0.0", "1.9.0", "1.10.0", "2.0.0-rc.1"]
+    );
 }
 
 /// A definition source as a host would plug in (the store's registries): JSON by tenant.
@@ -238,7 +246,8 @@ impl DefinitionSource for JsonSource {
 #[tokio::test]
 async fn flows_and_agents_come_from_the_plugged_in_source_compiled_once_per_version() {
     let source = Arc::new(JsonSource::default());
-    let flow: Value = serde_json::from_str(&one_node_flow("s.flow", "1.0.0", "agent", "s.agent")).unwrap();
+    let flow: Value =
+        serde_json::from_str(&one_node_flow("s.flow", "1.0.0", "agent", "s.agent")).unwrap();
     source
         .flows
         .lock()
@@ -309,11 +318,15 @@ fn agent_tools_accept_typed_entries_and_bare_ids() {
             AgentTool::new("t.three", "~2.0.0"),
         ]
     );
-    let bad = serde_json::from_value::<AgentSpec>(json!({"id": "a", "tools": [{"id": "", "version": "1"}]}))
-        .unwrap_err();
+    let bad = serde_json::from_value::<AgentSpec>(
+        json!({"id": "a", "tools": [{"id": "", "version": "1"}]}),
+    )
+    .unwrap_err();
     assert!(bad.to_string().contains("empty tool id"), "{bad}");
-    let bad = serde_json::from_value::<AgentSpec>(json!({"id": "a", "tools": [{"id": "x", "version": 1}]}))
-        .unwrap_err();
+    let bad = serde_json::from_value::<AgentSpec>(
+        json!({"id": "a", "tools": [{"id": "x", "version": 1}]}),
+    )
+    .unwrap_err();
     assert!(bad.to_string().contains("tools[] entry"), "{bad}");
 }
 
@@ -374,7 +387,12 @@ async fn agent_calls_the_highest_matching_version_and_a_new_one_mid_turn(kind: D
         register(&registry, "acme", &http_manifest("t.lookup", v, &base)).await;
     }
     // Another tenant's 1.9.0 is not acme's.
-    register(&registry, "other", &http_manifest("t.lookup", "1.9.0", &base)).await;
+    register(
+        &registry,
+        "other",
+        &http_manifest("t.lookup", "1.9.0", &base),
+    )
+    .await;
     let late = registry.clone();
     let late_base = base.clone();
     let model = Caller {
@@ -382,16 +400,20 @@ async fn agent_calls_the_highest_matching_version_and_a_new_one_mid_turn(kind: D
         calls: 2,
         step: AtomicUsize::new(0),
         between: Mutex::new(Some(Box::pin(async move {
-            register(&late, "acme", &http_manifest("t.lookup", "1.3.0", &late_base)).await;
+            register(
+                &late,
+                "acme",
+                &http_manifest("t.lookup", "1.3.0", &late_base),
+            )
+            .await;
         }))),
     };
     let rt = Runtime::with_database(tdb.db.clone())
         .registry(registry.clone())
         .model(Arc::new(model))
         .build();
-    rt.agents().insert(
-        AgentSpec::new("t.agent").with_tools([AgentTool::new("t.lookup", "^1.0.0")]),
-    );
+    rt.agents()
+        .insert(AgentSpec::new("t.agent").with_tools([AgentTool::new("t.lookup", "^1.0.0")]));
     rt.flows()
         .insert_json(&one_node_flow("t.turn", "1.0.0", "agent", "t.agent"))
         .unwrap();
@@ -404,10 +426,7 @@ async fn agent_calls_the_highest_matching_version_and_a_new_one_mid_turn(kind: D
     let calls = out["toolCalls"].as_array().unwrap();
     assert_eq!(calls[0]["toolVersion"], "1.2.0");
     assert_eq!(calls[1]["toolVersion"], "1.3.0");
-    assert_eq!(
-        out["text"],
-        r#"{"servedBy":"1.2.0"}|{"servedBy":"1.3.0"}"#
-    );
+    assert_eq!(out["text"], r#"{"servedBy":"1.2.0"}|{"servedBy":"1.3.0"}"#);
     assert_eq!(*seen.paths.lock().unwrap(), ["/v/1.2.0", "/v/1.3.0"]);
     // Two registry versions built, each once.
     assert_eq!(rt.resolver().built_count(), 2);
@@ -509,7 +528,12 @@ async fn an_unresolvable_range_fails_the_step_with_tool_version_unresolvable() {
         .insert_json(&one_node_flow("t.flow", "1.0.0", "tool", "t.lookup@>=5"))
         .unwrap();
     rt.flows()
-        .insert_json(&one_node_flow("t.bad", "1.0.0", "tool", "t.lookup@not a range!"))
+        .insert_json(&one_node_flow(
+            "t.bad",
+            "1.0.0",
+            "tool",
+            "t.lookup@not a range!",
+        ))
         .unwrap();
     let run = rt
         .start_run("t.turn", None, json!("x"), for_tenant("acme"))
@@ -518,7 +542,9 @@ async fn an_unresolvable_range_fails_the_step_with_tool_version_unresolvable() {
     assert_eq!(run.status, RunStatus::Failed);
     assert_eq!(
         run.failure_message.as_deref(),
-        Some(r#"tool-version-unresolvable: Tool "t.lookup" has no version satisfying "^3.0.0" (available: 1.2.0, 1.0.0)"#)
+        Some(
+            r#"tool-version-unresolvable: Tool "t.lookup" has no version satisfying "^3.0.0" (available: 1.2.0, 1.0.0)"#
+        )
     );
     let run = rt
         .start_run("t.flow", None, json!({}), for_tenant("acme"))
@@ -527,7 +553,9 @@ async fn an_unresolvable_range_fails_the_step_with_tool_version_unresolvable() {
     assert_eq!(run.status, RunStatus::Failed);
     assert_eq!(
         run.failure_message.as_deref(),
-        Some(r#"tool-version-unresolvable: Tool "t.lookup" has no version satisfying ">=5" (available: 1.2.0, 1.0.0)"#)
+        Some(
+            r#"tool-version-unresolvable: Tool "t.lookup" has no version satisfying ">=5" (available: 1.2.0, 1.0.0)"#
+        )
     );
     let run = rt
         .start_run("t.bad", None, json!({}), for_tenant("acme"))
@@ -535,7 +563,9 @@ async fn an_unresolvable_range_fails_the_step_with_tool_version_unresolvable() {
         .unwrap();
     assert_eq!(
         run.failure_message.as_deref(),
-        Some(r#"tool-version-unresolvable: Version range "not a range!" for tool "t.lookup" is not a valid semver range"#)
+        Some(
+            r#"tool-version-unresolvable: Version range "not a range!" for tool "t.lookup" is not a valid semver range"#
+        )
     );
     assert!(seen.paths.lock().unwrap().is_empty());
     tdb.cleanup().await.unwrap();
@@ -559,10 +589,15 @@ async fn a_catalogue_tool_whose_version_misses_the_range_is_not_called() {
         .unwrap();
     let ok = rt.start_run("t.ok", None, json!({}), wait()).await.unwrap();
     assert_eq!(ok.output, Some(json!("local")));
-    let miss = rt.start_run("t.miss", None, json!({}), wait()).await.unwrap();
+    let miss = rt
+        .start_run("t.miss", None, json!({}), wait())
+        .await
+        .unwrap();
     assert_eq!(
         miss.failure_message.as_deref(),
-        Some(r#"tool-version-unresolvable: Tool "t.local" has no version satisfying "^1" (available: 2.0.0)"#)
+        Some(
+            r#"tool-version-unresolvable: Tool "t.local" has no version satisfying "^1" (available: 2.0.0)"#
+        )
     );
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
@@ -571,7 +606,12 @@ async fn a_catalogue_tool_whose_version_misses_the_range_is_not_called() {
 async fn a_registry_pack_tool_without_a_factory_fails_naming_the_tool_and_why() {
     let tdb = database(DatabaseKind::Sqlite).await;
     let registry = Arc::new(StoreRegistry::new(tdb.db.clone()));
-    register(&registry, "acme", &manifest("t.packed", json!({"version": "1.1.0"}))).await;
+    register(
+        &registry,
+        "acme",
+        &manifest("t.packed", json!({"version": "1.1.0"})),
+    )
+    .await;
     let rt = Runtime::with_database(tdb.db.clone())
         .registry(registry)
         .build();
@@ -598,14 +638,16 @@ async fn a_resumed_run_uses_the_exact_flow_version_it_started_with() {
     let entered = Arc::new(tokio::sync::Notify::new());
     let first = Runtime::with_database(tdb.db.clone()).build();
     let signal = entered.clone();
-    first.tools().insert_tool(tool("t.block", json!({}), move |_| {
-        let signal = signal.clone();
-        async move {
-            signal.notify_one();
-            std::future::pending::<()>().await;
-            Ok(json!("never"))
-        }
-    }));
+    first
+        .tools()
+        .insert_tool(tool("t.block", json!({}), move |_| {
+            let signal = signal.clone();
+            async move {
+                signal.notify_one();
+                std::future::pending::<()>().await;
+                Ok(json!("never"))
+            }
+        }));
     let flow = |version: &str, step: &str| {
         json!({"id": "t.flow", "version": version,
             "nodes": [{"id": "a", "kind": "tool", "ref": "t.block"}, {"id": "b", "kind": "tool", "ref": step}],
@@ -637,16 +679,25 @@ async fn a_resumed_run_uses_the_exact_flow_version_it_started_with() {
     let hits = Arc::new(AtomicUsize::new(0));
     second
         .tools()
-        .insert_tool(counting_tool("t.block", json!({}), hits.clone(), |_| json!({})));
+        .insert_tool(counting_tool("t.block", json!({}), hits.clone(), |_| {
+            json!({})
+        }));
     second
         .tools()
-        .insert_tool(counting_tool("t.one", json!({}), hits.clone(), |_| json!("v1")));
+        .insert_tool(counting_tool("t.one", json!({}), hits.clone(), |_| {
+            json!("v1")
+        }));
     second
         .tools()
-        .insert_tool(counting_tool("t.two", json!({}), hits.clone(), |_| json!("v2")));
+        .insert_tool(counting_tool("t.two", json!({}), hits.clone(), |_| {
+            json!("v2")
+        }));
     second.flows().insert_json(&flow("1.0.0", "t.one")).unwrap();
     second.flows().insert_json(&flow("2.0.0", "t.two")).unwrap();
-    assert_eq!(second.recover().await.unwrap(), [run.id.clone()]);
+    assert_eq!(
+        second.recover().await.unwrap(),
+        std::slice::from_ref(&run.id)
+    );
     let done = second.wait_for_run(&run.id).await.unwrap();
     assert_eq!(done.status, RunStatus::Completed, "{done:?}");
     assert_eq!(done.flow_version, "1.0.0");
@@ -669,7 +720,9 @@ async fn mcp_tools_registered_by_the_host_always_count_as_mutating() {
     // Declared read-only by its server: still never run in a dry run.
     rt.tools().insert_mcp_tool_for(
         Some("acme"),
-        counting_tool("inventory.stock_level", read_only(), hits.clone(), |_| json!(1)),
+        counting_tool("inventory.stock_level", read_only(), hits.clone(), |_| {
+            json!(1)
+        }),
     );
     let t = rt
         .resolver()
@@ -680,7 +733,12 @@ async fn mcp_tools_registered_by_the_host_always_count_as_mutating() {
     assert!(!t.runs_in_dry_run());
     assert!(!t.runs_concurrently());
     rt.flows()
-        .insert_json(&one_node_flow("t.flow", "1.0.0", "tool", "inventory.stock_level"))
+        .insert_json(&one_node_flow(
+            "t.flow",
+            "1.0.0",
+            "tool",
+            "inventory.stock_level",
+        ))
         .unwrap();
     let run = rt
         .start_run(
@@ -813,23 +871,36 @@ async fn env_values_and_secrets_reach_the_call_and_a_missing_env_fails_before_th
     let pack = Arc::new(CountingPack::default());
     rt.tools()
         .insert_pack_tool(manifest("t.packenv", env_needs), "p", pack.clone());
-    for (id, reference) in [("f.env", "t.env"), ("f.pack", "t.packenv"), ("f.private", "t.private")] {
+    for (id, reference) in [
+        ("f.env", "t.env"),
+        ("f.pack", "t.packenv"),
+        ("f.private", "t.private"),
+    ] {
         rt.flows()
             .insert_json(&one_node_flow(id, "1.0.0", "tool", reference))
             .unwrap();
     }
 
-    let ok = rt.start_run("f.env", None, json!({}), for_tenant("acme")).await.unwrap();
+    let ok = rt
+        .start_run("f.env", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
     assert_eq!(ok.output, Some(json!("ran")), "{ok:?}");
     let expected: BTreeMap<String, String> = [("REGION".to_owned(), "eu".to_owned())].into();
     assert_eq!(seen_env.lock().unwrap().clone(), Some(expected.clone()));
-    let ok = rt.start_run("f.pack", None, json!({}), for_tenant("acme")).await.unwrap();
+    let ok = rt
+        .start_run("f.pack", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
     assert_eq!(ok.output, Some(json!({"env": expected})));
     assert_eq!(pack.calls.load(Ordering::SeqCst), 1);
 
     let missing = r#"Tool "X" was not run: env-value-missing: tool "X" needs env value "REGION": the context's `env` doesn't set it, and its schema has no default"#;
     for (flow, id) in [("f.env", "t.env"), ("f.pack", "t.packenv")] {
-        let run = rt.start_run(flow, None, json!({}), for_tenant("other")).await.unwrap();
+        let run = rt
+            .start_run(flow, None, json!({}), for_tenant("other"))
+            .await
+            .unwrap();
         assert_eq!(run.status, RunStatus::Failed);
         assert_eq!(
             run.failure_message.unwrap(),
@@ -838,7 +909,14 @@ async fn env_values_and_secrets_reach_the_call_and_a_missing_env_fails_before_th
     }
     // The pack was not called for the tenant without the value.
     assert_eq!(pack.calls.load(Ordering::SeqCst), 1);
-    assert!(values.asked.lock().unwrap().iter().all(|(_, n)| n == &["REGION"]));
+    assert!(
+        values
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|(_, n)| n == &["REGION"])
+    );
 
     // The secret reaches the request, and never the run's record or journal.
     let run = rt
@@ -875,14 +953,16 @@ async fn a_resumed_agent_step_runs_the_agent_version_it_started_with() {
         .model(Arc::new(caller(1)))
         .build();
     let signal = entered.clone();
-    first.tools().insert_tool(tool("t.block", json!({}), move |_| {
-        let signal = signal.clone();
-        async move {
-            signal.notify_one();
-            std::future::pending::<()>().await;
-            Ok(json!("never"))
-        }
-    }));
+    first
+        .tools()
+        .insert_tool(tool("t.block", json!({}), move |_| {
+            let signal = signal.clone();
+            async move {
+                signal.notify_one();
+                std::future::pending::<()>().await;
+                Ok(json!("never"))
+            }
+        }));
     let v1 = AgentSpec::new("t.agent")
         .with_version("1.0.0")
         .with_tools(["t.block"]);
@@ -908,7 +988,9 @@ async fn a_resumed_agent_step_runs_the_agent_version_it_started_with() {
         .build();
     second
         .tools()
-        .insert_tool(tool("t.block", json!({}), |_| async { Ok(json!({"done": true})) }));
+        .insert_tool(tool("t.block", json!({}), |_| async {
+            Ok(json!({"done": true}))
+        }));
     second
         .tools()
         .insert_tool(tool("t.other", json!({}), |_| async { Ok(json!({})) }));
@@ -922,7 +1004,10 @@ async fn a_resumed_agent_step_runs_the_agent_version_it_started_with() {
         .flows()
         .insert_json(&one_node_flow("t.turn", "1.0.0", "agent", "t.agent"))
         .unwrap();
-    assert_eq!(second.recover().await.unwrap(), [run.id.clone()]);
+    assert_eq!(
+        second.recover().await.unwrap(),
+        std::slice::from_ref(&run.id)
+    );
     let done = second.wait_for_run(&run.id).await.unwrap();
     assert_eq!(done.status, RunStatus::Completed, "{done:?}");
     let out = done.output.unwrap();
