@@ -31,7 +31,7 @@ use futures::future::join_all;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-use crate::catalogue::AgentTool;
+use crate::catalogue::{AgentSpec, AgentTool};
 use crate::dispatch::ToolDispatcher;
 use crate::executor::{Failure, RunCtx, node_scope};
 use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool, ToolCall};
@@ -109,27 +109,7 @@ pub(crate) async fn run_agent_step(
     input: Value,
 ) -> Result<Value, Failure> {
     let value_scope = node_scope(scope, node_id);
-    // A resumed step runs the agent version it first ran, whatever was published since.
-    let pinned = ctx
-        .replay
-        .values
-        .get(&(value_scope.clone(), AGENT_VERSION_KEY.to_owned()))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let unpinned = version.is_none() && pinned.is_none();
-    let version = pinned.as_deref().or(version);
-    let found = ctx
-        .shared
-        .definitions
-        .agent(&ctx.run.tenant_id, agent_id, version)
-        .await
-        .map_err(|e| Failure::fatal(e.to_string()))?;
-    let Some(agent) = found else {
-        let v = version.map(|v| format!(" version {v}")).unwrap_or_default();
-        return Err(Failure::fatal(format!(
-            "flow-unbound: node \"{node_id}\" runs agent \"{agent_id}\"{v}, which is not registered"
-        )));
-    };
+    let (agent, unpinned) = find_agent(ctx, agent_id, version, node_id, &value_scope).await?;
     let provider = ctx.shared.model.clone();
     let ids = (
         provider.provider_id().to_owned(),
@@ -156,28 +136,7 @@ pub(crate) async fn run_agent_step(
         messages.push(Message::system(sys.clone()));
     }
     messages.push(Message::user(user_message(&input)));
-    let mut offered = Vec::new();
-    for listed in &agent.tools {
-        let t = match ctx
-            .resolve_tool(&listed.id, listed.version.as_deref())
-            .await
-        {
-            Ok(t) => t,
-            Err(ResolveError::NotFound { .. }) => {
-                return Err(Failure::fatal(format!(
-                    "flow-unbound: agent \"{agent_id}\" lists tool \"{}\", which is not registered",
-                    listed.id
-                )));
-            }
-            Err(e) => return Err(resolve_failure(e)),
-        };
-        let m = t.manifest();
-        offered.push(ModelTool {
-            name: m.id.clone(),
-            description: m.description.clone(),
-            parameters: m.input.clone(),
-        });
-    }
+    let offered = offered_tools(ctx, &agent).await?;
     let parallel = agent.parallel_tool_calls.unwrap_or(true);
     let max_steps = agent.max_steps.unwrap_or(DEFAULT_MAX_STEPS).max(1);
     let mut usage = (0u64, 0u64);
@@ -270,6 +229,65 @@ pub(crate) async fn run_agent_step(
     Err(Failure::fatal(format!(
         "budget-exceeded: agent \"{agent_id}\" reached maxSteps ({max_steps})"
     )))
+}
+
+/// The agent a step runs, and whether its version still has to be recorded: a resumed step
+/// runs the version it first ran, whatever was published since.
+async fn find_agent(
+    ctx: &RunCtx,
+    agent_id: &str,
+    version: Option<&str>,
+    node_id: &str,
+    value_scope: &str,
+) -> Result<(Arc<AgentSpec>, bool), Failure> {
+    let pinned = ctx
+        .replay
+        .values
+        .get(&(value_scope.to_owned(), AGENT_VERSION_KEY.to_owned()))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let unpinned = version.is_none() && pinned.is_none();
+    let version = pinned.as_deref().or(version);
+    let found = ctx
+        .shared
+        .definitions
+        .agent(&ctx.run.tenant_id, agent_id, version)
+        .await
+        .map_err(|e| Failure::fatal(e.to_string()))?;
+    let Some(agent) = found else {
+        let v = version.map(|v| format!(" version {v}")).unwrap_or_default();
+        return Err(Failure::fatal(format!(
+            "flow-unbound: node \"{node_id}\" runs agent \"{agent_id}\"{v}, which is not registered"
+        )));
+    };
+    Ok((agent, unpinned))
+}
+
+/// The tools offered to the model: each of the agent's `tools[]` resolved now.
+async fn offered_tools(ctx: &RunCtx, agent: &AgentSpec) -> Result<Vec<ModelTool>, Failure> {
+    let mut offered = Vec::with_capacity(agent.tools.len());
+    for listed in &agent.tools {
+        let t = match ctx
+            .resolve_tool(&listed.id, listed.version.as_deref())
+            .await
+        {
+            Ok(t) => t,
+            Err(ResolveError::NotFound { .. }) => {
+                return Err(Failure::fatal(format!(
+                    "flow-unbound: agent \"{}\" lists tool \"{}\", which is not registered",
+                    agent.id, listed.id
+                )));
+            }
+            Err(e) => return Err(resolve_failure(e)),
+        };
+        let m = t.manifest();
+        offered.push(ModelTool {
+            name: m.id.clone(),
+            description: m.description.clone(),
+            parameters: m.input.clone(),
+        });
+    }
+    Ok(offered)
 }
 
 /// A step failure for a tool that did not resolve.

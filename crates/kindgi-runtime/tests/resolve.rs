@@ -1022,3 +1022,82 @@ async fn a_resumed_agent_step_runs_the_agent_version_it_started_with() {
     assert!(pinned, "{journal:?}");
     tdb.cleanup().await.unwrap();
 }
+
+/// A host's factory for registry tools without a spec: pack tools through one caller.
+#[derive(Debug, Default)]
+struct Packs {
+    caller: Arc<CountingPack>,
+    built: AtomicUsize,
+}
+
+#[async_trait]
+impl kindgi_runtime::RegistryToolFactory for Packs {
+    async fn build(
+        &self,
+        _tenant: &str,
+        manifest: &ToolManifest,
+    ) -> Result<Option<Arc<dyn kindgi_runtime::ToolDispatcher>>, String> {
+        self.built.fetch_add(1, Ordering::SeqCst);
+        if manifest.id.as_str() == "t.unserved" {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(kindgi_runtime::PackTool::new(
+            manifest.clone(),
+            "p",
+            self.caller.clone(),
+        ))))
+    }
+}
+
+#[tokio::test]
+async fn registry_pack_tools_go_to_the_host_factory_built_once_per_version() {
+    let tdb = database(DatabaseKind::Postgres).await;
+    let registry = Arc::new(StoreRegistry::new(tdb.db.clone()));
+    for (id, v) in [
+        ("t.packed", "1.0.0"),
+        ("t.packed", "1.1.0"),
+        ("t.unserved", "1.0.0"),
+    ] {
+        register(&registry, "acme", &manifest(id, json!({"version": v}))).await;
+    }
+    let packs = Arc::new(Packs::default());
+    let rt = Runtime::with_database(tdb.db.clone())
+        .registry(registry)
+        .registry_tools(packs.clone())
+        .build();
+    rt.flows()
+        .insert_json(&one_node_flow("t.flow", "1.0.0", "tool", "t.packed@^1"))
+        .unwrap();
+    rt.flows()
+        .insert_json(&one_node_flow("t.none", "1.0.0", "tool", "t.unserved"))
+        .unwrap();
+    for _ in 0..2 {
+        let run = rt
+            .start_run("t.flow", None, json!({}), for_tenant("acme"))
+            .await
+            .unwrap();
+        assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    }
+    assert_eq!(packs.caller.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(packs.built.load(Ordering::SeqCst), 1);
+    let t = rt
+        .resolver()
+        .resolve("acme", "t.packed", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (t.transport(), t.manifest().version.as_str()),
+        (ToolTransport::Pack, "1.1.0")
+    );
+    let run = rt
+        .start_run("t.none", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(
+        run.failure_message.as_deref(),
+        Some(
+            r#"tool-not-found: tool "t.unserved" version 1.0.0 is in the registry, but it has no `spec` (it is a pack or MCP tool) and no connected pack or MCP server serves it"#
+        )
+    );
+    tdb.cleanup().await.unwrap();
+}
