@@ -3,10 +3,17 @@
 //!
 //! # Design
 //!
-//! A [`Runtime`] holds three catalogues — tools ([`ToolCatalogue`], every transport behind
-//! [`ToolDispatcher`]), flows ([`FlowCatalogue`], checked and schema-compiled at load) and
-//! agents ([`AgentCatalogue`]) — a [`RunStore`] (in memory, or the `runs`/`run_journal`
-//! tables of a SQLite or PostgreSQL [`kindgi_store::Database`]) and a [`ModelProvider`].
+//! A [`Runtime`] holds three in-memory catalogues, per tenant — tools ([`ToolCatalogue`],
+//! every transport behind [`ToolDispatcher`]), flows ([`FlowCatalogue`], several versions
+//! per id, checked and schema-compiled at load) and agents ([`AgentCatalogue`]) — a
+//! [`RunStore`] (in memory, or the `runs`/`run_journal` tables of a SQLite or PostgreSQL
+//! [`kindgi_store::Database`]) and a [`ModelProvider`].
+//!
+//! Every lookup a run makes carries its tenant and goes through two seams: flows and agents
+//! through [`Definitions`] (the catalogues, then a [`DefinitionSource`] the host plugs in),
+//! tools through the [`ToolResolver`] (the catalogue by exact id, then the tool registry by
+//! npm semver range, at each call). Env values and secrets reach a call through the host's
+//! [`CallValues`].
 //!
 //! A run is a durable record plus an append-only journal (runtime.md §1.4). Its executor
 //! journals each decision before acting on it and, when resumed after a crash

@@ -1,5 +1,6 @@
-//! The [`Runtime`]: catalogues of tools, flows and agents, a run store, a model provider —
-//! and the run API on top (`start_run`, `get_run`, `list_runs`, `journal`, `cancel_run`,
+//! The [`Runtime`]: catalogues of tools, flows and agents (looked up per tenant through
+//! [`crate::definitions`] and [`crate::resolve`]), a run store, a model provider — and the
+//! run API on top (`start_run`, `get_run`, `list_runs`, `journal`, `cancel_run`,
 //! `wait_for_run`, `recover`).
 //!
 //! Each run executes on its own tokio task. `start_run` checks everything that can be checked
