@@ -90,7 +90,14 @@ fn agent_of(agent: &IndexAgent) -> AgentSpec {
         .map(|tools| {
             tools
                 .iter()
-                .filter_map(|t| serde_json::from_value::<AgentTool>(t.clone()).ok())
+                .filter_map(|t| {
+                    serde_json::from_value::<AgentTool>(t.clone())
+                        .ok()
+                        .or_else(|| {
+                            // An entry with extra keys still names its tool (any version).
+                            t.get("id").and_then(Value::as_str).map(AgentTool::from)
+                        })
+                })
                 .collect()
         })
         .unwrap_or_default();
