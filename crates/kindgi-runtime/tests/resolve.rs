@@ -1101,3 +1101,58 @@ async fn registry_pack_tools_go_to_the_host_factory_built_once_per_version() {
     );
     tdb.cleanup().await.unwrap();
 }
+
+#[tokio::test]
+async fn one_agent_resolves_each_tenants_own_tool_against_its_range() {
+    let rt = Runtime::in_memory()
+        .model(Arc::new(Caller {
+            tool: "t.tool".into(),
+            calls: 1,
+            step: AtomicUsize::new(0),
+            between: Mutex::new(None),
+        }))
+        .build();
+    let hits = Arc::new(AtomicUsize::new(0));
+    for (tenant, version) in [("a", "1.4.0"), ("b", "2.0.0")] {
+        let extra = json!({"mutating": false, "version": version});
+        rt.tools().insert_for(
+            Some(tenant),
+            Arc::new(kindgi_runtime::InProcessTool::new(counting_tool(
+                "t.tool",
+                extra,
+                hits.clone(),
+                move |_| json!({"tenant": tenant}),
+            ))),
+        );
+    }
+    rt.agents()
+        .insert(AgentSpec::new("t.agent").with_tools(["t.tool@^1.0.0"]));
+    rt.flows()
+        .insert_json(&one_node_flow("t.turn", "1.0.0", "agent", "t.agent"))
+        .unwrap();
+    let a = rt
+        .start_run("t.turn", None, json!("go"), for_tenant("a"))
+        .await
+        .unwrap();
+    assert_eq!(a.status, RunStatus::Completed, "{a:?}");
+    let out = a.output.unwrap();
+    assert_eq!(out["text"], r#"{"tenant":"a"}"#);
+    assert_eq!(out["toolCalls"][0]["toolVersion"], "1.4.0");
+    let b = rt
+        .start_run("t.turn", None, json!("go"), for_tenant("b"))
+        .await
+        .unwrap();
+    assert_eq!(
+        b.failure_message.as_deref(),
+        Some(
+            r#"tool-version-unresolvable: Tool "t.tool" has no version satisfying "^1.0.0" (available: 2.0.0)"#
+        )
+    );
+    // A tenant with no such tool is refused before a run exists.
+    let err = rt
+        .start_run("t.turn", None, json!("go"), for_tenant("c"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RuntimeError::FlowUnbound { .. }), "{err}");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
