@@ -83,7 +83,7 @@ pub fn runtime_error(e: RuntimeError) -> ApiError {
             ApiError::new(StatusCode::CONFLICT, "run-already-terminal", message)
                 .with_details(json!({"runId": run_id, "status": status}))
         }
-        e @ RuntimeError::Store(_) => ApiError::internal(&e),
+        e @ (RuntimeError::Store(_) | RuntimeError::Lookup { .. }) => ApiError::internal(&e),
     }
 }
 

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use kindgi_runtime::{AgentSpec, Runtime};
+use kindgi_runtime::{AgentSpec, AgentTool, Runtime};
 use kindgi_spec::ToolManifest;
 use kindgi_spec::pack_index::{IndexAgent, IndexFlow, IndexTool, PackIndex};
 use serde_json::{Map, Value, json};
@@ -82,6 +82,7 @@ fn agent_of(agent: &IndexAgent) -> AgentSpec {
         .get("instructions")
         .and_then(Value::as_str)
         .map(str::to_owned);
+    // `{id, version}` keeps its range (resolved at each call); a bare id is any version.
     spec.tools = agent
         .rest
         .get("tools")
@@ -90,9 +91,12 @@ fn agent_of(agent: &IndexAgent) -> AgentSpec {
             tools
                 .iter()
                 .filter_map(|t| {
-                    t.as_str()
-                        .or_else(|| t.get("id").and_then(Value::as_str))
-                        .map(str::to_owned)
+                    serde_json::from_value::<AgentTool>(t.clone())
+                        .ok()
+                        .or_else(|| {
+                            // An entry with extra keys still names its tool (any version).
+                            t.get("id").and_then(Value::as_str).map(AgentTool::from)
+                        })
                 })
                 .collect()
         })

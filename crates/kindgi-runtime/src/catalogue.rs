@@ -1,11 +1,18 @@
-//! The flows and agents a runtime knows. A flow is checked when it is loaded — its
+//! The flows and agents a runtime holds in memory. A flow is checked when it is loaded — its
 //! structure (`Flow::validate`) and every JSON Schema it carries (compiled once here, so no
-//! run compiles a schema) — and stored by `(id, version)`.
+//! run compiles a schema) — and stored by `(tenant, id, version)`.
+//!
+//! Each catalogue keeps several versions per id, per tenant. An entry inserted without a
+//! tenant (or for [`ALL_TENANTS`], `"*"`) is visible to every tenant; a tenant's own entry of
+//! the same `(id, version)` wins over it. With no version asked, the highest semver visible
+//! to the tenant is the answer. How a run looks definitions up (these catalogues first, then
+//! a source the host plugs in) is [`crate::definitions`].
 
 use kindgi_schema::{CompileOptions, Mode, Side, Validator};
 use kindgi_spec::flow::{Flow, FlowIssue, Node};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
 
@@ -122,6 +129,17 @@ impl LoadedFlow {
     }
 }
 
+/// The tenant under which an entry is visible to every tenant.
+pub const ALL_TENANTS: &str = "*";
+
+/// The scope an insert goes to: a tenant, or every tenant (`None`, `"*"`).
+fn scope_of(tenant: Option<&str>) -> &str {
+    match tenant {
+        None | Some("") => ALL_TENANTS,
+        Some(t) => t,
+    }
+}
+
 /// Orders `X.Y.Z[-pre]` versions (a pre-release sorts before its release).
 pub fn semver_key(v: &str) -> (u64, u64, u64, bool, String) {
     let (core, pre) = match v.split_once('-') {
@@ -138,13 +156,129 @@ pub fn semver_key(v: &str) -> (u64, u64, u64, bool, String) {
     )
 }
 
-/// Flow id → version → flow.
-type FlowsById = HashMap<String, BTreeMap<String, Arc<LoadedFlow>>>;
+/// SemVer precedence (npm's, through `kindgi_tools::semver`); a version that does not parse
+/// sorts by [`semver_key`], below every one that does.
+pub fn compare_versions(a: &str, b: &str) -> Ordering {
+    use kindgi_tools::semver::Version;
+    match (Version::parse(a), Version::parse(b)) {
+        (Ok(x), Ok(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
+        (Ok(_), Err(_)) => Ordering::Greater,
+        (Err(_), Ok(_)) => Ordering::Less,
+        (Err(_), Err(_)) => semver_key(a).cmp(&semver_key(b)),
+    }
+}
 
-/// Flows by id and version. Cheap to clone; shared.
+/// Scope (tenant or [`ALL_TENANTS`]) → id → version → entry.
+type Scoped<T> = HashMap<String, HashMap<String, BTreeMap<String, Arc<T>>>>;
+
+/// Versioned entries per tenant: what both catalogues share.
+#[derive(Debug)]
+struct Versioned<T> {
+    inner: Arc<RwLock<Scoped<T>>>,
+}
+
+impl<T> Clone for Versioned<T> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> Default for Versioned<T> {
+    fn default() -> Self {
+        Self {
+            inner: Arc::new(RwLock::new(HashMap::new())),
+        }
+    }
+}
+
+impl<T> Versioned<T> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Scoped<T>> {
+        // A poisoned lock only means a panic elsewhere mid-insert; the maps stay valid.
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Scoped<T>> {
+        self.inner.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn insert(&self, tenant: Option<&str>, id: &str, version: &str, entry: Arc<T>) {
+        self.write()
+            .entry(scope_of(tenant).to_owned())
+            .or_default()
+            .entry(id.to_owned())
+            .or_default()
+            .insert(version.to_owned(), entry);
+    }
+
+    /// What `tenant` sees (`None`: only what every tenant sees): the exact version, or the
+    /// highest when `version` is `None`.
+    fn get(&self, tenant: Option<&str>, id: &str, version: Option<&str>) -> Option<Arc<T>> {
+        let g = self.read();
+        let own = tenant
+            .filter(|t| *t != ALL_TENANTS)
+            .and_then(|t| g.get(t))
+            .and_then(|ids| ids.get(id));
+        let shared = g.get(ALL_TENANTS).and_then(|ids| ids.get(id));
+        match version {
+            Some(v) => own
+                .and_then(|m| m.get(v))
+                .or_else(|| shared.and_then(|m| m.get(v)))
+                .cloned(),
+            None => own
+                .into_iter()
+                .chain(shared)
+                .flat_map(|m| m.iter())
+                // `max_by` keeps the last of equals: list the tenant's own last to prefer it.
+                .rev()
+                .max_by(|a, b| compare_versions(a.0, b.0))
+                .map(|(_, e)| e.clone()),
+        }
+    }
+
+    /// Every id `tenant` sees (`None`: every tenant) with its versions, lowest first.
+    fn list(&self, tenant: Option<&str>) -> Vec<(String, Vec<String>)> {
+        let g = self.read();
+        let mut merged: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let scopes = [Some(ALL_TENANTS), tenant.filter(|t| *t != ALL_TENANTS)];
+        for scope in scopes.into_iter().flatten() {
+            for (id, versions) in g.get(scope).into_iter().flatten() {
+                let v = merged.entry(id.clone()).or_default();
+                v.extend(versions.keys().cloned());
+            }
+        }
+        merged
+            .into_iter()
+            .map(|(id, mut v)| {
+                v.sort_by(|a, b| compare_versions(a, b));
+                v.dedup();
+                (id, v)
+            })
+            .collect()
+    }
+
+    fn remove(&self, tenant: Option<&str>, id: &str) {
+        if let Some(ids) = self.write().get_mut(scope_of(tenant)) {
+            ids.remove(id);
+        }
+    }
+
+    fn clear(&self, tenant: Option<Option<&str>>) {
+        let mut g = self.write();
+        match tenant {
+            None => g.clear(),
+            Some(t) => {
+                g.remove(scope_of(t));
+            }
+        }
+    }
+}
+
+/// Flows by tenant, id and version. Cheap to clone; shared.
 #[derive(Debug, Clone, Default)]
 pub struct FlowCatalogue {
-    inner: Arc<RwLock<FlowsById>>,
+    inner: Versioned<LoadedFlow>,
 }
 
 impl FlowCatalogue {
@@ -152,65 +286,177 @@ impl FlowCatalogue {
         Self::default()
     }
 
-    /// Checks and adds a flow (replacing the same id and version).
+    /// Checks and adds a flow for every tenant (replacing the same id and version).
     pub fn insert(&self, flow: Flow) -> Result<Arc<LoadedFlow>, FlowError> {
+        self.insert_for(None, flow)
+    }
+
+    /// Checks and adds a flow for `tenant` (`None`/`"*"`: every tenant).
+    pub fn insert_for(
+        &self,
+        tenant: Option<&str>,
+        flow: Flow,
+    ) -> Result<Arc<LoadedFlow>, FlowError> {
         let loaded = Arc::new(LoadedFlow::load(flow)?);
-        if let Ok(mut g) = self.inner.write() {
-            g.entry(loaded.flow.id.clone())
-                .or_default()
-                .insert(loaded.flow.version.clone(), loaded.clone());
-        }
+        self.insert_loaded(tenant, loaded.clone());
         Ok(loaded)
     }
 
-    /// Parses, checks and adds a flow from JSON text.
+    /// Adds an already loaded flow for `tenant` (`None`/`"*"`: every tenant).
+    pub fn insert_loaded(&self, tenant: Option<&str>, flow: Arc<LoadedFlow>) {
+        let (id, version) = (flow.flow.id.clone(), flow.flow.version.clone());
+        self.inner.insert(tenant, &id, &version, flow);
+    }
+
+    /// Parses, checks and adds a flow from JSON text, for every tenant.
     pub fn insert_json(&self, text: &str) -> Result<Arc<LoadedFlow>, FlowError> {
+        self.insert_json_for(None, text)
+    }
+
+    /// Parses, checks and adds a flow from JSON text for `tenant`.
+    pub fn insert_json_for(
+        &self,
+        tenant: Option<&str>,
+        text: &str,
+    ) -> Result<Arc<LoadedFlow>, FlowError> {
         let flow: Flow = serde_json::from_str(text).map_err(|e| FlowError::Parse {
             message: e.to_string(),
         })?;
-        self.insert(flow)
+        self.insert_for(tenant, flow)
     }
 
-    /// The exact version, or the highest one when `version` is `None`.
+    /// Among the flows every tenant sees: the exact version, or the highest one when
+    /// `version` is `None`.
     pub fn get(&self, id: &str, version: Option<&str>) -> Option<Arc<LoadedFlow>> {
-        let g = self.inner.read().ok()?;
-        let versions = g.get(id)?;
-        match version {
-            Some(v) => versions.get(v).cloned(),
-            None => versions
-                .values()
-                .max_by_key(|f| semver_key(&f.flow.version))
-                .cloned(),
-        }
+        self.inner.get(None, id, version)
     }
 
-    /// Every flow id with its versions (sorted).
+    /// Among the flows `tenant` sees (its own, then every tenant's): the exact version, or
+    /// the highest one when `version` is `None`.
+    pub fn get_for(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: Option<&str>,
+    ) -> Option<Arc<LoadedFlow>> {
+        self.inner.get(Some(tenant), id, version)
+    }
+
+    /// Every flow id every tenant sees, with its versions (lowest first), sorted by id.
     pub fn list(&self) -> Vec<(String, Vec<String>)> {
-        let Ok(g) = self.inner.read() else {
-            return Vec::new();
-        };
-        let mut out: Vec<(String, Vec<String>)> = g
-            .iter()
-            .map(|(id, vs)| {
-                let mut v: Vec<String> = vs.keys().cloned().collect();
-                v.sort_by_key(|x| semver_key(x));
-                (id.clone(), v)
-            })
-            .collect();
-        out.sort();
-        out
+        self.inner.list(None)
     }
 
+    /// Every flow id `tenant` sees, with its versions.
+    pub fn list_for(&self, tenant: &str) -> Vec<(String, Vec<String>)> {
+        self.inner.list(Some(tenant))
+    }
+
+    /// Removes every version of a flow every tenant sees.
     pub fn remove(&self, id: &str) {
-        if let Ok(mut g) = self.inner.write() {
-            g.remove(id);
+        self.inner.remove(None, id);
+    }
+
+    /// Removes every version of `tenant`'s own flow `id`.
+    pub fn remove_for(&self, tenant: &str, id: &str) {
+        self.inner.remove(Some(tenant), id);
+    }
+
+    /// Removes every flow of every tenant.
+    pub fn clear(&self) {
+        self.inner.clear(None);
+    }
+
+    /// Removes `tenant`'s own flows (`None`: the ones every tenant sees).
+    pub fn clear_tenant(&self, tenant: Option<&str>) {
+        self.inner.clear(Some(tenant));
+    }
+}
+
+/// One entry of an agent's `tools[]`: a tool id and the npm semver range of the versions it
+/// may call (`None`: any, the highest). Read from `{"id", "version"}` or, from old callers,
+/// a bare id string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AgentTool {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+impl AgentTool {
+    pub fn new(id: impl Into<String>, range: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            version: Some(range.into()),
         }
     }
 
-    pub fn clear(&self) {
-        if let Ok(mut g) = self.inner.write() {
-            g.clear();
+    /// `id` or `id@range`.
+    pub fn parse(reference: &str) -> Self {
+        let (id, range) = crate::resolve::split_tool_ref(reference);
+        Self {
+            id: id.to_owned(),
+            version: range.map(str::to_owned),
         }
+    }
+}
+
+impl From<&str> for AgentTool {
+    fn from(reference: &str) -> Self {
+        AgentTool::parse(reference)
+    }
+}
+
+impl From<String> for AgentTool {
+    fn from(reference: String) -> Self {
+        AgentTool::parse(&reference)
+    }
+}
+
+impl From<&String> for AgentTool {
+    fn from(reference: &String) -> Self {
+        AgentTool::parse(reference)
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentTool {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Typed {
+            id: String,
+            #[serde(default)]
+            version: Option<String>,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Bare(String),
+            Typed(Typed),
+        }
+        let tool = match Either::deserialize(d).map_err(|_| {
+            serde::de::Error::custom(
+                "an agent's tools[] entry must be {\"id\": \"<tool id>\", \"version\": \"<semver range>\"} or a tool id string",
+            )
+        })? {
+            Either::Bare(s) => AgentTool::parse(&s),
+            Either::Typed(t) => AgentTool {
+                id: t.id,
+                version: t.version,
+            },
+        };
+        if tool.id.trim().is_empty() {
+            return Err(serde::de::Error::custom(
+                "an agent's tools[] entry has an empty tool id",
+            ));
+        }
+        if tool.version.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            return Err(serde::de::Error::custom(format!(
+                "agent tool \"{}\" has an empty version range",
+                tool.id
+            )));
+        }
+        Ok(tool)
     }
 }
 
@@ -224,9 +470,10 @@ pub struct AgentSpec {
     /// The system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
-    /// Tool ids the model may call, in the order offered.
+    /// The tools the model may call, in the order offered, each with its version range
+    /// (resolved with maxSatisfying at each call).
     #[serde(default)]
-    pub tools: Vec<String>,
+    pub tools: Vec<AgentTool>,
     /// Model steps per turn (default 8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<u32>,
@@ -251,7 +498,8 @@ impl AgentSpec {
         }
     }
 
-    pub fn with_tools(mut self, tools: impl IntoIterator<Item = impl Into<String>>) -> Self {
+    /// Tools as ids (`"t"`, any version), `"id@range"` strings or [`AgentTool`]s.
+    pub fn with_tools(mut self, tools: impl IntoIterator<Item = impl Into<AgentTool>>) -> Self {
         self.tools = tools.into_iter().map(Into::into).collect();
         self
     }
@@ -260,12 +508,42 @@ impl AgentSpec {
         self.instructions = Some(instructions.into());
         self
     }
+
+    pub fn with_version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// The range the agent allows for `tool_id`, when it lists the tool (`Some(None)`: any).
+    pub fn tool_range(&self, tool_id: &str) -> Option<Option<&str>> {
+        self.tools
+            .iter()
+            .find(|t| t.id == tool_id)
+            .map(|t| t.version.as_deref())
+    }
+
+    /// Parses an agent definition in the agent schema's shape (`PublishAgentBody`): keys
+    /// this runtime does not use are ignored, `budget.maxSteps` is read as `maxSteps`, and
+    /// `instructions` given as a prompt block (`{prompt, version}`) is left out.
+    pub fn from_value(mut value: Value) -> Result<AgentSpec, serde_json::Error> {
+        if let Value::Object(m) = &mut value {
+            if m.get("instructions").is_some_and(|i| !i.is_string()) {
+                m.remove("instructions");
+            }
+            if !m.contains_key("maxSteps")
+                && let Some(n) = m.get("budget").and_then(|b| b.get("maxSteps")).cloned()
+            {
+                m.insert("maxSteps".into(), n);
+            }
+        }
+        serde_json::from_value(value)
+    }
 }
 
-/// Agents by id. Cheap to clone; shared.
+/// Agents by tenant, id and version. Cheap to clone; shared.
 #[derive(Debug, Clone, Default)]
 pub struct AgentCatalogue {
-    inner: Arc<RwLock<HashMap<String, Arc<AgentSpec>>>>,
+    inner: Versioned<AgentSpec>,
 }
 
 impl AgentCatalogue {
@@ -273,29 +551,48 @@ impl AgentCatalogue {
         Self::default()
     }
 
+    /// Adds an agent for every tenant (replacing the same id and version).
     pub fn insert(&self, agent: AgentSpec) {
-        if let Ok(mut g) = self.inner.write() {
-            g.insert(agent.id.clone(), Arc::new(agent));
-        }
+        self.insert_for(None, agent);
     }
 
+    /// Adds an agent for `tenant` (`None`/`"*"`: every tenant).
+    pub fn insert_for(&self, tenant: Option<&str>, agent: AgentSpec) {
+        let (id, version) = (agent.id.clone(), agent.version.clone());
+        self.inner.insert(tenant, &id, &version, Arc::new(agent));
+    }
+
+    /// The highest version among the agents every tenant sees.
     pub fn get(&self, id: &str) -> Option<Arc<AgentSpec>> {
-        self.inner.read().ok()?.get(id).cloned()
+        self.inner.get(None, id, None)
     }
 
+    /// Among the agents `tenant` sees: the exact version, or the highest one.
+    pub fn get_for(&self, tenant: &str, id: &str, version: Option<&str>) -> Option<Arc<AgentSpec>> {
+        self.inner.get(Some(tenant), id, version)
+    }
+
+    /// The ids every tenant sees, sorted.
     pub fn ids(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .inner
-            .read()
-            .map(|g| g.keys().cloned().collect())
-            .unwrap_or_default();
-        v.sort();
-        v
+        self.inner
+            .list(None)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
     }
 
+    /// Every agent id `tenant` sees, with its versions.
+    pub fn list_for(&self, tenant: &str) -> Vec<(String, Vec<String>)> {
+        self.inner.list(Some(tenant))
+    }
+
+    /// Removes every agent of every tenant.
     pub fn clear(&self) {
-        if let Ok(mut g) = self.inner.write() {
-            g.clear();
-        }
+        self.inner.clear(None);
+    }
+
+    /// Removes `tenant`'s own agents (`None`: the ones every tenant sees).
+    pub fn clear_tenant(&self, tenant: Option<&str>) {
+        self.inner.clear(Some(tenant));
     }
 }

@@ -26,10 +26,11 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalogue::LoadedFlow;
-use crate::dispatch::dry_run_refusal;
+use crate::dispatch::{ToolCallError, ToolDispatcher, dry_run_refusal};
 use crate::expr::{Env, NodeOutputs, eval, resolve_mapping, resolve_operand};
 use crate::journal::{JournalWriter, Replay};
 use crate::record::{JournalKind, RunRecord, RunStatus, format_millis, now_millis};
+use crate::resolve::ResolveError;
 use crate::runtime::Shared;
 use crate::scheduler::{SchedEdge, SchedGraph, SchedState};
 use crate::stop::RunStop;
@@ -269,12 +270,24 @@ pub(crate) async fn execute_run(
         return run;
     }
     let journal = JournalWriter::new(store.clone(), run.id.clone(), replay.last_sequence);
-    let Some(flow) = shared.flows.get(&run.flow_id, Some(&run.flow_version)) else {
-        let f = Failure::fatal(format!(
-            "flow-not-found: flow \"{}\" version {} is not registered any more, so run {} cannot go on",
-            run.flow_id, run.flow_version, run.id
-        ));
-        return finish(&shared, run, Err(f), Some(&journal)).await;
+    // The exact version the run started with, whatever was published since.
+    let flow = match shared
+        .definitions
+        .flow(&run.tenant_id, &run.flow_id, Some(&run.flow_version))
+        .await
+    {
+        Ok(Some(flow)) => flow,
+        Ok(None) => {
+            let f = Failure::fatal(format!(
+                "flow-not-found: flow \"{}\" version {} is not registered any more, so run {} cannot go on",
+                run.flow_id, run.flow_version, run.id
+            ));
+            return finish(&shared, run, Err(f), Some(&journal)).await;
+        }
+        Err(e) => {
+            let f = Failure::fatal(e.to_string());
+            return finish(&shared, run, Err(f), Some(&journal)).await;
+        }
     };
     if !replay.run_started
         && let Err(e) = journal
@@ -797,10 +810,12 @@ impl RunCtx {
     /// does not force the journal to disk.
     fn is_read_only_step(&self, node: &Node) -> bool {
         match node {
+            // Only the catalogue is asked (no waiting here); a registry tool counts as not
+            // read-only, which only makes its start durable sooner.
             Node::Leaf(l) if l.kind == LeafKind::Tool => self
                 .shared
-                .tools
-                .get(&l.ref_)
+                .resolver
+                .memory_get(&self.run.tenant_id, tool_ref(l).0)
                 .is_some_and(|t| t.runs_in_dry_run()),
             _ => false,
         }
@@ -851,9 +866,14 @@ impl RunCtx {
 
     async fn run_leaf(&self, leaf: &LeafNode, scope: &str, input: Value) -> Result<Value, Failure> {
         match leaf.kind {
-            LeafKind::Tool => self.call_tool(&leaf.ref_, &leaf.id, scope, input).await,
+            LeafKind::Tool => {
+                let (id, range) = tool_ref(leaf);
+                self.call_tool(id, range, &leaf.id, scope, input).await
+            }
             LeafKind::Agent => {
-                crate::agent::run_agent_step(self, &leaf.ref_, &leaf.id, scope, input).await
+                let version = agent_version(leaf);
+                crate::agent::run_agent_step(self, &leaf.ref_, version, &leaf.id, scope, input)
+                    .await
             }
         }
     }
@@ -867,23 +887,63 @@ impl RunCtx {
         ctx
     }
 
-    /// Calls a tool as a flow step (or fanout branch), applying the dry-run rule.
+    /// The tool `tool_id` within `range`, as this run's tenant sees it now.
+    pub(crate) async fn resolve_tool(
+        &self,
+        tool_id: &str,
+        range: Option<&str>,
+    ) -> Result<Arc<dyn ToolDispatcher>, ResolveError> {
+        self.shared
+            .resolver
+            .resolve(&self.run.tenant_id, tool_id, range)
+            .await
+    }
+
+    /// A tool context for a call of `tool`: the run's ids plus the env values and secrets
+    /// the host's [`crate::call_values::CallValues`] gives (checked before the call).
+    pub(crate) async fn call_context(
+        &self,
+        tool: &dyn ToolDispatcher,
+        call_key: &str,
+    ) -> Result<ToolContext, ToolCallError> {
+        crate::call_values::prepare_context(
+            self.shared.call_values.as_ref(),
+            tool,
+            self.tool_context(call_key),
+        )
+        .await
+    }
+
+    /// Calls a tool as a flow step (or fanout branch), applying the dry-run rule. The
+    /// version is resolved now, for this call (`range`: npm semver, `None`: the highest).
     pub(crate) async fn call_tool(
         &self,
         tool_id: &str,
+        range: Option<&str>,
         node_id: &str,
         scope: &str,
         input: Value,
     ) -> Result<Value, Failure> {
-        let Some(tool) = self.shared.tools.get(tool_id) else {
-            return Err(Failure::fatal(format!(
-                "flow-unbound: node \"{node_id}\" calls tool \"{tool_id}\", which is not registered"
-            )));
+        let tool = match self.resolve_tool(tool_id, range).await {
+            Ok(t) => t,
+            Err(ResolveError::NotFound { .. }) => {
+                return Err(Failure::fatal(format!(
+                    "flow-unbound: node \"{node_id}\" calls tool \"{tool_id}\", which is not registered"
+                )));
+            }
+            Err(e @ ResolveError::Registry { .. }) => return Err(Failure::new(e.to_string())),
+            Err(e) => return Err(Failure::fatal(e.to_string())),
         };
         if self.run.dry_run && !tool.runs_in_dry_run() {
             return Err(Failure::fatal(dry_run_refusal(tool_id)));
         }
-        let ctx = self.tool_context(&child_scope(scope, node_id));
+        let ctx = match self
+            .call_context(tool.as_ref(), &child_scope(scope, node_id))
+            .await
+        {
+            Ok(ctx) => ctx,
+            Err(e) => return Err(Failure::new(e.to_string())),
+        };
         tool.call(input, ctx).await.map_err(|e| {
             let mut f = Failure::new(e.to_string());
             if e.transport {
@@ -1105,12 +1165,27 @@ impl RunCtx {
             .await
             .map_err(|e| journal_failure(e).message)?;
         let branch_scope = child_scope(scope, &format!("{}@{}", node.id, b.branch_id));
-        let result = if self.shared.agents.get(&b.handler).is_some()
-            && self.shared.tools.get(&b.handler).is_none()
-        {
-            crate::agent::run_agent_step(self, &b.handler, &node.id, &branch_scope, input).await
+        let (tool_id, range) = crate::resolve::split_tool_ref(&b.handler);
+        let tenant = &self.run.tenant_id;
+        let is_tool = self
+            .shared
+            .resolver
+            .exists(tenant, tool_id)
+            .await
+            .map_err(|e| e.to_string())?;
+        let is_agent = !is_tool
+            && self
+                .shared
+                .definitions
+                .agent(tenant, &b.handler, None)
+                .await
+                .map_err(|e| e.to_string())?
+                .is_some();
+        let result = if is_agent {
+            crate::agent::run_agent_step(self, &b.handler, None, &node.id, &branch_scope, input)
+                .await
         } else {
-            self.call_tool(&b.handler, &node.id, &branch_scope, input)
+            self.call_tool(tool_id, range, &node.id, &branch_scope, input)
                 .await
         };
         let result = result.map_err(|f| f.message).and_then(|out| {
@@ -1297,12 +1372,13 @@ impl RunCtx {
         let child = match child {
             Some(c) => c,
             None => {
-                if self
+                let found = self
                     .shared
-                    .flows
-                    .get(&fref.flow_id, Some(&fref.version))
-                    .is_none()
-                {
+                    .definitions
+                    .flow(&self.run.tenant_id, &fref.flow_id, Some(&fref.version))
+                    .await
+                    .map_err(|e| Failure::fatal(e.to_string()))?;
+                if found.is_none() {
                     return Err(Failure::fatal(format!(
                         "flow-not-found: subgraph \"{id}\" references flow \"{}\" version {}, which is not registered",
                         fref.flow_id, fref.version
@@ -1493,6 +1569,27 @@ fn json_type(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// A tool node's tool id and version range: `ref: "<id>@<range>"`, else `ref: "<id>"` with
+/// the range in `config.version` (or none: the highest version).
+pub(crate) fn tool_ref(leaf: &LeafNode) -> (&str, Option<&str>) {
+    let (id, range) = crate::resolve::split_tool_ref(&leaf.ref_);
+    (id, range.or_else(|| config_version(leaf)))
+}
+
+/// An agent node's pinned agent version (`config.version`), if any.
+pub(crate) fn agent_version(leaf: &LeafNode) -> Option<&str> {
+    config_version(leaf)
+}
+
+fn config_version(leaf: &LeafNode) -> Option<&str> {
+    leaf.config
+        .as_ref()
+        .and_then(|c| c.get("version"))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
 }
 
 /// Scope string for values recorded by a node: `<scope>/<node>`.

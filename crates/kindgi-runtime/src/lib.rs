@@ -3,10 +3,17 @@
 //!
 //! # Design
 //!
-//! A [`Runtime`] holds three catalogues — tools ([`ToolCatalogue`], every transport behind
-//! [`ToolDispatcher`]), flows ([`FlowCatalogue`], checked and schema-compiled at load) and
-//! agents ([`AgentCatalogue`]) — a [`RunStore`] (in memory, or the `runs`/`run_journal`
-//! tables of a SQLite or PostgreSQL [`kindgi_store::Database`]) and a [`ModelProvider`].
+//! A [`Runtime`] holds three in-memory catalogues, per tenant — tools ([`ToolCatalogue`],
+//! every transport behind [`ToolDispatcher`]), flows ([`FlowCatalogue`], several versions
+//! per id, checked and schema-compiled at load) and agents ([`AgentCatalogue`]) — a
+//! [`RunStore`] (in memory, or the `runs`/`run_journal` tables of a SQLite or PostgreSQL
+//! [`kindgi_store::Database`]) and a [`ModelProvider`].
+//!
+//! Every lookup a run makes carries its tenant and goes through two seams: flows and agents
+//! through [`Definitions`] (the catalogues, then a [`DefinitionSource`] the host plugs in),
+//! tools through the [`ToolResolver`] (the catalogue by exact id, then the tool registry by
+//! npm semver range, at each call). Env values and secrets reach a call through the host's
+//! [`CallValues`].
 //!
 //! A run is a durable record plus an append-only journal (runtime.md §1.4). Its executor
 //! journals each decision before acting on it and, when resumed after a crash
@@ -30,24 +37,34 @@
 //! ```
 
 pub mod agent;
+pub mod call_values;
 pub mod catalogue;
+pub mod definitions;
 pub mod dispatch;
 mod executor;
 pub mod expr;
 mod journal;
 pub mod model;
 pub mod record;
+pub mod resolve;
 pub mod runtime;
 pub mod scheduler;
 mod stop;
 pub mod store;
 
-pub use catalogue::{AgentCatalogue, AgentSpec, FlowCatalogue, FlowError, LoadedFlow};
+pub use call_values::CallValues;
+pub use catalogue::{
+    ALL_TENANTS, AgentCatalogue, AgentSpec, AgentTool, FlowCatalogue, FlowError, LoadedFlow,
+};
+pub use definitions::{
+    DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
+};
 pub use dispatch::{
     InProcessTool, PackCallError, PackCaller, PackTool, ToolCallError, ToolCatalogue,
     ToolDispatcher, ToolTransport, dry_run_refusal,
 };
 pub use model::{ModelError, ModelProvider};
 pub use record::{JournalEntry, JournalKind, RunRecord, RunStatus};
+pub use resolve::{RegistryToolFactory, ResolveError, ToolResolver};
 pub use runtime::{RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeError};
 pub use store::{DatabaseRunStore, MemoryRunStore, RunQuery, RunStore, RunStoreError};

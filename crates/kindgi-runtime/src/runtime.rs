@@ -1,5 +1,6 @@
-//! The [`Runtime`]: catalogues of tools, flows and agents, a run store, a model provider —
-//! and the run API on top (`start_run`, `get_run`, `list_runs`, `journal`, `cancel_run`,
+//! The [`Runtime`]: catalogues of tools, flows and agents (looked up per tenant through
+//! [`crate::definitions`] and [`crate::resolve`]), a run store, a model provider — and the
+//! run API on top (`start_run`, `get_run`, `list_runs`, `journal`, `cancel_run`,
 //! `wait_for_run`, `recover`).
 //!
 //! Each run executes on its own tokio task. `start_run` checks everything that can be checked
@@ -14,13 +15,20 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::call_values::CallValues;
 use crate::catalogue::{AgentCatalogue, FlowCatalogue, LoadedFlow};
+use crate::definitions::{
+    DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
+};
 use crate::dispatch::ToolCatalogue;
 use crate::executor::{execute_run, issues_text};
 use crate::model::ModelProvider;
 use crate::record::{JournalEntry, JournalKind, RunRecord, RunStatus, format_millis, now_millis};
+use crate::resolve::{RegistryToolFactory, ResolveError, ToolResolver, split_tool_ref};
 use crate::stop::RunStop;
 use crate::store::{MemoryRunStore, RunQuery, RunStore, RunStoreError};
+use kindgi_tools::registry::ToolRegistry;
+use kindgi_tools::synth::SynthesizerRegistry;
 
 /// The tenant runs belong to when none is given.
 pub const DEFAULT_TENANT: &str = "default";
@@ -69,6 +77,32 @@ pub enum RuntimeError {
     RunAlreadyTerminal { run_id: String, status: RunStatus },
     #[error("{0}")]
     Store(#[from] RunStoreError),
+    /// A flow, agent or tool could not be looked up (its source failed, or answered a
+    /// definition that does not load); `code` is the message's prefix.
+    #[error("{message}")]
+    Lookup { code: &'static str, message: String },
+}
+
+impl From<DefinitionError> for RuntimeError {
+    fn from(e: DefinitionError) -> Self {
+        let code = match &e {
+            DefinitionError::Source { .. } => "definition-source-failed",
+            DefinitionError::Invalid { .. } => "invalid-definition",
+        };
+        RuntimeError::Lookup {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<ResolveError> for RuntimeError {
+    fn from(e: ResolveError) -> Self {
+        RuntimeError::Lookup {
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
 }
 
 impl RuntimeError {
@@ -81,6 +115,7 @@ impl RuntimeError {
             RuntimeError::RunNotFound { .. } => "run-not-found",
             RuntimeError::RunAlreadyTerminal { .. } => "run-already-terminal",
             RuntimeError::Store(_) => "store-error",
+            RuntimeError::Lookup { code, .. } => code,
         }
     }
 }
@@ -131,6 +166,12 @@ pub(crate) struct Shared {
     pub tools: ToolCatalogue,
     pub flows: FlowCatalogue,
     pub agents: AgentCatalogue,
+    /// Every flow and agent lookup of a run (tenant-aware).
+    pub definitions: Arc<dyn Definitions>,
+    /// Every tool lookup of a run: `tools`, then the registry.
+    pub resolver: ToolResolver,
+    /// Env values and secrets for calls (none by default).
+    pub call_values: Option<Arc<dyn CallValues>>,
     pub store: Arc<dyn RunStore>,
     pub model: Arc<dyn ModelProvider>,
     pub config: RuntimeConfig,
@@ -141,7 +182,6 @@ pub(crate) struct Shared {
 }
 
 /// Builds a [`Runtime`].
-#[derive(Debug)]
 pub struct RuntimeBuilder {
     store: Arc<dyn RunStore>,
     tools: ToolCatalogue,
@@ -149,6 +189,22 @@ pub struct RuntimeBuilder {
     agents: AgentCatalogue,
     model: Option<Arc<dyn ModelProvider>>,
     config: RuntimeConfig,
+    registry: Option<Arc<dyn ToolRegistry>>,
+    registry_tools: Option<Arc<dyn RegistryToolFactory>>,
+    synthesizers: Option<SynthesizerRegistry>,
+    definition_source: Option<Arc<dyn DefinitionSource>>,
+    definitions: Option<Arc<dyn Definitions>>,
+    call_values: Option<Arc<dyn CallValues>>,
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("store", &self.store)
+            .field("registry", &self.registry.is_some())
+            .field("definition_source", &self.definition_source)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RuntimeBuilder {
@@ -174,9 +230,65 @@ impl RuntimeBuilder {
         self.config = config;
         self
     }
+    /// The tool registry (`POST /v1/tools`) behind the in-memory tools: a run resolves an
+    /// id the catalogue does not have (or whose version misses the range) there, per call.
+    pub fn registry(mut self, registry: Arc<dyn ToolRegistry>) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+    /// Builds registry tools that have no `spec` (pack and MCP tools published to the
+    /// registry); without one such a call fails `tool-not-found`.
+    pub fn registry_tools(mut self, factory: Arc<dyn RegistryToolFactory>) -> Self {
+        self.registry_tools = Some(factory);
+        self
+    }
+    /// The spec synthesizers registry tools are built with (default: the built-in `http`).
+    pub fn synthesizers(mut self, synthesizers: SynthesizerRegistry) -> Self {
+        self.synthesizers = Some(synthesizers);
+        self
+    }
+    /// Where flows and agents come from when the catalogues do not have them (e.g. the
+    /// store's registries); what it answers is compiled once per exact version.
+    pub fn definition_source(mut self, source: Arc<dyn DefinitionSource>) -> Self {
+        self.definition_source = Some(source);
+        self
+    }
+    /// Replaces the whole flow/agent lookup (the catalogues are then only what
+    /// `definitions` itself consults).
+    pub fn definitions(mut self, definitions: Arc<dyn Definitions>) -> Self {
+        self.definitions = Some(definitions);
+        self
+    }
+    /// Env values and secrets for tool calls.
+    pub fn call_values(mut self, values: Arc<dyn CallValues>) -> Self {
+        self.call_values = Some(values);
+        self
+    }
     pub fn build(self) -> Runtime {
+        let memory: Arc<dyn Definitions> = Arc::new(MemoryDefinitions {
+            flows: self.flows.clone(),
+            agents: self.agents.clone(),
+        });
+        let definitions = match (self.definitions, self.definition_source) {
+            (Some(d), _) => d,
+            (None, Some(source)) => Arc::new(LayeredDefinitions::new(memory, source)),
+            (None, None) => memory,
+        };
+        let mut resolver = ToolResolver::new(self.tools.clone());
+        if let Some(r) = self.registry {
+            resolver = resolver.with_registry(r);
+        }
+        if let Some(f) = self.registry_tools {
+            resolver = resolver.with_factory(f);
+        }
+        if let Some(s) = self.synthesizers {
+            resolver = resolver.with_synthesizers(s);
+        }
         Runtime {
             shared: Arc::new(Shared {
+                definitions,
+                resolver,
+                call_values: self.call_values,
                 tools: self.tools,
                 flows: self.flows,
                 agents: self.agents,
@@ -217,6 +329,12 @@ impl Runtime {
             agents: AgentCatalogue::new(),
             model: None,
             config: RuntimeConfig::default(),
+            registry: None,
+            registry_tools: None,
+            synthesizers: None,
+            definition_source: None,
+            definitions: None,
+            call_values: None,
         }
     }
 
@@ -242,74 +360,101 @@ impl Runtime {
     pub fn store(&self) -> &Arc<dyn RunStore> {
         &self.shared.store
     }
+    /// Every flow and agent lookup runs go through.
+    pub fn definitions(&self) -> &Arc<dyn Definitions> {
+        &self.shared.definitions
+    }
+    /// Every tool lookup runs go through.
+    pub fn resolver(&self) -> &ToolResolver {
+        &self.shared.resolver
+    }
     pub fn model(&self) -> &Arc<dyn ModelProvider> {
         &self.shared.model
     }
 
-    /// Checks every tool, agent and sub-flow the flow names (sub-flows recursively).
-    pub fn check_bindings(&self, flow: &LoadedFlow) -> Result<(), RuntimeError> {
+    /// Checks every tool, agent and sub-flow the flow names (sub-flows recursively), as
+    /// `tenant` sees them. A tool counts when the tenant has its id at all (catalogue or
+    /// registry): its version range is resolved when the step calls it.
+    pub async fn check_bindings(
+        &self,
+        tenant: &str,
+        flow: &LoadedFlow,
+    ) -> Result<(), RuntimeError> {
         let mut seen = HashSet::new();
-        self.check_bindings_inner(flow, &mut seen)
+        seen.insert((flow.flow.id.clone(), flow.flow.version.clone()));
+        let mut children = self.check_flow_bindings(tenant, flow).await?;
+        while let Some(child) = children.pop() {
+            if seen.insert((child.flow.id.clone(), child.flow.version.clone())) {
+                children.extend(self.check_flow_bindings(tenant, &child).await?);
+            }
+        }
+        Ok(())
     }
 
-    fn check_bindings_inner(
+    /// Checks one flow's own nodes; returns the sub-flows it names.
+    async fn check_flow_bindings(
         &self,
+        tenant: &str,
         flow: &LoadedFlow,
-        seen: &mut HashSet<(String, String)>,
-    ) -> Result<(), RuntimeError> {
-        if !seen.insert((flow.flow.id.clone(), flow.flow.version.clone())) {
-            return Ok(());
-        }
+    ) -> Result<Vec<Arc<LoadedFlow>>, RuntimeError> {
+        let defs = &self.shared.definitions;
+        let tools = &self.shared.resolver;
         let unbound = |node: &str, kind: &'static str, reference: &str| RuntimeError::FlowUnbound {
             flow_id: flow.flow.id.clone(),
             node_id: node.to_owned(),
             kind,
             reference: reference.to_owned(),
         };
+        let mut children = Vec::new();
         for node in flow.flow.all_nodes() {
             match node {
                 Node::Leaf(l) => match l.kind {
-                    LeafKind::Tool if !self.shared.tools.contains(&l.ref_) => {
-                        return Err(unbound(&l.id, "tool", &l.ref_));
-                    }
-                    LeafKind::Agent => {
-                        let Some(agent) = self.shared.agents.get(&l.ref_) else {
-                            return Err(unbound(&l.id, "agent", &l.ref_));
-                        };
-                        if let Some(t) = agent.tools.iter().find(|t| !self.shared.tools.contains(t))
-                        {
-                            return Err(unbound(&l.id, "tool (of its agent)", t));
+                    LeafKind::Tool => {
+                        let (id, _) = split_tool_ref(&l.ref_);
+                        if !tools.exists(tenant, id).await? {
+                            return Err(unbound(&l.id, "tool", id));
                         }
                     }
-                    _ => {}
+                    LeafKind::Agent => {
+                        let pinned = crate::executor::agent_version(l);
+                        let Some(agent) = defs.agent(tenant, &l.ref_, pinned).await? else {
+                            return Err(unbound(&l.id, "agent", &l.ref_));
+                        };
+                        for t in &agent.tools {
+                            if !tools.exists(tenant, &t.id).await? {
+                                return Err(unbound(&l.id, "tool (of its agent)", &t.id));
+                            }
+                        }
+                    }
                 },
                 Node::Fanout(f) => {
                     for b in &f.branches {
-                        if !self.shared.tools.contains(&b.handler)
-                            && self.shared.agents.get(&b.handler).is_none()
+                        let (id, _) = split_tool_ref(&b.handler);
+                        if !tools.exists(tenant, id).await?
+                            && defs.agent(tenant, &b.handler, None).await?.is_none()
                         {
                             return Err(unbound(&f.id, "branch handler", &b.handler));
                         }
                     }
                 }
                 Node::Subgraph(s) => {
-                    let Some(child) = self
-                        .shared
-                        .flows
-                        .get(&s.flow_ref.flow_id, Some(&s.flow_ref.version))
+                    let fref = &s.flow_ref;
+                    let Some(child) = defs
+                        .flow(tenant, &fref.flow_id, Some(&fref.version))
+                        .await?
                     else {
                         return Err(unbound(
                             &s.id,
                             "flow",
-                            &format!("{}@{}", s.flow_ref.flow_id, s.flow_ref.version),
+                            &format!("{}@{}", fref.flow_id, fref.version),
                         ));
                     };
-                    self.check_bindings_inner(&child, seen)?;
+                    children.push(child);
                 }
                 Node::Loop(_) => {}
             }
         }
-        Ok(())
+        Ok(children)
     }
 
     /// Starts a run of `flow_id` (the highest version when `version` is `None`).
@@ -320,15 +465,20 @@ impl Runtime {
         mut input: Value,
         options: RunOptions,
     ) -> Result<RunRecord, RuntimeError> {
-        let flow =
-            self.shared
-                .flows
-                .get(flow_id, version)
-                .ok_or_else(|| RuntimeError::FlowNotFound {
-                    flow_id: flow_id.to_owned(),
-                    version: version.map(str::to_owned),
-                })?;
-        self.check_bindings(&flow)?;
+        let tenant = options
+            .tenant_id
+            .clone()
+            .unwrap_or_else(|| self.shared.config.default_tenant.clone());
+        let flow = self
+            .shared
+            .definitions
+            .flow(&tenant, flow_id, version)
+            .await?
+            .ok_or_else(|| RuntimeError::FlowNotFound {
+                flow_id: flow_id.to_owned(),
+                version: version.map(str::to_owned),
+            })?;
+        self.check_bindings(&tenant, &flow).await?;
         if let Some(v) = flow.schema("input")
             && let Err(issues) = v.validate_in_place(&mut input)
         {
@@ -341,10 +491,7 @@ impl Runtime {
         let now = format_millis(now_millis());
         let run = RunRecord {
             id: uuid::Uuid::new_v4().to_string(),
-            tenant_id: options
-                .tenant_id
-                .clone()
-                .unwrap_or_else(|| self.shared.config.default_tenant.clone()),
+            tenant_id: tenant,
             flow_id: flow.flow.id.clone(),
             flow_version: flow.flow.version.clone(),
             status: RunStatus::Pending,

@@ -1,0 +1,131 @@
+//! The seam through which a call gets its tool's env values and secrets (platform-api.md §7,
+//! "Into a tool call"): before each call the runtime asks the [`CallValues`] provider the
+//! host plugs in (none by default) for the values of the tool's `needsSpec.env` names and
+//! for a secret resolver, for the call's tenant, and puts them in the [`ToolContext`].
+//!
+//! - A declared env name with neither a value nor a string `default` fails the call before
+//!   the handler runs: `precondition-failed` with reason `env-value-missing` and the
+//!   reference's message (in-process tools check it in `kindgi_tools::invoke`; for a pack
+//!   tool the runtime checks it here, with the same words, before the pack is called).
+//! - Secrets reach the handler only through `ctx.secrets` (a resolver), never as values in
+//!   the context, the journal or an error.
+
+use async_trait::async_trait;
+use kindgi_spec::ToolManifest;
+use kindgi_tools::ToolContext;
+use kindgi_tools::context::SecretResolver;
+use kindgi_tools::dispatch::{ToolCallError, ToolDispatcher, ToolTransport};
+use kindgi_tools::invoke::ENV_VALUE_MISSING;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Env values and secrets for a tool call, per tenant. The host implements it (over the
+/// env and secret stores of its deployment).
+#[async_trait]
+pub trait CallValues: Send + Sync + std::fmt::Debug {
+    /// The values `tenant` has for `names` (the tool's `needsSpec.env` names, in declaration
+    /// order); a name without a value is left out. `Err` fails the call.
+    async fn env(
+        &self,
+        tenant: &str,
+        tool: &ToolManifest,
+        names: &[String],
+    ) -> Result<BTreeMap<String, String>, String>;
+
+    /// The resolver of `tenant`'s secrets for this tool (`needsSpec.secrets`, an http spec's
+    /// `secretRef`), if there is one.
+    fn secrets(&self, tenant: &str, tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>>;
+}
+
+/// The tool's declared env names, in declaration order.
+pub fn declared_env(tool: &ToolManifest) -> Vec<String> {
+    tool.needs_spec
+        .as_ref()
+        .and_then(|n| n.env.as_ref())
+        .map(|env| env.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn string_default(schema: &Value) -> Option<&str> {
+    schema.get("default").and_then(Value::as_str)
+}
+
+/// Fills `ctx.env` and `ctx.secrets` for a call of `tool` from `values` (when there is a
+/// provider), and checks a pack tool's required env values.
+pub async fn prepare_context(
+    values: Option<&Arc<dyn CallValues>>,
+    tool: &dyn ToolDispatcher,
+    mut ctx: ToolContext,
+) -> Result<ToolContext, ToolCallError> {
+    let manifest = tool.manifest();
+    let names = declared_env(manifest);
+    if let Some(values) = values {
+        if !names.is_empty() {
+            let env = values
+                .env(&ctx.tenant_id, manifest, &names)
+                .await
+                .map_err(|why| ToolCallError {
+                    code: "precondition-failed".into(),
+                    message: format!(
+                        "Tool \"{}\" was not run: env-unavailable: its env values could not be read: {why}",
+                        manifest.id
+                    ),
+                    tool_id: manifest.id.clone(),
+                    transport: false,
+                    issues: Vec::new(),
+                })?;
+            let env: BTreeMap<String, String> =
+                env.into_iter().filter(|(k, _)| names.contains(k)).collect();
+            ctx.env = Some(Arc::new(env));
+        }
+        if let Some(secrets) = values.secrets(&ctx.tenant_id, manifest) {
+            ctx.secrets = Some(secrets);
+        }
+    }
+    if tool.transport() == ToolTransport::Pack {
+        check_env(manifest, &ctx)?;
+    }
+    Ok(ctx)
+}
+
+/// The reference's step 0 for a tool the runtime does not invoke itself: every declared env
+/// name has a value (the context's, else the schema's string default).
+pub fn check_env(manifest: &ToolManifest, ctx: &ToolContext) -> Result<(), ToolCallError> {
+    let Some(env) = manifest.needs_spec.as_ref().and_then(|n| n.env.as_ref()) else {
+        return Ok(());
+    };
+    let given = ctx.env.as_deref();
+    let missing: Vec<&str> = env
+        .iter()
+        .filter(|(name, schema)| {
+            given.and_then(|g| g.get(*name)).is_none() && string_default(schema).is_none()
+        })
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let id = &manifest.id;
+    let names = missing
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let inner = if missing.len() == 1 {
+        format!(
+            "tool \"{id}\" needs env value {names}: the context's `env` doesn't set it, and its schema has no default"
+        )
+    } else {
+        format!(
+            "tool \"{id}\" needs env values {names}: the context's `env` doesn't set them, and their schemas have no default"
+        )
+    };
+    Err(ToolCallError {
+        code: "precondition-failed".into(),
+        message: format!("Tool \"{id}\" was not run: {ENV_VALUE_MISSING}: {inner}"),
+        tool_id: id.to_string(),
+        transport: false,
+        issues: Vec::new(),
+    })
+}

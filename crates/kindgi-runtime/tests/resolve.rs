@@ -1,0 +1,1158 @@
+//! Resolution per tenant: flows and agents by tenant (catalogues and a plugged-in source),
+//! tools by `(tenant, id, range)` — the catalogue, then the tool registry (kindgi-store's
+//! `StoreRegistry` on real SQLite and PostgreSQL) with npm maxSatisfying at each call, an
+//! http-spec registry tool calling a real loopback server — recovery at the exact flow
+//! version, MCP tools counted as mutating, and env/secrets through `CallValues`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use async_trait::async_trait;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::routing::get;
+use common::{Backend, builder, cleanup, counting_tool, manifest, read_only, tool};
+use kindgi_runtime::model::{ModelError, ModelProvider, ModelRequest, ModelResponse, Role};
+use kindgi_runtime::{
+    AgentCatalogue, AgentSpec, AgentTool, CallValues, DefinitionSource, FlowCatalogue,
+    LayeredDefinitions, MemoryDefinitions, PackCallError, PackCaller, RunOptions, RunStatus,
+    Runtime, RuntimeError, ToolTransport, dry_run_refusal,
+};
+use kindgi_spec::ToolManifest;
+use kindgi_store::DatabaseKind;
+use kindgi_store::testing::TestDatabase;
+use kindgi_store::tools::StoreRegistry;
+use kindgi_tools::context::SecretResolver;
+use kindgi_tools::registry::{RegisterOptions, ToolRegistry};
+use kindgi_tools::{BoxFuture, ToolContext};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+const SECRET: &str = "s3cr3t-token-value-never-journaled";
+
+/// What the loopback HTTP server saw: paths, and whether the bearer token was right.
+#[derive(Debug, Default)]
+struct Seen {
+    paths: Mutex<Vec<String>>,
+}
+
+async fn version_route(
+    State(seen): State<Arc<Seen>>,
+    Path(version): Path<String>,
+) -> axum::Json<Value> {
+    seen.paths.lock().unwrap().push(format!("/v/{version}"));
+    axum::Json(json!({"servedBy": version}))
+}
+
+async fn private_route(State(seen): State<Arc<Seen>>, headers: HeaderMap) -> axum::Json<Value> {
+    seen.paths.lock().unwrap().push("/private".into());
+    let auth = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    axum::Json(json!({"authorized": auth == format!("Bearer {SECRET}")}))
+}
+
+/// A real HTTP server on loopback: `GET /v/{version}` answers `{servedBy: version}`.
+async fn http_server() -> (String, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let app = Router::new()
+        .route("/v/{version}", get(version_route))
+        .route("/private", get(private_route))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{addr}"), seen)
+}
+
+/// An http-spec manifest of `id` at `version` whose URL names the version.
+fn http_manifest(id: &str, version: &str, base: &str) -> ToolManifest {
+    serde_json::from_value(json!({
+        "id": id,
+        "description": format!("http tool {id}"),
+        "version": version,
+        "mutating": false,
+        "input": {"type": "object"},
+        "output": {"type": "object"},
+        "spec": {"kind": "http", "method": "GET", "urlTemplate": format!("{base}/v/{version}")},
+    }))
+    .unwrap()
+}
+
+async fn register(registry: &StoreRegistry, tenant: &str, m: &ToolManifest) {
+    registry
+        .register(tenant, m, RegisterOptions::default())
+        .await
+        .unwrap();
+}
+
+fn one_node_flow(id: &str, version: &str, kind: &str, reference: &str) -> String {
+    json!({"id": id, "version": version,
+        "nodes": [{"id": "n", "kind": kind, "ref": reference}],
+        "edges": [{"id": "e1", "from": "$start", "to": "n"}, {"id": "e2", "from": "n", "to": "$end"}]})
+    .to_string()
+}
+
+fn wait() -> RunOptions {
+    RunOptions {
+        wait: true,
+        ..Default::default()
+    }
+}
+
+fn for_tenant(tenant: &str) -> RunOptions {
+    RunOptions {
+        wait: true,
+        tenant_id: Some(tenant.into()),
+        ..Default::default()
+    }
+}
+
+async fn database(kind: DatabaseKind) -> TestDatabase {
+    TestDatabase::new(kind)
+        .await
+        .expect("test database (PostgreSQL at KINDGI_TEST_DATABASE_URL)")
+}
+
+// ----- flows and agents per tenant ------------------------------------------------------
+
+#[tokio::test]
+async fn two_tenants_with_the_same_flow_id_each_run_their_own() {
+    for backend in [Backend::Memory, Backend::Sqlite] {
+        let (b, db) = builder(backend).await;
+        let rt = b.build();
+        let hits = Arc::new(AtomicUsize::new(0));
+        for t in ["a", "b"] {
+            let tool_id = format!("t.only-{t}");
+            rt.tools().insert_for(
+                Some(t),
+                Arc::new(kindgi_runtime::InProcessTool::new(counting_tool(
+                    &tool_id,
+                    read_only(),
+                    hits.clone(),
+                    move |_| json!({"tenant": t}),
+                ))),
+            );
+            rt.flows()
+                .insert_json_for(Some(t), &one_node_flow("t.flow", "1.0.0", "tool", &tool_id))
+                .unwrap();
+        }
+        for t in ["a", "b"] {
+            let run = rt
+                .start_run("t.flow", None, json!({}), for_tenant(t))
+                .await
+                .unwrap();
+            assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+            assert_eq!(run.output, Some(json!({"tenant": t})));
+            assert_eq!(run.tenant_id, t);
+        }
+        // A third tenant sees neither flow; one inserted for every tenant it does see.
+        let err = rt
+            .start_run("t.flow", None, json!({}), for_tenant("c"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RuntimeError::FlowNotFound { .. }), "{err}");
+        // Tenant a's tool is invisible to tenant b, even with the same flow shape.
+        rt.flows()
+            .insert_json_for(
+                Some("b"),
+                &one_node_flow("t.cross", "1.0.0", "tool", "t.only-a"),
+            )
+            .unwrap();
+        let err = rt
+            .start_run("t.cross", None, json!({}), for_tenant("b"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RuntimeError::FlowUnbound { .. }), "{err}");
+        cleanup(db).await;
+    }
+}
+
+#[tokio::test]
+async fn the_highest_version_runs_unless_one_is_asked_and_a_tenant_version_wins() {
+    let rt = Runtime::in_memory().build();
+    let hits = Arc::new(AtomicUsize::new(0));
+    for v in ["1.0.0", "1.10.0", "1.9.0", "2.0.0-rc.1"] {
+        let id = format!("t.v{}", v.replace('.', "-"));
+        rt.tools()
+            .insert_tool(counting_tool(&id, read_only(), hits.clone(), move |_| {
+                json!(v)
+            }));
+        rt.flows()
+            .insert_json(&one_node_flow("t.f", v, "tool", &id))
+            .unwrap();
+    }
+    let run = rt.start_run("t.f", None, json!({}), wait()).await.unwrap();
+    // npm precedence: 2.0.0-rc.1 > 1.10.0 > 1.9.0 (not string order).
+    assert_eq!(run.output, Some(json!("2.0.0-rc.1")));
+    assert_eq!(run.flow_version, "2.0.0-rc.1");
+    let run = rt
+        .start_run("t.f", Some("1.9.0"), json!({}), wait())
+        .await
+        .unwrap();
+    assert_eq!(run.output, Some(json!("1.9.0")));
+    assert_eq!(
+        rt.flows().list()[0].1,
+        ["1.0.0", "1.9.0", "1.10.0", "2.0.0-rc.1"]
+    );
+}
+
+/// A definition source as a host would plug in (the store's registries): JSON by tenant.
+#[derive(Debug, Default)]
+struct JsonSource {
+    flows: Mutex<HashMap<(String, String), Vec<Value>>>,
+    agents: Mutex<HashMap<(String, String), Vec<Value>>>,
+    asked: AtomicUsize,
+}
+
+fn pick(list: Option<&Vec<Value>>, version: Option<&str>) -> Option<Value> {
+    let list = list?;
+    match version {
+        Some(v) => list.iter().find(|d| d["version"] == json!(v)).cloned(),
+        None => list.last().cloned(),
+    }
+}
+
+#[async_trait]
+impl DefinitionSource for JsonSource {
+    async fn flow_json(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: Option<&str>,
+    ) -> Result<Option<Value>, String> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let g = self.flows.lock().unwrap();
+        Ok(pick(g.get(&(tenant.into(), id.into())), version))
+    }
+    async fn agent_json(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: Option<&str>,
+    ) -> Result<Option<Value>, String> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let g = self.agents.lock().unwrap();
+        Ok(pick(g.get(&(tenant.into(), id.into())), version))
+    }
+}
+
+#[tokio::test]
+async fn flows_and_agents_come_from_the_plugged_in_source_compiled_once_per_version() {
+    let source = Arc::new(JsonSource::default());
+    let flow: Value =
+        serde_json::from_str(&one_node_flow("s.flow", "1.0.0", "agent", "s.agent")).unwrap();
+    source
+        .flows
+        .lock()
+        .unwrap()
+        .insert(("acme".into(), "s.flow".into()), vec![flow]);
+    // PublishAgentBody's shape: typed tools, a budget, keys this runtime does not use.
+    let agent = json!({"id": "s.agent", "version": "1.0.0", "name": "S", "instructions": "Be brief.",
+        "capabilities": [], "retrieval": [], "guardrails": [],
+        "tools": [{"id": "s.echo", "version": "^1.0.0"}], "budget": {"maxSteps": 3}});
+    source
+        .agents
+        .lock()
+        .unwrap()
+        .insert(("acme".into(), "s.agent".into()), vec![agent]);
+    let (flows, agents) = (FlowCatalogue::new(), AgentCatalogue::new());
+    let memory = Arc::new(MemoryDefinitions {
+        flows: flows.clone(),
+        agents: agents.clone(),
+    });
+    let layered = Arc::new(LayeredDefinitions::new(memory, source.clone()));
+    let rt = Runtime::in_memory()
+        .flows(flows)
+        .agents(agents)
+        .definitions(layered.clone())
+        .build();
+    let hits = Arc::new(AtomicUsize::new(0));
+    rt.tools()
+        .insert_tool(counting_tool("s.echo", read_only(), hits, |v| v));
+    for _ in 0..2 {
+        let run = rt
+            .start_run("s.flow", None, json!("hi"), for_tenant("acme"))
+            .await
+            .unwrap();
+        assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+        assert_eq!(run.flow_version, "1.0.0");
+    }
+    // Two runs, one compile each of the flow and the agent.
+    assert_eq!(layered.cached(), (1, 1));
+    let got = rt
+        .definitions()
+        .agent("acme", "s.agent", Some("1.0.0"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.tools, [AgentTool::new("s.echo", "^1.0.0")]);
+    assert_eq!(got.max_steps, Some(3));
+    // Another tenant does not see acme's definitions.
+    let err = rt
+        .start_run("s.flow", None, json!("hi"), for_tenant("other"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RuntimeError::FlowNotFound { .. }), "{err}");
+}
+
+#[test]
+fn agent_tools_accept_typed_entries_and_bare_ids() {
+    let a: AgentSpec = serde_json::from_value(json!({"id": "a", "tools": [
+        {"id": "t.one", "version": "^1.2.0"}, "t.two", "t.three@~2.0.0"]}))
+    .unwrap();
+    assert_eq!(
+        a.tools,
+        [
+            AgentTool::new("t.one", "^1.2.0"),
+            AgentTool {
+                id: "t.two".into(),
+                version: None
+            },
+            AgentTool::new("t.three", "~2.0.0"),
+        ]
+    );
+    let bad = serde_json::from_value::<AgentSpec>(
+        json!({"id": "a", "tools": [{"id": "", "version": "1"}]}),
+    )
+    .unwrap_err();
+    assert!(bad.to_string().contains("empty tool id"), "{bad}");
+    let bad = serde_json::from_value::<AgentSpec>(
+        json!({"id": "a", "tools": [{"id": "x", "version": 1}]}),
+    )
+    .unwrap_err();
+    assert!(bad.to_string().contains("tools[] entry"), "{bad}");
+}
+
+// ----- tools from the registry ----------------------------------------------------------
+
+/// A model that calls `tool` once per step for `calls` steps, running `between` before its
+/// second answer, then stops, reporting the tool results it was handed.
+struct Caller {
+    tool: String,
+    calls: usize,
+    step: AtomicUsize,
+    between: Mutex<Option<BoxFuture<'static, ()>>>,
+}
+
+impl std::fmt::Debug for Caller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caller").field("tool", &self.tool).finish()
+    }
+}
+
+#[async_trait]
+impl ModelProvider for Caller {
+    fn provider_id(&self) -> &str {
+        "test-caller"
+    }
+    fn model(&self) -> &str {
+        "scripted"
+    }
+    async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        let n = self.step.fetch_add(1, Ordering::SeqCst) + 1;
+        if n == 2 {
+            let hook = self.between.lock().unwrap().take();
+            if let Some(h) = hook {
+                h.await;
+            }
+        }
+        let answer = if n <= self.calls {
+            json!({"text": "", "finishReason": "tool-use",
+                "toolCalls": [{"id": format!("c{n}"), "name": self.tool, "arguments": {}}]})
+        } else {
+            let results: Vec<String> = request
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::Tool)
+                .map(|m| m.content.clone())
+                .collect();
+            json!({"text": results.join("|"), "finishReason": "stop"})
+        };
+        Ok(serde_json::from_value(answer).unwrap())
+    }
+}
+
+async fn agent_calls_the_highest_matching_version_and_a_new_one_mid_turn(kind: DatabaseKind) {
+    let tdb = database(kind).await;
+    let registry = Arc::new(StoreRegistry::new(tdb.db.clone()));
+    let (base, seen) = http_server().await;
+    for v in ["1.0.0", "1.2.0", "2.0.0"] {
+        register(&registry, "acme", &http_manifest("t.lookup", v, &base)).await;
+    }
+    // Another tenant's 1.9.0 is not acme's.
+    register(
+        &registry,
+        "other",
+        &http_manifest("t.lookup", "1.9.0", &base),
+    )
+    .await;
+    let late = registry.clone();
+    let late_base = base.clone();
+    let model = Caller {
+        tool: "t.lookup".into(),
+        calls: 2,
+        step: AtomicUsize::new(0),
+        between: Mutex::new(Some(Box::pin(async move {
+            register(
+                &late,
+                "acme",
+                &http_manifest("t.lookup", "1.3.0", &late_base),
+            )
+            .await;
+        }))),
+    };
+    let rt = Runtime::with_database(tdb.db.clone())
+        .registry(registry.clone())
+        .model(Arc::new(model))
+        .build();
+    rt.agents()
+        .insert(AgentSpec::new("t.agent").with_tools([AgentTool::new("t.lookup", "^1.0.0")]));
+    rt.flows()
+        .insert_json(&one_node_flow("t.turn", "1.0.0", "agent", "t.agent"))
+        .unwrap();
+    let run = rt
+        .start_run("t.turn", None, json!("look it up"), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    let out = run.output.unwrap();
+    let calls = out["toolCalls"].as_array().unwrap();
+    assert_eq!(calls[0]["toolVersion"], "1.2.0");
+    assert_eq!(calls[1]["toolVersion"], "1.3.0");
+    assert_eq!(out["text"], r#"{"servedBy":"1.2.0"}|{"servedBy":"1.3.0"}"#);
+    assert_eq!(*seen.paths.lock().unwrap(), ["/v/1.2.0", "/v/1.3.0"]);
+    // Two registry versions built, each once.
+    assert_eq!(rt.resolver().built_count(), 2);
+    tdb.cleanup().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_agent_calls_the_highest_matching_registry_version_on_sqlite() {
+    agent_calls_the_highest_matching_version_and_a_new_one_mid_turn(DatabaseKind::Sqlite).await;
+}
+
+#[tokio::test]
+async fn an_agent_calls_the_highest_matching_registry_version_on_postgres() {
+    agent_calls_the_highest_matching_version_and_a_new_one_mid_turn(DatabaseKind::Postgres).await;
+}
+
+async fn registry_http_tool_runs_from_a_flow(kind: DatabaseKind) {
+    let tdb = database(kind).await;
+    let registry = Arc::new(StoreRegistry::new(tdb.db.clone()));
+    let (base, seen) = http_server().await;
+    for v in ["1.0.0", "1.0.5", "1.4.0", "2.1.0"] {
+        register(&registry, "acme", &http_manifest("t.lookup", v, &base)).await;
+    }
+    let rt = Runtime::with_database(tdb.db.clone())
+        .registry(registry.clone())
+        .build();
+    let cases = [
+        ("t.lookup", "2.1.0"),
+        ("t.lookup@~1.0.0", "1.0.5"),
+        ("t.lookup@^1.0.0", "1.4.0"),
+        ("t.lookup@1.0.0", "1.0.0"),
+    ];
+    for (i, (reference, served)) in cases.iter().enumerate() {
+        let id = format!("t.flow-{i}");
+        rt.flows()
+            .insert_json(&one_node_flow(&id, "1.0.0", "tool", reference))
+            .unwrap();
+        let run = rt
+            .start_run(&id, None, json!({}), for_tenant("acme"))
+            .await
+            .unwrap();
+        assert_eq!(run.status, RunStatus::Completed, "{reference}: {run:?}");
+        assert_eq!(run.output, Some(json!({"servedBy": served})), "{reference}");
+    }
+    // The range as the node's `config.version`.
+    let flow = json!({"id": "t.cfg", "version": "1.0.0",
+        "nodes": [{"id": "n", "kind": "tool", "ref": "t.lookup", "config": {"version": "<1.4.0"}}],
+        "edges": [{"id": "e1", "from": "$start", "to": "n"}, {"id": "e2", "from": "n", "to": "$end"}]});
+    rt.flows().insert_json(&flow.to_string()).unwrap();
+    let run = rt
+        .start_run("t.cfg", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(run.output, Some(json!({"servedBy": "1.0.5"})));
+    assert_eq!(seen.paths.lock().unwrap().len(), 5);
+    // A tenant without the tool is refused before a run exists.
+    let err = rt
+        .start_run("t.flow-0", None, json!({}), for_tenant("other"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RuntimeError::FlowUnbound { .. }), "{err}");
+    tdb.cleanup().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_registry_http_tool_is_callable_from_a_flow_on_sqlite() {
+    registry_http_tool_runs_from_a_flow(DatabaseKind::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_registry_http_tool_is_callable_from_a_flow_on_postgres() {
+    registry_http_tool_runs_from_a_flow(DatabaseKind::Postgres).await;
+}
+
+#[tokio::test]
+async fn an_unresolvable_range_fails_the_step_with_tool_version_unresolvable() {
+    let tdb = database(DatabaseKind::Sqlite).await;
+    let registry = Arc::new(StoreRegistry::new(tdb.db.clone()));
+    let (base, seen) = http_server().await;
+    for v in ["1.0.0", "1.2.0"] {
+        register(&registry, "acme", &http_manifest("t.lookup", v, &base)).await;
+    }
+    let model = Caller {
+        tool: "t.lookup".into(),
+        calls: 1,
+        step: AtomicUsize::new(0),
+        between: Mutex::new(None),
+    };
+    let rt = Runtime::with_database(tdb.db.clone())
+        .registry(registry)
+        .model(Arc::new(model))
+        .build();
+    rt.agents()
+        .insert(AgentSpec::new("t.agent").with_tools([AgentTool::new("t.lookup", "^3.0.0")]));
+    rt.flows()
+        .insert_json(&one_node_flow("t.turn", "1.0.0", "agent", "t.agent"))
+        .unwrap();
+    rt.flows()
+        .insert_json(&one_node_flow("t.flow", "1.0.0", "tool", "t.lookup@>=5"))
+        .unwrap();
+    rt.flows()
+        .insert_json(&one_node_flow(
+            "t.bad",
+            "1.0.0",
+            "tool",
+            "t.lookup@not a range!",
+        ))
+        .unwrap();
+    let run = rt
+        .start_run("t.turn", None, json!("x"), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Failed);
+    assert_eq!(
+        run.failure_message.as_deref(),
+        Some(
+            r#"tool-version-unresolvable: Tool "t.lookup" has no version satisfying "^3.0.0" (available: 1.2.0, 1.0.0)"#
+        )
+    );
+    let run = rt
+        .start_run("t.flow", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Failed);
+    assert_eq!(
+        run.failure_message.as_deref(),
+        Some(
+            r#"tool-version-unresolvable: Tool "t.lookup" has no version satisfying ">=5" (available: 1.2.0, 1.0.0)"#
+        )
+    );
+    let run = rt
+        .start_run("t.bad", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(
+        run.failure_message.as_deref(),
+        Some(
+            r#"tool-version-unresolvable: Version range "not a range!" for tool "t.lookup" is not a valid semver range"#
+        )
+    );
+    assert!(seen.paths.lock().unwrap().is_empty());
+    tdb.cleanup().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_catalogue_tool_whose_version_misses_the_range_is_not_called() {
+    let rt = Runtime::in_memory().build();
+    let hits = Arc::new(AtomicUsize::new(0));
+    rt.tools().insert_tool(counting_tool(
+        "t.local",
+        json!({"mutating": false, "version": "2.0.0"}),
+        hits.clone(),
+        |_| json!("local"),
+    ));
+    rt.flows()
+        .insert_json(&one_node_flow("t.ok", "1.0.0", "tool", "t.local@^2"))
+        .unwrap();
+    rt.flows()
+        .insert_json(&one_node_flow("t.miss", "1.0.0", "tool", "t.local@^1"))
+        .unwrap();
+    let ok = rt.start_run("t.ok", None, json!({}), wait()).await.unwrap();
+    assert_eq!(ok.output, Some(json!("local")));
+    let miss = rt
+        .start_run("t.miss", None, json!({}), wait())
+        .await
+        .unwrap();
+    assert_eq!(
+        miss.failure_message.as_deref(),
+        Some(
+            r#"tool-version-unresolvable: Tool "t.local" has no version satisfying "^1" (available: 2.0.0)"#
+        )
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_registry_pack_tool_without_a_factory_fails_naming_the_tool_and_why() {
+    let tdb = database(DatabaseKind::Sqlite).await;
+    let registry = Arc::new(StoreRegistry::new(tdb.db.clone()));
+    register(
+        &registry,
+        "acme",
+        &manifest("t.packed", json!({"version": "1.1.0"})),
+    )
+    .await;
+    let rt = Runtime::with_database(tdb.db.clone())
+        .registry(registry)
+        .build();
+    rt.flows()
+        .insert_json(&one_node_flow("t.flow", "1.0.0", "tool", "t.packed"))
+        .unwrap();
+    let run = rt
+        .start_run("t.flow", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    let msg = run.failure_message.unwrap();
+    assert!(
+        msg.starts_with(r#"tool-not-found: tool "t.packed" version 1.1.0 is in the registry, but it has no `spec`"#),
+        "{msg}"
+    );
+    tdb.cleanup().await.unwrap();
+}
+
+// ----- recovery at the exact version ----------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_run_uses_the_exact_flow_version_it_started_with() {
+    let tdb = database(DatabaseKind::Sqlite).await;
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let first = Runtime::with_database(tdb.db.clone()).build();
+    let signal = entered.clone();
+    first
+        .tools()
+        .insert_tool(tool("t.block", json!({}), move |_| {
+            let signal = signal.clone();
+            async move {
+                signal.notify_one();
+                std::future::pending::<()>().await;
+                Ok(json!("never"))
+            }
+        }));
+    let flow = |version: &str, step: &str| {
+        json!({"id": "t.flow", "version": version,
+            "nodes": [{"id": "a", "kind": "tool", "ref": "t.block"}, {"id": "b", "kind": "tool", "ref": step}],
+            "edges": [{"id": "e1", "from": "$start", "to": "a"}, {"id": "e2", "from": "a", "to": "b"},
+                      {"id": "e3", "from": "b", "to": "$end"}]})
+        .to_string()
+    };
+    first
+        .tools()
+        .insert_tool(tool("t.one", json!({}), |_| async { Ok(json!("v1")) }));
+    first.flows().insert_json(&flow("1.0.0", "t.one")).unwrap();
+    let run = first
+        .start_run(
+            "t.flow",
+            None,
+            json!({}),
+            RunOptions {
+                tenant_id: Some("acme".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    entered.notified().await;
+    first.abort_all();
+
+    // After the crash, 2.0.0 is published; the resumed run still runs 1.0.0.
+    let second = Runtime::with_database(tdb.reopen().await.unwrap()).build();
+    let hits = Arc::new(AtomicUsize::new(0));
+    second
+        .tools()
+        .insert_tool(counting_tool("t.block", json!({}), hits.clone(), |_| {
+            json!({})
+        }));
+    second
+        .tools()
+        .insert_tool(counting_tool("t.one", json!({}), hits.clone(), |_| {
+            json!("v1")
+        }));
+    second
+        .tools()
+        .insert_tool(counting_tool("t.two", json!({}), hits.clone(), |_| {
+            json!("v2")
+        }));
+    second.flows().insert_json(&flow("1.0.0", "t.one")).unwrap();
+    second.flows().insert_json(&flow("2.0.0", "t.two")).unwrap();
+    assert_eq!(
+        second.recover().await.unwrap(),
+        std::slice::from_ref(&run.id)
+    );
+    let done = second.wait_for_run(&run.id).await.unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{done:?}");
+    assert_eq!(done.flow_version, "1.0.0");
+    assert_eq!(done.output, Some(json!("v1")));
+    // A new run takes the highest.
+    let fresh = second
+        .start_run("t.flow", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(fresh.output, Some(json!("v2")));
+    tdb.cleanup().await.unwrap();
+}
+
+// ----- MCP tools ------------------------------------------------------------------------
+
+#[tokio::test]
+async fn mcp_tools_registered_by_the_host_always_count_as_mutating() {
+    let rt = Runtime::in_memory().build();
+    let hits = Arc::new(AtomicUsize::new(0));
+    // Declared read-only by its server: still never run in a dry run.
+    rt.tools().insert_mcp_tool_for(
+        Some("acme"),
+        counting_tool("inventory.stock_level", read_only(), hits.clone(), |_| {
+            json!(1)
+        }),
+    );
+    let t = rt
+        .resolver()
+        .resolve("acme", "inventory.stock_level", Some("^1.0.0"))
+        .await
+        .unwrap();
+    assert_eq!(t.transport(), ToolTransport::Mcp);
+    assert!(!t.runs_in_dry_run());
+    assert!(!t.runs_concurrently());
+    rt.flows()
+        .insert_json(&one_node_flow(
+            "t.flow",
+            "1.0.0",
+            "tool",
+            "inventory.stock_level",
+        ))
+        .unwrap();
+    let run = rt
+        .start_run(
+            "t.flow",
+            None,
+            json!({}),
+            RunOptions {
+                dry_run: true,
+                ..for_tenant("acme")
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        run.failure_message,
+        Some(dry_run_refusal("inventory.stock_level"))
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+    let run = rt
+        .start_run("t.flow", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+// ----- env values and secrets -----------------------------------------------------------
+
+#[derive(Debug)]
+struct Secrets;
+
+impl SecretResolver for Secrets {
+    fn resolve<'a>(
+        &'a self,
+        _env_name: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        let answer = if name == "api-token" {
+            Ok(SECRET.to_owned())
+        } else {
+            Err(format!("no secret \"{name}\""))
+        };
+        Box::pin(async move { answer })
+    }
+}
+
+/// Tenant `acme` has `REGION=eu` and the secret; other tenants have nothing.
+#[derive(Debug, Default)]
+struct Values {
+    asked: Mutex<Vec<(String, Vec<String>)>>,
+}
+
+#[async_trait]
+impl CallValues for Values {
+    async fn env(
+        &self,
+        tenant: &str,
+        _tool: &ToolManifest,
+        names: &[String],
+    ) -> Result<BTreeMap<String, String>, String> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push((tenant.to_owned(), names.to_vec()));
+        let mut out = BTreeMap::new();
+        if tenant == "acme" {
+            out.insert("REGION".to_owned(), "eu".to_owned());
+            out.insert("UNDECLARED".to_owned(), "x".to_owned());
+        }
+        Ok(out)
+    }
+
+    fn secrets(&self, tenant: &str, _tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>> {
+        (tenant == "acme").then(|| Arc::new(Secrets) as Arc<dyn SecretResolver>)
+    }
+}
+
+#[derive(Debug, Default)]
+struct CountingPack {
+    calls: AtomicUsize,
+}
+
+#[async_trait]
+impl PackCaller for CountingPack {
+    async fn call_tool(
+        &self,
+        _manifest: &ToolManifest,
+        _input: Value,
+        ctx: &ToolContext,
+    ) -> Result<Value, PackCallError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(json!({"env": ctx.env.as_deref().cloned()}))
+    }
+}
+
+#[tokio::test]
+async fn env_values_and_secrets_reach_the_call_and_a_missing_env_fails_before_the_handler() {
+    let tdb = database(DatabaseKind::Sqlite).await;
+    let registry = Arc::new(StoreRegistry::new(tdb.db.clone()));
+    let (base, seen) = http_server().await;
+    let private: ToolManifest = serde_json::from_value(json!({
+        "id": "t.private", "description": "needs a token", "version": "1.0.0", "mutating": false,
+        "input": {"type": "object"}, "output": {"type": "object"},
+        "spec": {"kind": "http", "method": "GET", "urlTemplate": format!("{base}/private"),
+            "authorization": {"kind": "bearer", "secretRef": {"envName": "local", "name": "api-token"}}},
+    }))
+    .unwrap();
+    for t in ["acme", "other"] {
+        register(&registry, t, &private).await;
+    }
+    let values = Arc::new(Values::default());
+    let rt = Runtime::with_database(tdb.db.clone())
+        .registry(registry)
+        .call_values(values.clone())
+        .build();
+    let env_needs = json!({"needsSpec": {"env": {"REGION": {"type": "string"}}}});
+    // The handler sees only the declared names.
+    let seen_env = Arc::new(Mutex::new(None));
+    let s = seen_env.clone();
+    let handler: kindgi_tools::Handler = Arc::new(move |_input: Value, ctx: ToolContext| {
+        *s.lock().unwrap() = ctx.env.as_deref().cloned();
+        let fut: BoxFuture<'static, Result<Value, kindgi_tools::HandlerError>> =
+            Box::pin(async { Ok(json!("ran")) });
+        fut
+    });
+    rt.tools().insert_tool(kindgi_tools::Tool::from_parts(
+        manifest("t.env", env_needs.clone()),
+        handler,
+    ));
+    let pack = Arc::new(CountingPack::default());
+    rt.tools()
+        .insert_pack_tool(manifest("t.packenv", env_needs), "p", pack.clone());
+    for (id, reference) in [
+        ("f.env", "t.env"),
+        ("f.pack", "t.packenv"),
+        ("f.private", "t.private"),
+    ] {
+        rt.flows()
+            .insert_json(&one_node_flow(id, "1.0.0", "tool", reference))
+            .unwrap();
+    }
+
+    let ok = rt
+        .start_run("f.env", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(ok.output, Some(json!("ran")), "{ok:?}");
+    let expected: BTreeMap<String, String> = [("REGION".to_owned(), "eu".to_owned())].into();
+    assert_eq!(seen_env.lock().unwrap().clone(), Some(expected.clone()));
+    let ok = rt
+        .start_run("f.pack", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(ok.output, Some(json!({"env": expected})));
+    assert_eq!(pack.calls.load(Ordering::SeqCst), 1);
+
+    let missing = r#"Tool "X" was not run: env-value-missing: tool "X" needs env value "REGION": the context's `env` doesn't set it, and its schema has no default"#;
+    for (flow, id) in [("f.env", "t.env"), ("f.pack", "t.packenv")] {
+        let run = rt
+            .start_run(flow, None, json!({}), for_tenant("other"))
+            .await
+            .unwrap();
+        assert_eq!(run.status, RunStatus::Failed);
+        assert_eq!(
+            run.failure_message.unwrap(),
+            format!("precondition-failed: {}", missing.replace('X', id)),
+        );
+    }
+    // The pack was not called for the tenant without the value.
+    assert_eq!(pack.calls.load(Ordering::SeqCst), 1);
+    assert!(
+        values
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|(_, n)| n == &["REGION"])
+    );
+
+    // The secret reaches the request, and never the run's record or journal.
+    let run = rt
+        .start_run("f.private", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(run.output, Some(json!({"authorized": true})), "{run:?}");
+    let journal = rt.journal(&run.id, None, None).await.unwrap();
+    let text = serde_json::to_string(&journal).unwrap() + &serde_json::to_string(&run).unwrap();
+    assert!(!text.contains(SECRET));
+    // Without a resolver for the tenant, the call fails clearly (and still leaks nothing).
+    let run = rt
+        .start_run("f.private", None, json!({}), for_tenant("other"))
+        .await
+        .unwrap();
+    let msg = run.failure_message.unwrap();
+    assert!(msg.contains("declares authorization"), "{msg}");
+    assert!(!msg.contains(SECRET));
+    assert_eq!(seen.paths.lock().unwrap().len(), 1);
+    tdb.cleanup().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_agent_step_runs_the_agent_version_it_started_with() {
+    let tdb = database(DatabaseKind::Sqlite).await;
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let caller = |calls| Caller {
+        tool: "t.block".into(),
+        calls,
+        step: AtomicUsize::new(0),
+        between: Mutex::new(None),
+    };
+    let first = Runtime::with_database(tdb.db.clone())
+        .model(Arc::new(caller(1)))
+        .build();
+    let signal = entered.clone();
+    first
+        .tools()
+        .insert_tool(tool("t.block", json!({}), move |_| {
+            let signal = signal.clone();
+            async move {
+                signal.notify_one();
+                std::future::pending::<()>().await;
+                Ok(json!("never"))
+            }
+        }));
+    let v1 = AgentSpec::new("t.agent")
+        .with_version("1.0.0")
+        .with_tools(["t.block"]);
+    first.agents().insert(v1.clone());
+    first
+        .flows()
+        .insert_json(&one_node_flow("t.turn", "1.0.0", "agent", "t.agent"))
+        .unwrap();
+    let options = RunOptions {
+        tenant_id: Some("acme".into()),
+        ..Default::default()
+    };
+    let run = first
+        .start_run("t.turn", None, json!("go"), options)
+        .await
+        .unwrap();
+    entered.notified().await;
+    first.abort_all();
+
+    // 2.0.0 no longer lists t.block: were it used, the recorded call would be refused.
+    let second = Runtime::with_database(tdb.reopen().await.unwrap())
+        .model(Arc::new(caller(0)))
+        .build();
+    second
+        .tools()
+        .insert_tool(tool("t.block", json!({}), |_| async {
+            Ok(json!({"done": true}))
+        }));
+    second
+        .tools()
+        .insert_tool(tool("t.other", json!({}), |_| async { Ok(json!({})) }));
+    second.agents().insert(v1);
+    second.agents().insert(
+        AgentSpec::new("t.agent")
+            .with_version("2.0.0")
+            .with_tools(["t.other"]),
+    );
+    second
+        .flows()
+        .insert_json(&one_node_flow("t.turn", "1.0.0", "agent", "t.agent"))
+        .unwrap();
+    assert_eq!(
+        second.recover().await.unwrap(),
+        std::slice::from_ref(&run.id)
+    );
+    let done = second.wait_for_run(&run.id).await.unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{done:?}");
+    let out = done.output.unwrap();
+    assert_eq!(out["text"], r#"{"done":true}"#);
+    assert_eq!(out["toolCalls"][0]["toolVersion"], "1.0.0");
+    let journal = second.journal(&run.id, None, None).await.unwrap();
+    let pinned = journal.iter().any(|e| {
+        e.payload
+            .as_ref()
+            .is_some_and(|p| p["key"] == "agent-version" && p["value"] == "1.0.0")
+    });
+    assert!(pinned, "{journal:?}");
+    tdb.cleanup().await.unwrap();
+}
+
+/// A host's factory for registry tools without a spec: pack tools through one caller.
+#[derive(Debug, Default)]
+struct Packs {
+    caller: Arc<CountingPack>,
+    built: AtomicUsize,
+}
+
+#[async_trait]
+impl kindgi_runtime::RegistryToolFactory for Packs {
+    async fn build(
+        &self,
+        _tenant: &str,
+        manifest: &ToolManifest,
+    ) -> Result<Option<Arc<dyn kindgi_runtime::ToolDispatcher>>, String> {
+        self.built.fetch_add(1, Ordering::SeqCst);
+        if manifest.id.as_str() == "t.unserved" {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(kindgi_runtime::PackTool::new(
+            manifest.clone(),
+            "p",
+            self.caller.clone(),
+        ))))
+    }
+}
+
+#[tokio::test]
+async fn registry_pack_tools_go_to_the_host_factory_built_once_per_version() {
+    let tdb = database(DatabaseKind::Postgres).await;
+    let registry = Arc::new(StoreRegistry::new(tdb.db.clone()));
+    for (id, v) in [
+        ("t.packed", "1.0.0"),
+        ("t.packed", "1.1.0"),
+        ("t.unserved", "1.0.0"),
+    ] {
+        register(&registry, "acme", &manifest(id, json!({"version": v}))).await;
+    }
+    let packs = Arc::new(Packs::default());
+    let rt = Runtime::with_database(tdb.db.clone())
+        .registry(registry)
+        .registry_tools(packs.clone())
+        .build();
+    rt.flows()
+        .insert_json(&one_node_flow("t.flow", "1.0.0", "tool", "t.packed@^1"))
+        .unwrap();
+    rt.flows()
+        .insert_json(&one_node_flow("t.none", "1.0.0", "tool", "t.unserved"))
+        .unwrap();
+    for _ in 0..2 {
+        let run = rt
+            .start_run("t.flow", None, json!({}), for_tenant("acme"))
+            .await
+            .unwrap();
+        assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    }
+    assert_eq!(packs.caller.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(packs.built.load(Ordering::SeqCst), 1);
+    let t = rt
+        .resolver()
+        .resolve("acme", "t.packed", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (t.transport(), t.manifest().version.as_str()),
+        (ToolTransport::Pack, "1.1.0")
+    );
+    let run = rt
+        .start_run("t.none", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    assert_eq!(
+        run.failure_message.as_deref(),
+        Some(
+            r#"tool-not-found: tool "t.unserved" version 1.0.0 is in the registry, but it has no `spec` (it is a pack or MCP tool) and no connected pack or MCP server serves it"#
+        )
+    );
+    tdb.cleanup().await.unwrap();
+}
+
+#[tokio::test]
+async fn one_agent_resolves_each_tenants_own_tool_against_its_range() {
+    let rt = Runtime::in_memory()
+        .model(Arc::new(Caller {
+            tool: "t.tool".into(),
+            calls: 1,
+            step: AtomicUsize::new(0),
+            between: Mutex::new(None),
+        }))
+        .build();
+    let hits = Arc::new(AtomicUsize::new(0));
+    for (tenant, version) in [("a", "1.4.0"), ("b", "2.0.0")] {
+        let extra = json!({"mutating": false, "version": version});
+        rt.tools().insert_for(
+            Some(tenant),
+            Arc::new(kindgi_runtime::InProcessTool::new(counting_tool(
+                "t.tool",
+                extra,
+                hits.clone(),
+                move |_| json!({"tenant": tenant}),
+            ))),
+        );
+    }
+    rt.agents()
+        .insert(AgentSpec::new("t.agent").with_tools(["t.tool@^1.0.0"]));
+    rt.flows()
+        .insert_json(&one_node_flow("t.turn", "1.0.0", "agent", "t.agent"))
+        .unwrap();
+    let a = rt
+        .start_run("t.turn", None, json!("go"), for_tenant("a"))
+        .await
+        .unwrap();
+    assert_eq!(a.status, RunStatus::Completed, "{a:?}");
+    let out = a.output.unwrap();
+    assert_eq!(out["text"], r#"{"tenant":"a"}"#);
+    assert_eq!(out["toolCalls"][0]["toolVersion"], "1.4.0");
+    let b = rt
+        .start_run("t.turn", None, json!("go"), for_tenant("b"))
+        .await
+        .unwrap();
+    assert_eq!(
+        b.failure_message.as_deref(),
+        Some(
+            r#"tool-version-unresolvable: Tool "t.tool" has no version satisfying "^1.0.0" (available: 2.0.0)"#
+        )
+    );
+    // A tenant with no such tool is refused before a run exists.
+    let err = rt
+        .start_run("t.turn", None, json!("go"), for_tenant("c"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RuntimeError::FlowUnbound { .. }), "{err}");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
