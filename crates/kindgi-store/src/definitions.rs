@@ -197,7 +197,8 @@ pub enum PutOutcome {
     Unchanged,
 }
 
-const COLUMNS: &str = "def_id, version, project_id, definition, annotations, source, created_at, unregistered_at";
+const COLUMNS: &str =
+    "def_id, version, project_id, definition, annotations, source, created_at, unregistered_at";
 
 macro_rules! record_from_row {
     ($kind:expr, $row:expr) => {{

@@ -417,7 +417,10 @@ impl StoreRegistry {
     ) -> Result<Option<ToolRecord>, RegistryError> {
         let versions = self.sorted_versions(tenant, id, true).await?;
         match versions.first() {
-            Some(v) => self.get_version_impl(tenant, id, &v.version).await.map(Some),
+            Some(v) => self
+                .get_version_impl(tenant, id, &v.version)
+                .await
+                .map(Some),
             None => Ok(None),
         }
     }
