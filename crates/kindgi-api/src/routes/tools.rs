@@ -350,11 +350,13 @@ async fn list_versions(
     let after: Option<After> = decode_cursor(query::param(q, "cursor").as_deref())?;
     let after = after.map(|a| a.after);
     let include = query::flag(q, "includeTombstoned");
-    let versions = state
+    let mut versions = state
         .registry
         .versions(&tenant, &tool_id, include)
         .await
         .map_err(|e| ApiError::from_registry(e, None))?;
+    // The registry answers newest first; the wire pages semver ascending.
+    versions.reverse();
     let start = match &after {
         Some(a) => versions
             .iter()
