@@ -76,7 +76,10 @@ async fn register_and_read(kind: DatabaseKind) {
     other_project["projectId"] = json!("proj-2");
     let r = e.acme.post_json("/v1/tools", &other_project).await;
     let v = assert_envelope(&r, StatusCode::BAD_REQUEST, "bad-input");
-    assert_eq!(v["error"]["message"], "`projectId` must be a project id (a UUID)");
+    assert_eq!(
+        v["error"]["message"],
+        "`projectId` must be a project id (a UUID)"
+    );
 
     // Missing tool and missing version.
     let r = e.acme.get("/v1/tools/acme.unknown").await;

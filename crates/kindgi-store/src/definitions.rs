@@ -701,7 +701,15 @@ fn pick_latest(versions: Vec<DefinitionRecord>) -> Latest {
             .filter(|r| !r.is_unregistered())
             .map(|r| r.version.as_str()),
     )
-    .map(str::to_owned);
+    .map(str::to_owned)
+    // Unversioned kinds (guardrails, version ""): the last active row.
+    .or_else(|| {
+        versions
+            .iter()
+            .rev()
+            .find(|r| !r.is_unregistered() && semver_key(&r.version).is_none())
+            .map(|r| r.version.clone())
+    });
     let chosen = match &active {
         Some(v) => versions.iter().position(|r| r.version == *v),
         None => versions.len().checked_sub(1),

@@ -2,6 +2,8 @@
 //! tenants.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+pub mod openapi;
+
 use kindgi_api::testing::TestClient;
 use kindgi_api::{AppState, router};
 use kindgi_store::DatabaseKind;
