@@ -684,6 +684,28 @@ async fn projects(kind: DatabaseKind) {
     e.db.cleanup().await.unwrap();
 }
 
+/// The schema checks can fail: an extra field, a missing one, a bad time.
+#[test]
+fn schema_checks_bite() {
+    use support::openapi::is_valid;
+    if is_valid("Flow", &json!({})).is_none() {
+        return;
+    }
+    let f = json!({"id": "a", "version": "1.0.0", "nodes": [], "edges": []});
+    assert_eq!(is_valid("Flow", &f), Some(true));
+    let mut extra = f.clone();
+    extra["output"] = json!({});
+    assert_eq!(is_valid("Flow", &extra), Some(false));
+    assert_eq!(is_valid("Flow", &json!({"id": "a"})), Some(false));
+    let mut at = f.clone();
+    at["unregisteredAt"] = json!(1234);
+    assert_eq!(is_valid("Flow", &at), Some(false));
+    assert_eq!(
+        is_valid("RegisterToolResult", &json!({"toolId": "a", "version": "1.0.0"})),
+        Some(false)
+    );
+}
+
 both_stores!(
     flows_publish_and_read,
     tombstones,

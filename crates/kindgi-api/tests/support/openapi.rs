@@ -113,6 +113,11 @@ fn validator(component: &str) -> Option<Arc<Validator>> {
     Some(compiled)
 }
 
+/// Whether `body` is valid against `component` (`None`: the document is not installed).
+pub fn is_valid(component: &str, body: &Value) -> Option<bool> {
+    validator(component).map(|v| v.is_valid(body))
+}
+
 /// Panics unless `body` is valid against the official component schema `component`.
 pub fn check(component: &str, body: &Value) {
     let Some(v) = validator(component) else {
