@@ -236,15 +236,9 @@ async fn tombstone_cycle(
         &r,
         StatusCode::GONE,
         &format!("{noun}-gone"),
-        &if noun == "tool" {
-            format!(
-                "Tool \"{id}\" is unregistered: every version is tombstoned (reinstate one to serve it again)"
-            )
-        } else {
-            format!(
-                "{title} \"{id}\" has no active versions; reinstate a tombstoned version or publish a new one"
-            )
-        },
+        &format!(
+            "{title} \"{id}\" has no active versions; reinstate a tombstoned version or publish a new one"
+        ),
     );
     assert_eq!(v["error"]["details"], json!({field: id}));
     let r = c.get(&format!("{base}/{id}/versions")).await;
@@ -701,7 +695,10 @@ fn schema_checks_bite() {
     at["unregisteredAt"] = json!(1234);
     assert_eq!(is_valid("Flow", &at), Some(false));
     assert_eq!(
-        is_valid("RegisterToolResult", &json!({"toolId": "a", "version": "1.0.0"})),
+        is_valid(
+            "RegisterToolResult",
+            &json!({"toolId": "a", "version": "1.0.0"})
+        ),
         Some(false)
     );
 }

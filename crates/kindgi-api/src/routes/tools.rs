@@ -148,6 +148,25 @@ struct After {
     after: String,
 }
 
+/// An unregister/reinstate failure: an unknown version is `No tool "…" at version "…" to <verb>`.
+fn lifecycle_error(
+    e: kindgi_tools::registry::RegistryError,
+    tool_id: &str,
+    version: &str,
+    verb: &str,
+) -> ApiError {
+    use kindgi_tools::registry::RegistryError as E;
+    match e {
+        E::ToolNotFound { .. } | E::VersionNotFound { .. } => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "tool-not-found",
+            format!("No tool \"{tool_id}\" at version \"{version}\" to {verb}"),
+        )
+        .with_details(json!({"toolId": tool_id, "version": version})),
+        e => ApiError::from_registry(e, Some(version)),
+    }
+}
+
 /// `validation-failed` for `metadata` keys under `kindgi.`.
 fn reserved_metadata(manifest: &Map<String, Value>) -> Result<(), ApiError> {
     let message = |key: &str| {
@@ -419,7 +438,7 @@ async fn unregister(
         .registry
         .unregister(&tenant, &tool_id, &version)
         .await
-        .map_err(|e| ApiError::from_registry(e, Some(&version)))?;
+        .map_err(|e| lifecycle_error(e, &tool_id, &version, "unregister"))?;
     Ok(
         Json(json!({ "toolId": tool_id, "version": version, "unregistered": true }))
             .into_response(),
@@ -439,7 +458,7 @@ async fn reinstate(
         .registry
         .reinstate(&tenant, &tool_id, &version)
         .await
-        .map_err(|e| ApiError::from_registry(e, Some(&version)))?;
+        .map_err(|e| lifecycle_error(e, &tool_id, &version, "reinstate"))?;
     Ok(
         Json(json!({ "toolId": tool_id, "version": version, "wasTombstoned": was }))
             .into_response(),
