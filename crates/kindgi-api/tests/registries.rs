@@ -206,19 +206,27 @@ async fn flows_publish_and_read(kind: DatabaseKind) {
     e.db.cleanup().await.unwrap();
 }
 
-/// The tombstone cycle (cases 61, 62, 63) on one kind: `base` is its path, `noun` its
-/// error-code noun, `field` its id field, `publish` a body of `id` at 1.0.0.
-async fn tombstone_cycle(
-    c: &TestClient,
-    base: &str,
-    noun: &str,
-    title: &str,
-    field: &str,
-    id: &str,
-    publish: Value,
-    item: &str,
-    page: &str,
-) {
+/// One versioned kind, for the tombstone cycle: its path, error-code noun, message noun, id
+/// field, item schema and page schema.
+struct Cycle {
+    base: &'static str,
+    noun: &'static str,
+    title: &'static str,
+    field: &'static str,
+    item: &'static str,
+    page: &'static str,
+}
+
+/// The tombstone cycle (cases 61, 62, 63) on one kind; `publish` is a body of `id` at 1.0.0.
+async fn tombstone_cycle(c: &TestClient, k: &Cycle, id: &str, publish: Value) {
+    let Cycle {
+        base,
+        noun,
+        title,
+        field,
+        item,
+        page,
+    } = *k;
     let r = c.post_json(base, &publish).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.json());
     // 61: unregister the only version.
@@ -308,38 +316,44 @@ async fn tombstones(kind: DatabaseKind) {
     let e = env(kind).await;
     tombstone_cycle(
         &e.acme,
-        "/v1/flows",
-        "flow",
-        "Flow",
-        "flowId",
+        &Cycle {
+            base: "/v1/flows",
+            noun: "flow",
+            title: "Flow",
+            field: "flowId",
+            item: "Flow",
+            page: "FlowCollectionPage",
+        },
         "acme.f",
         flow("acme.f", "1.0.0"),
-        "Flow",
-        "FlowCollectionPage",
     )
     .await;
     tombstone_cycle(
         &e.acme,
-        "/v1/agents",
-        "agent",
-        "Agent",
-        "agentId",
+        &Cycle {
+            base: "/v1/agents",
+            noun: "agent",
+            title: "Agent",
+            field: "agentId",
+            item: "Agent",
+            page: "AgentCollectionPage",
+        },
         "acme.a",
         agent("acme.a", "1.0.0"),
-        "Agent",
-        "AgentCollectionPage",
     )
     .await;
     tombstone_cycle(
         &e.acme,
-        "/v1/tools",
-        "tool",
-        "Tool",
-        "toolId",
+        &Cycle {
+            base: "/v1/tools",
+            noun: "tool",
+            title: "Tool",
+            field: "toolId",
+            item: "Tool",
+            page: "ToolVersionCollectionPage",
+        },
         "acme.t",
         body("acme.t", "1.0.0"),
-        "Tool",
-        "ToolVersionCollectionPage",
     )
     .await;
     e.db.cleanup().await.unwrap();
