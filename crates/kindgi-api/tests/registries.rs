@@ -692,6 +692,27 @@ async fn projects(kind: DatabaseKind) {
     e.db.cleanup().await.unwrap();
 }
 
+/// A publish retried with its `Idempotency-Key` replays the first answer.
+async fn idempotent_publish(kind: DatabaseKind) {
+    let e = env(kind).await;
+    let b = flow("acme.idem", "1.0.0").to_string().into_bytes();
+    let send = || {
+        e.acme.send(
+            Method::POST,
+            "/v1/flows",
+            Some(b.clone()),
+            &[("idempotency-key", "pub-1")],
+        )
+    };
+    let first = send().await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.json());
+    let again = send().await;
+    assert_eq!(again.status, StatusCode::CREATED, "{}", again.json());
+    assert_eq!(again.body, first.body);
+    assert_eq!(again.header("x-idempotent-replay"), Some("true"));
+    e.db.cleanup().await.unwrap();
+}
+
 /// The schema checks can fail: an extra field, a missing one, a bad time.
 #[test]
 fn schema_checks_bite() {
@@ -725,4 +746,5 @@ both_stores!(
     guardrails,
     read_only,
     projects,
+    idempotent_publish,
 );
