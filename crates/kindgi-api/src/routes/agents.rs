@@ -184,3 +184,21 @@ async fn pins(state: &AppState, tenant: &str, agent: &AgentDefinition) -> Option
     let digest = registry::pins_digest(&pins);
     Some(json!({"pins": pins, "pinsDigest": digest}))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_schema_compiles_and_refuses_a_bare_string_tool() {
+        assert!(AGENT_SCHEMA.is_some());
+        let mut a = json!({
+            "id": "acme.a", "version": "1.0.0", "name": "A", "instructions": "Hi.",
+            "capabilities": [{}], "tools": ["acme.t"], "retrieval": [], "guardrails": []
+        });
+        let e = check_agent(a.as_object().cloned().unwrap_or_default()).err();
+        assert_eq!(e.map(|e| e.code), Some("validation-failed"));
+        a["tools"] = json!([{"id": "acme.t", "version": "^1"}]);
+        assert!(check_agent(a.as_object().cloned().unwrap_or_default()).is_ok());
+    }
+}

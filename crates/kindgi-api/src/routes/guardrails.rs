@@ -301,6 +301,11 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_guardrail_schema_compiles() {
+        assert!(GUARDRAIL_SCHEMA.is_some());
+    }
+
+    #[test]
     fn built_in_config_is_checked_with_the_reference_wording() {
         let g: GuardrailDefinition = serde_json::from_value(json!({
             "id": "acme.cite", "kind": "zero-llm", "check": "must-cite",
