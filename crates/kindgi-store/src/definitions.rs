@@ -195,6 +195,8 @@ pub enum PutOutcome {
     Inserted,
     /// The identical `(id, version, definition)` was there already.
     Unchanged,
+    /// Another definition was there, and was replaced (only [`crate::tools::StoreRegistry::put_tool`]).
+    Replaced,
 }
 
 const COLUMNS: &str =

@@ -148,6 +148,44 @@ impl StoreRegistry {
         &self.db
     }
 
+    /// Store a tool a host serves from files (a pack under `kindgi dev`), in the default
+    /// project: idempotent for an identical manifest (`Unchanged`); a different manifest
+    /// under an existing version replaces it in place (`Replaced`) — the files are the truth
+    /// there, and the API that would promise immutability is read-only. Never use it for
+    /// versions published through the API.
+    pub async fn put_tool(
+        &self,
+        tenant: &str,
+        manifest: &ToolManifest,
+    ) -> Result<crate::definitions::PutOutcome, RegistryError> {
+        use crate::definitions::PutOutcome;
+        let options = RegisterOptions {
+            project_id: None,
+            retired: false,
+        };
+        match self.register_impl(tenant, manifest, options, None).await {
+            Ok(_) => return Ok(PutOutcome::Inserted),
+            Err(RegistryError::DuplicateVersion { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let id = manifest.id.as_str();
+        let text = manifest_json(manifest)?;
+        let existing = self.get_version_impl(tenant, id, &manifest.version).await?;
+        if existing.manifest_json == text {
+            return Ok(PutOutcome::Unchanged);
+        }
+        run!(
+            self.db,
+            execute,
+            write,
+            "tools.put_tool",
+            "UPDATE tool_versions SET manifest = $1 WHERE tenant = $2 AND tool_id = $3 AND version = $4",
+            [&text, tenant, id, &manifest.version],
+            |r| Ok(r.rows_affected())
+        )?;
+        Ok(PutOutcome::Replaced)
+    }
+
     /// [`ToolRegistry::register`] plus an idempotent answer recorded **in the same
     /// transaction**, so the version and the answer commit together or not at all (a crash
     /// can never leave one without the other). `Ok(None)`: the key was already recorded by

@@ -176,6 +176,29 @@ async fn host_puts(kind: DatabaseKind) {
             .is_err()
     );
     assert_eq!(d.remove_source("acme", "pack:x").await.unwrap(), 2);
+    // A pack's tool: idempotent, replaced in place when its file changes.
+    let tools = kindgi_store::tools::StoreRegistry::new(t.db.clone());
+    let mut m = json!({"id": "pack.t", "version": "0.1.0", "description": "T",
+        "input": {"type": "object"}, "output": {"type": "object"}});
+    let manifest = |v: &serde_json::Value| -> kindgi_spec::ToolManifest {
+        serde_json::from_value(v.clone()).unwrap()
+    };
+    assert_eq!(
+        tools.put_tool("acme", &manifest(&m)).await.unwrap(),
+        PutOutcome::Inserted
+    );
+    assert_eq!(
+        tools.put_tool("acme", &manifest(&m)).await.unwrap(),
+        PutOutcome::Unchanged
+    );
+    m["description"] = json!("T2");
+    assert_eq!(
+        tools.put_tool("acme", &manifest(&m)).await.unwrap(),
+        PutOutcome::Replaced
+    );
+    use kindgi_tools::registry::ToolRegistry as _;
+    let got = tools.get("acme", "pack.t").await.unwrap();
+    assert!(got.manifest_json.contains("T2"));
     assert!(d.get_agent("acme", "pack.a", None).await.unwrap().is_none());
     t.cleanup().await.unwrap();
 }
