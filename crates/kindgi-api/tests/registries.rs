@@ -713,6 +713,47 @@ async fn idempotent_publish(kind: DatabaseKind) {
     e.db.cleanup().await.unwrap();
 }
 
+/// Our `/v1/openapi.json` describes every registry route with the official operation.
+#[tokio::test]
+async fn the_openapi_document_describes_the_registries() {
+    let doc: Value = serde_json::from_str(kindgi_api::OPENAPI_JSON).unwrap();
+    for (path, method, op) in [
+        ("/v1/projects/default", "get", "projects.getDefault"),
+        ("/v1/tools", "post", "tools.register"),
+        ("/v1/flows", "post", "flows.publish"),
+        (
+            "/v1/flows/{flowId}/versions/{version}/reinstate",
+            "post",
+            "flows.reinstateVersion",
+        ),
+        ("/v1/agents", "get", "agents.list"),
+        (
+            "/v1/agents/{agentId}/versions/{version}/unregister",
+            "post",
+            "agents.unregister",
+        ),
+        (
+            "/v1/guardrails/{guardrailId}/outcomes",
+            "get",
+            "guardrails.outcomes",
+        ),
+    ] {
+        assert_eq!(doc["paths"][path][method]["operationId"], op, "{path}");
+    }
+    // Every schema a path names is in the document.
+    let text = doc.to_string();
+    for name in text.split("#/components/schemas/").skip(1) {
+        let name: String = name
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        assert!(
+            doc["components"]["schemas"].get(&name).is_some(),
+            "{name} missing"
+        );
+    }
+}
+
 /// The schema checks can fail: an extra field, a missing one, a bad time.
 #[test]
 fn schema_checks_bite() {
