@@ -183,6 +183,18 @@ async fn flows_publish_and_read(kind: DatabaseKind) {
         .json();
     assert_eq!(p2["data"][0]["id"], "other.flow");
     assert_eq!(p2["hasMore"], false);
+    // The scope triplet is checked on every list (case 1.8).
+    for path in ["/v1/flows", "/v1/agents", "/v1/tools", "/v1/guardrails"] {
+        let r = e.acme.get(&format!("{path}?scopeKind=project")).await;
+        error(
+            &r,
+            StatusCode::BAD_REQUEST,
+            "scope-invalid",
+            "scope query parameters malformed: scopeKind='project' requires scopeId",
+        );
+    }
+    let r = e.acme.get("/v1/flows?scopeKind=tenant").await;
+    assert_eq!(r.status, StatusCode::OK);
     let r = e.acme.get("/v1/flows?cursor=%%%").await;
     error(
         &r,

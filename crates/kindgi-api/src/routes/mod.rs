@@ -8,4 +8,5 @@ pub mod guardrails;
 pub mod projects;
 pub mod query;
 pub mod registry;
+pub mod scope;
 pub mod tools;

@@ -173,6 +173,7 @@ struct VersionCursor {
 
 /// `?limit, cursor, name, includeRetired` of a list route, as a store query.
 pub fn list_query(q: Option<&str>) -> Result<ListDefinitions, ApiError> {
+    crate::routes::scope::check(q)?;
     let cursor: Option<IdCursor> = decode_cursor(query::param(q, "cursor").as_deref())?;
     Ok(ListDefinitions {
         limit: clamp_limit(query::param(q, "limit").as_deref()),

@@ -310,6 +310,7 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let q = query.as_deref();
+    crate::routes::scope::check(q)?;
     let limit = clamp_limit(query::param(q, "limit").as_deref());
     let after: Option<After> = decode_cursor(query::param(q, "cursor").as_deref())?;
     let list = ListQuery {
