@@ -143,6 +143,21 @@ async fn flows_publish_and_read(kind: DatabaseKind) {
     assert!(v["pinsDigest"].as_str().unwrap().starts_with("sha256:"));
     assert!(v.get("unregisteredAt").is_none());
 
+    // `?projectId=` must name the tenant's project.
+    let r = e
+        .acme
+        .get(&format!(
+            "/v1/flows/acme.check-order?projectId={}",
+            acme_project()
+        ))
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = e
+        .acme
+        .get("/v1/tools/acme.lookup-order?projectId=nope")
+        .await;
+    assert_eq!(r.error_code().as_deref(), Some("bad-input"));
+
     // 60: name is an id prefix; unknown id.
     e.acme
         .post_json("/v1/flows", &flow("other.flow", "1.0.0"))

@@ -218,13 +218,24 @@ async fn list(
     list_page(kind.wire_keys, &found.items, found.has_more).map(Json)
 }
 
+/// `?projectId=` of an item read: a UUID naming the tenant's project (this runtime has one,
+/// so it narrows nothing).
+pub fn check_project_query(tenant: &str, q: Option<&str>) -> Result<(), ApiError> {
+    match query::non_empty(q, "projectId") {
+        Some(p) => crate::projects::check_project_id(tenant, Some(&p)).map(drop),
+        None => Ok(()),
+    }
+}
+
 async fn get_latest(
     State(state): State<AppState>,
     Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     path: Result<Path<String>, PathRejection>,
+    RawQuery(q): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let Path(id) = path.map_err(path_error)?;
+    check_project_query(&tenant, q.as_deref())?;
     match state
         .definitions
         .latest(&tenant, kind.store, &id)

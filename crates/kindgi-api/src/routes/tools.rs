@@ -346,9 +346,11 @@ async fn get_latest(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
     path: Result<Path<String>, PathRejection>,
+    RawQuery(q): RawQuery,
 ) -> Result<Response, ApiError> {
     let Path(tool_id) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
+    registry::check_project_query(&tenant, q.as_deref())?;
     let record = state
         .registry
         .get(&tenant, &tool_id)
