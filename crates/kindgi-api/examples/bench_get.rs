@@ -66,7 +66,7 @@ async fn main() {
     // A realistic manifest, and 50 versions so the row lookup is not on a one-row table.
     for minor in 0..50 {
         let body = json!({
-            "projectId": "bench", "id": "acme.lookup-order", "description": "Look an order up by id",
+            "projectId": kindgi_api::projects::default_project_id("bench"), "id": "acme.lookup-order", "description": "Look an order up by id",
             "version": format!("1.{minor}.0"),
             "input": {"type": "object", "properties": {"orderId": {"type": "string", "minLength": 1}}, "required": ["orderId"], "additionalProperties": false},
             "output": {"type": "object", "properties": {"status": {"enum": ["open", "shipped", "closed"]}, "total": {"type": "number"}}},

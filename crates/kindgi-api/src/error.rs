@@ -73,7 +73,7 @@ impl ApiError {
             RegistryError::ToolGone { id } => ApiError::new(
                 StatusCode::GONE,
                 "tool-gone",
-                format!("Tool \"{id}\" is unregistered: every version is tombstoned (reinstate one to serve it again)"),
+                format!("Tool \"{id}\" has no active versions; reinstate a tombstoned version or publish a new one"),
             )
             .with_details(json!({ "toolId": id })),
             RegistryError::DuplicateVersion { id, version } => ApiError::new(

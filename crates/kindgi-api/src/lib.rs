@@ -1,7 +1,10 @@
 //! Kindgi's `/v1` REST API (axum).
 //!
-//! * [`router`] builds the whole API over an [`AppState`]; [`router_with`] merges more
-//!   routes (flows, runs) written against the same state, so they share the middleware:
+//! * [`router`] builds the whole API over an [`AppState`]: the registries on the Platform
+//!   API wire — `/v1/tools`, `/v1/flows`, `/v1/agents`, `/v1/guardrails` ([`routes`]) — and
+//!   `GET /v1/projects/default`. [`AppState::read_only_registry`] makes the registries refuse
+//!   writes (`409 registry-read-only`, for `kindgi dev`). [`router_with`] merges more routes
+//!   (runs) written against the same state, so they share the middleware:
 //!   request ids, error envelopes, `Idempotency-Key` replays, the 1 MiB body limit and the
 //!   trailing-slash redirect.
 //! * Authentication is per route, with the [`auth::Tenant`] extractor (bearer API key →
@@ -57,6 +60,10 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         )
         .route("/v1/openapi.json", get(openapi))
         .merge(routes::tools::routes())
+        .merge(routes::flows::routes())
+        .merge(routes::agents::routes())
+        .merge(routes::guardrails::routes())
+        .merge(routes::projects::routes())
         .merge(extra)
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

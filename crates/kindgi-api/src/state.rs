@@ -4,11 +4,15 @@
 use std::sync::Arc;
 
 use kindgi_store::Database;
+use kindgi_store::definitions::Definitions;
 use kindgi_store::tokens::{KeyStatus, TokenStore};
 use kindgi_store::tools::StoreRegistry;
 use kindgi_tools::registry::ToolRegistry;
 
 use crate::idempotency::InFlight;
+
+/// The message of `409 registry-read-only` under `kindgi dev`.
+pub const READ_ONLY_REASON: &str = "This registry is read-only: `kindgi dev` serves the pack's tools, flows, agents and guardrails from its files. Change them in the pack (dev reloads it), or publish to a `kindgi server`";
 
 /// Shared state. Cheap to clone.
 #[derive(Clone)]
@@ -16,6 +20,12 @@ pub struct AppState {
     pub db: Database,
     pub registry: Arc<dyn ToolRegistry>,
     pub tokens: TokenStore,
+    /// Flows, agents and guardrails.
+    pub definitions: Definitions,
+    /// `Some(reason)`: the registries (tools, flows, agents, guardrails) take no writes —
+    /// every non-GET/HEAD on them is `409 registry-read-only` with `reason` as its message
+    /// (`kindgi dev` serves the pack's files; see [`AppState::read_only_registry`]).
+    pub(crate) read_only: Option<Arc<str>>,
     /// The persistent registry when `registry` is it: registering through it records an
     /// idempotent answer in the write's own transaction.
     pub(crate) store_registry: Option<StoreRegistry>,
@@ -45,11 +55,32 @@ impl AppState {
     pub fn with_registry(db: Database, registry: Arc<dyn ToolRegistry>) -> AppState {
         AppState {
             tokens: TokenStore::new(db.clone()),
+            definitions: Definitions::new(db.clone()),
+            read_only: None,
             db,
             registry,
             store_registry: None,
             in_flight: InFlight::default(),
         }
+    }
+
+    /// Make the registries read-only (`true`) or writable: while read-only, every write to
+    /// `/v1/{tools,flows,agents,guardrails}` is `409 registry-read-only` with
+    /// [`READ_ONLY_REASON`] as its message, and the reads serve what the host put in the
+    /// store (e.g. [`Definitions::put_flow`]).
+    pub fn read_only_registry(self, read_only: bool) -> AppState {
+        self.read_only_registry_because(read_only.then_some(READ_ONLY_REASON))
+    }
+
+    /// [`AppState::read_only_registry`] with its own message (`None`: writable).
+    pub fn read_only_registry_because(mut self, reason: Option<&str>) -> AppState {
+        self.read_only = reason.map(Arc::from);
+        self
+    }
+
+    /// Why the registries take no writes, when they don't.
+    pub fn registry_read_only_reason(&self) -> Option<&str> {
+        self.read_only.as_deref()
     }
 
     /// Look a bearer key up. Nothing is cached: every request reads the key's row (one

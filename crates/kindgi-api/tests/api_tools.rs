@@ -36,10 +36,7 @@ async fn register_and_read(kind: DatabaseKind) {
         .post_json("/v1/tools", &body("acme.lookup-order", "1.0.0"))
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{:?}", r.json());
-    assert_eq!(
-        r.json(),
-        json!({"toolId": "acme.lookup-order", "version": "1.0.0"})
-    );
+    assert_eq!(r.json(), json!({"toolId": "acme.lookup-order"}));
     e.acme
         .post_json("/v1/tools", &body("acme.lookup-order", "1.2.0"))
         .await;
@@ -67,10 +64,22 @@ async fn register_and_read(kind: DatabaseKind) {
         v["error"]["details"],
         json!({"toolId": "acme.lookup-order", "version": "1.0.0"})
     );
+    // A project that is not the tenant's, and one that is not a project id.
     let mut other_project = body("acme.lookup-order", "2.0.0");
+    other_project["projectId"] = json!("6b1d54c2-0000-4c1e-9f0e-2d8a77c351b9");
+    let r = e.acme.post_json("/v1/tools", &other_project).await;
+    let v = assert_envelope(&r, StatusCode::NOT_FOUND, "project-not-found");
+    assert_eq!(
+        v["error"]["message"],
+        "No project with id \"6b1d54c2-0000-4c1e-9f0e-2d8a77c351b9\" in this tenant"
+    );
     other_project["projectId"] = json!("proj-2");
     let r = e.acme.post_json("/v1/tools", &other_project).await;
-    assert_envelope(&r, StatusCode::CONFLICT, "tool-project-mismatch");
+    let v = assert_envelope(&r, StatusCode::BAD_REQUEST, "bad-input");
+    assert_eq!(
+        v["error"]["message"],
+        "`projectId` must be a project id (a UUID)"
+    );
 
     // Missing tool and missing version.
     let r = e.acme.get("/v1/tools/acme.unknown").await;
@@ -335,12 +344,11 @@ async fn auth_and_tenants(kind: DatabaseKind) {
         StatusCode::NOT_FOUND
     );
     assert_eq!(e.other.get("/v1/tools").await.json()["data"], json!([]));
-    // The other tenant may publish the same id on its own.
+    // The other tenant may publish the same id on its own (in its own project).
+    let mut theirs = body("acme.secret", "1.0.0");
+    theirs["projectId"] = json!(kindgi_api::projects::default_project_id("other"));
     assert_eq!(
-        e.other
-            .post_json("/v1/tools", &body("acme.secret", "1.0.0"))
-            .await
-            .status,
+        e.other.post_json("/v1/tools", &theirs).await.status,
         StatusCode::CREATED
     );
 
@@ -400,9 +408,11 @@ async fn unregister_and_reinstate(kind: DatabaseKind) {
         .get("/v1/tools/acme.t/versions?includeTombstoned=true")
         .await
         .json();
-    assert_eq!(all["data"][0]["version"], "1.1.0");
-    assert!(all["data"][0]["unregisteredAt"].is_number(), "{all}");
-    assert!(all["data"][1].get("unregisteredAt").is_none());
+    // Semver ascending; a tombstone carries `unregisteredAt` (RFC 3339).
+    assert_eq!(all["data"][1]["version"], "1.1.0");
+    let at = all["data"][1]["unregisteredAt"].as_str().unwrap();
+    assert!(at.ends_with('Z') && at.contains('T'), "{all}");
+    assert!(all["data"][0].get("unregisteredAt").is_none());
     e.acme
         .post("/v1/tools/acme.t/versions/1.0.0/unregister")
         .await;
@@ -494,8 +504,11 @@ async fn pagination(kind: DatabaseKind) {
         "bad-input",
     );
     assert_eq!(v["error"]["message"], "`cursor` is malformed");
-    let filtered = page("?name=tool-10").await;
+    // `name` is an id prefix (platform-api.md §5).
+    let filtered = page("?name=acme.tool-10").await;
     assert_eq!(filtered["data"].as_array().unwrap().len(), 5);
+    let inner = page("?name=tool-10").await;
+    assert_eq!(inner["data"], json!([]));
     e.db.cleanup().await.unwrap();
 }
 
@@ -575,12 +588,14 @@ async fn idempotency_keys(kind: DatabaseKind) {
     assert_envelope(&r, StatusCode::BAD_REQUEST, "bad-input");
     assert_eq!(post("k-2", other).await.status, StatusCode::CREATED);
     // Keys are per tenant.
+    let mut their_body: Value = serde_json::from_slice(&b).unwrap();
+    their_body["projectId"] = json!(kindgi_api::projects::default_project_id("other"));
     let theirs = e
         .other
         .send(
             Method::POST,
             "/v1/tools",
-            Some(b.clone()),
+            Some(their_body.to_string().into_bytes()),
             &[("idempotency-key", "k-1")],
         )
         .await;

@@ -111,7 +111,6 @@ both_stores!(
     runs_belong_to_their_tenant,
     refusals_use_the_error_envelope,
     journal_and_cancel,
-    flows_are_listed_and_read,
 );
 
 async fn dry_runs_follow_the_guide(kind: DatabaseKind) {
@@ -296,29 +295,7 @@ async fn journal_and_cancel(kind: DatabaseKind) {
     assert_eq!(missing.status, 404);
 }
 
-async fn flows_are_listed_and_read(kind: DatabaseKind) {
-    let e = env(kind).await;
-    let r = e.acme.get("/v1/flows").await;
-    assert_eq!(r.status, 200);
-    let flows = r.json()["flows"].as_array().unwrap().clone();
-    let ids: Vec<&str> = flows.iter().map(|f| f["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["my-pack.check-order", "my-pack.note-order"]);
-    assert_eq!(flows[0]["versions"], json!(["1.0.0", "1.1.0"]));
-    assert_eq!(flows[0]["latestVersion"], "1.1.0");
-    assert_eq!(flows[0]["name"], "Check an order");
-    let f = e
-        .acme
-        .get("/v1/flows/my-pack.check-order?version=1.0.0")
-        .await;
-    assert_eq!(f.status, 200);
-    assert_eq!(f.json()["version"], "1.0.0");
-    assert_eq!(f.json()["nodes"][0]["ref"], "my-pack.lookup-order");
-    let f = e.acme.get("/v1/flows/my-pack.check-order").await;
-    assert_eq!(f.json()["version"], "1.1.0");
-    let f = e.acme.get("/v1/flows/nope").await;
-    assert_eq!(f.status, 404);
-    assert_eq!(f.error_code().as_deref(), Some("flow-not-found"));
-}
+// `/v1/flows` is served from the store now (the official wire): tests/registries.rs.
 
 #[tokio::test]
 async fn the_openapi_document_lists_the_run_and_flow_routes() {

@@ -248,6 +248,7 @@ impl Database {
     pub async fn migrate(&self) -> Result<(), StoreError> {
         crate::tokens::migrate(self).await?;
         crate::tools::migrate(self).await?;
+        crate::definitions::migrate(self).await?;
         crate::idempotency::migrate(self).await?;
         crate::runs::migrate(self).await?;
         Ok(())

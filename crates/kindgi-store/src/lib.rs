@@ -3,11 +3,12 @@
 //!
 //! Start with [`Database::connect`] (a SQLite file path, `sqlite:` URL or `postgres://` URL)
 //! and [`Database::migrate`]. Each module owns its tables and its migration
-//! (`tokens`, `tools`, `runs`); see [`db`] for the connection and migration design, and
+//! (`tokens`, `tools`, `definitions`, `runs`); see [`db`] for the connection and migration design, and
 //! `docs/store.md` for the table layout. Every statement is written once for both databases
 //! ([`sql`]: `$N` placeholders, [`on_pool!`]).
 
 pub mod db;
+pub mod definitions;
 pub mod error;
 pub mod file_mode;
 pub mod idempotency;

@@ -17,8 +17,8 @@ use kindgi_tools::semver::{Range, Version, latest_version, max_satisfying};
 use kindgi_tools::tool::BoxFuture;
 use sqlx::Row as _;
 
-use crate::idempotency::{AnswerToRecord, PG_RECORD, SQLITE_RECORD, record_answer};
-use crate::{Backend, Database, StoreError, now_millis};
+use crate::idempotency::{AnswerToRecord, PG_RECORD, record_answer};
+use crate::{Database, StoreError, now_millis};
 
 const SQLITE: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS tools (
@@ -107,15 +107,15 @@ where
     })
 }
 
-/// Run one statement on the right pool: `$method` is `fetch_optional`, `fetch_all` or
-/// `execute`; `$pool` is `reader` or `writer` (SQLite; PostgreSQL has one pool).
-/// `$map` turns each backend's result into a common type (it is expanded once per arm).
+/// Run one statement, written once with `$N` placeholders, on the right pool
+/// ([`crate::on_pool!`]): `$method` is `fetch_optional`, `fetch_all` or `execute`; `$pool` is
+/// `read` or `write`. `$map` turns the result into a common type (it is expanded once per
+/// backend, so it may decode rows generically).
 macro_rules! run {
-    ($db:expr, $method:ident, $pool:ident, $op:literal, $sqlite:expr, $pg:expr, [$($bind:expr),* $(,)?], $map:expr) => {
-        match $db.backend() {
-            Backend::Sqlite(p) => sqlx::query($sqlite)$(.bind($bind))*.$method(&p.$pool).await.map($map).map_err(q($op)),
-            Backend::Postgres(p) => sqlx::query($pg)$(.bind($bind))*.$method(p).await.map($map).map_err(q($op)),
-        }
+    ($db:expr, $method:ident, $pool:ident, $op:literal, $sql:expr, [$($bind:expr),* $(,)?], $map:expr) => {
+        crate::on_pool!($db, $pool, |pool| {
+            sqlx::query($sql)$(.bind($bind))*.$method(pool).await.map_err(q($op)).and_then($map)
+        })
     };
 }
 
@@ -130,14 +130,13 @@ async fn id_exists(db: &Database, tenant: &str, id: &str) -> Result<bool, Regist
     let row = run!(
         db,
         fetch_optional,
-        reader,
+        read,
         "tools.id_exists",
-        "SELECT 1 AS one FROM tools WHERE tenant = ? AND tool_id = ?",
         "SELECT 1 AS one FROM tools WHERE tenant = $1 AND tool_id = $2",
         [tenant, id],
-        |o| o.map(AnyRow::from)
+        |o| Ok(o.is_some())
     )?;
-    Ok(row.is_some())
+    Ok(row)
 }
 
 impl StoreRegistry {
@@ -147,6 +146,44 @@ impl StoreRegistry {
 
     pub fn database(&self) -> &Database {
         &self.db
+    }
+
+    /// Store a tool a host serves from files (a pack under `kindgi dev`), in the default
+    /// project: idempotent for an identical manifest (`Unchanged`); a different manifest
+    /// under an existing version replaces it in place (`Replaced`) — the files are the truth
+    /// there, and the API that would promise immutability is read-only. Never use it for
+    /// versions published through the API.
+    pub async fn put_tool(
+        &self,
+        tenant: &str,
+        manifest: &ToolManifest,
+    ) -> Result<crate::definitions::PutOutcome, RegistryError> {
+        use crate::definitions::PutOutcome;
+        let options = RegisterOptions {
+            project_id: None,
+            retired: false,
+        };
+        match self.register_impl(tenant, manifest, options, None).await {
+            Ok(_) => return Ok(PutOutcome::Inserted),
+            Err(RegistryError::DuplicateVersion { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let id = manifest.id.as_str();
+        let text = manifest_json(manifest)?;
+        let existing = self.get_version_impl(tenant, id, &manifest.version).await?;
+        if existing.manifest_json == text {
+            return Ok(PutOutcome::Unchanged);
+        }
+        run!(
+            self.db,
+            execute,
+            write,
+            "tools.put_tool",
+            "UPDATE tool_versions SET manifest = $1 WHERE tenant = $2 AND tool_id = $3 AND version = $4",
+            [&text, tenant, id, &manifest.version],
+            |r| Ok(r.rows_affected())
+        )?;
+        Ok(PutOutcome::Replaced)
     }
 
     /// [`ToolRegistry::register`] plus an idempotent answer recorded **in the same
@@ -197,7 +234,7 @@ impl StoreRegistry {
             .collect::<Vec<_>>()
             .join(".");
         macro_rules! body {
-            ($tx:ident, $ph:ident, $record:ident) => {{
+            ($tx:ident, $ph:ident, $record:expr) => {{
                 // The answer first: on PostgreSQL a concurrent duplicate waits here for the
                 // first one to commit, then finds the key taken and writes nothing.
                 if let Some(answer) = answer {
@@ -261,30 +298,18 @@ impl StoreRegistry {
                 $tx.commit().await.map_err(q("tools.register"))?;
             }};
         }
-        const SQLITE_REGISTER: [&str; 4] = [
-            "INSERT INTO tools (tenant, tool_id, project_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            "SELECT 1 AS one FROM tool_versions WHERE tenant = ? AND tool_id = ? AND version = ?",
-            "SELECT project_id FROM tools WHERE tenant = ? AND tool_id = ?",
-            "INSERT INTO tool_versions (tenant, tool_id, version, major, minor, patch, prerelease, project_id, manifest, created_at, unregistered_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        ];
-        const PG_REGISTER: [&str; 4] = [
+        const REGISTER: [&str; 4] = [
             "INSERT INTO tools (tenant, tool_id, project_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
             "SELECT 1 AS one FROM tool_versions WHERE tenant = $1 AND tool_id = $2 AND version = $3",
             "SELECT project_id FROM tools WHERE tenant = $1 AND tool_id = $2",
             "INSERT INTO tool_versions (tenant, tool_id, version, major, minor, patch, prerelease, project_id, manifest, created_at, unregistered_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
         ];
-        match self.db.backend() {
-            Backend::Sqlite(p) => {
-                let mut tx = p.writer.begin().await.map_err(q("tools.register"))?;
-                body!(tx, SQLITE_REGISTER, SQLITE_RECORD);
-            }
-            Backend::Postgres(p) => {
-                let mut tx = p.begin().await.map_err(q("tools.register"))?;
-                body!(tx, PG_REGISTER, PG_RECORD);
-            }
-        }
+        crate::on_pool!(self.db, write, |pool| {
+            let mut tx = pool.begin().await.map_err(q("tools.register"))?;
+            // `$N` placeholders bind positionally on SQLite too.
+            body!(tx, REGISTER, PG_RECORD);
+        });
         Ok(Some(record))
     }
 
@@ -297,15 +322,14 @@ impl StoreRegistry {
         let row = run!(
             self.db,
             fetch_optional,
-            reader,
+            read,
             "tools.get_version",
-            "SELECT tool_id, version, project_id, manifest, created_at, unregistered_at FROM tool_versions WHERE tenant = ? AND tool_id = ? AND version = ?",
             "SELECT tool_id, version, project_id, manifest, created_at, unregistered_at FROM tool_versions WHERE tenant = $1 AND tool_id = $2 AND version = $3",
             [tenant, id, version],
-            |o| o.map(AnyRow::from)
+            |o| o.as_ref().map(read_record).transpose()
         )?;
         match row {
-            Some(r) => r.into_record(),
+            Some(r) => Ok(r),
             None if id_exists(&self.db, tenant, id).await? => Err(RegistryError::VersionNotFound {
                 id: id.to_owned(),
                 version: version.to_owned(),
@@ -324,14 +348,13 @@ impl StoreRegistry {
         let rows = run!(
             self.db,
             fetch_all,
-            reader,
+            read,
             "tools.versions",
-            "SELECT version, created_at, unregistered_at FROM tool_versions WHERE tenant = ? AND tool_id = ? AND (? OR unregistered_at IS NULL)",
             "SELECT version, created_at, unregistered_at FROM tool_versions WHERE tenant = $1 AND tool_id = $2 AND ($3 OR unregistered_at IS NULL)",
             [tenant, id, include_unregistered],
-            |v| v.into_iter().map(AnyRow::from).collect::<Vec<_>>()
+            |v| v.iter().map(read_entry).collect::<Result<Vec<_>, _>>()
         )?;
-        rows.into_iter().map(AnyRow::into_entry).collect()
+        Ok(rows)
     }
 
     async fn sorted_versions(
@@ -360,12 +383,12 @@ impl StoreRegistry {
         let joined: Option<Option<String>> = run!(
             self.db,
             fetch_optional,
-            reader,
+            read,
             "tools.active_versions",
-            "SELECT group_concat(version, ',') AS versions FROM tool_versions WHERE tenant = ? AND tool_id = ? AND unregistered_at IS NULL",
+            // `string_agg` is standard on PostgreSQL and SQLite (3.44 and later).
             "SELECT string_agg(version, ',') AS versions FROM tool_versions WHERE tenant = $1 AND tool_id = $2 AND unregistered_at IS NULL",
             [tenant, id],
-            |o| o.map(|r| r.try_get::<Option<String>, _>("versions").ok().flatten())
+            |o| Ok(o.map(|r| r.try_get::<Option<String>, _>("versions").ok().flatten()))
         )?;
         Ok(joined.flatten().unwrap_or_default())
     }
@@ -420,28 +443,56 @@ impl StoreRegistry {
     }
 
     async fn list_impl(&self, tenant: &str, query: ListQuery) -> Result<ListPage, RegistryError> {
+        self.list_with(tenant, query, false).await
+    }
+
+    /// The highest version of an id, unregistered ones included (a retired tool as
+    /// `includeRetired` lists it).
+    async fn highest_version(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<ToolRecord>, RegistryError> {
+        let versions = self.sorted_versions(tenant, id, true).await?;
+        match versions.first() {
+            Some(v) => self
+                .get_version_impl(tenant, id, &v.version)
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// [`ToolRegistry::list`] with ids whose name starts with `query.name` (the Platform
+    /// API's `name` filter is an id prefix) and, with `include_retired`, retired tools too:
+    /// each as its highest version, with `unregistered_at`.
+    pub async fn list_with(
+        &self,
+        tenant: &str,
+        query: ListQuery,
+        include_retired: bool,
+    ) -> Result<ListPage, RegistryError> {
         let limit = query.limit.max(1);
         let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
         let after = query.after.unwrap_or_default();
         let name = query.name.unwrap_or_default();
-        let rows = run!(self.db, fetch_all, reader, "tools.list",
-            "SELECT t.tool_id AS tool_id FROM tools t WHERE t.tenant = ? AND t.tool_id > ? AND instr(t.tool_id, ?) > 0
-               AND EXISTS (SELECT 1 FROM tool_versions v WHERE v.tenant = t.tenant AND v.tool_id = t.tool_id AND v.unregistered_at IS NULL)
-             ORDER BY t.tool_id LIMIT ?",
-            "SELECT t.tool_id AS tool_id FROM tools t WHERE t.tenant = $1 AND t.tool_id > $2 AND strpos(t.tool_id, $3) > 0
-               AND EXISTS (SELECT 1 FROM tool_versions v WHERE v.tenant = t.tenant AND v.tool_id = t.tool_id AND v.unregistered_at IS NULL)
+        let mut ids: Vec<String> = run!(self.db, fetch_all, read, "tools.list",
+            "SELECT t.tool_id AS tool_id FROM tools t WHERE t.tenant = $1 AND t.tool_id > $2 AND substr(t.tool_id, 1, length($3)) = $3
+               AND EXISTS (SELECT 1 FROM tool_versions v WHERE v.tenant = t.tenant AND v.tool_id = t.tool_id AND ($5 OR v.unregistered_at IS NULL))
              ORDER BY t.tool_id LIMIT $4",
-            [tenant, &after, &name, fetch], |v| v.into_iter().map(AnyRow::from).collect::<Vec<_>>())?;
-        let mut ids = rows
-            .into_iter()
-            .map(AnyRow::into_id)
-            .collect::<Result<Vec<_>, _>>()?;
+            [tenant, &after, &name, fetch, include_retired],
+            |v| v.iter().map(read_id).collect::<Result<Vec<_>, _>>())?;
         let has_more = ids.len() > limit;
         ids.truncate(limit);
         let mut items = Vec::with_capacity(ids.len());
         for id in ids {
             match self.get_impl(tenant, &id).await {
                 Ok(r) => items.push(r),
+                Err(RegistryError::ToolGone { .. }) if include_retired => {
+                    if let Some(r) = self.highest_version(tenant, &id).await? {
+                        items.push(r);
+                    }
+                }
                 // Unregistered between the two reads: skip it.
                 Err(RegistryError::ToolGone { .. } | RegistryError::ToolNotFound { .. }) => {}
                 Err(e) => return Err(e),
@@ -458,29 +509,16 @@ impl StoreRegistry {
         unregister: bool,
     ) -> Result<bool, RegistryError> {
         let now = now_millis();
-        let changed = if unregister {
-            run!(
-                self.db,
-                execute,
-                writer,
-                "tools.unregister",
-                "UPDATE tool_versions SET unregistered_at = ? WHERE tenant = ? AND tool_id = ? AND version = ? AND unregistered_at IS NULL",
-                "UPDATE tool_versions SET unregistered_at = $1 WHERE tenant = $2 AND tool_id = $3 AND version = $4 AND unregistered_at IS NULL",
-                [now, tenant, id, version],
-                |r| r.rows_affected()
-            )?
-        } else {
-            run!(
-                self.db,
-                execute,
-                writer,
-                "tools.reinstate",
-                "UPDATE tool_versions SET unregistered_at = NULL WHERE tenant = ? AND tool_id = ? AND version = ? AND unregistered_at IS NOT NULL",
-                "UPDATE tool_versions SET unregistered_at = NULL WHERE tenant = $1 AND tool_id = $2 AND version = $3 AND unregistered_at IS NOT NULL",
-                [tenant, id, version],
-                |r| r.rows_affected()
-            )?
-        };
+        let at = unregister.then_some(now);
+        let changed = run!(
+            self.db,
+            execute,
+            write,
+            "tools.set_unregistered",
+            "UPDATE tool_versions SET unregistered_at = $1 WHERE tenant = $2 AND tool_id = $3 AND version = $4 AND (unregistered_at IS NULL) = $5",
+            [at, tenant, id, version, unregister],
+            |r| Ok(r.rows_affected())
+        )?;
         if changed > 0 {
             return Ok(true);
         }
@@ -492,23 +530,6 @@ impl StoreRegistry {
 
 fn split_versions(joined: &str) -> impl Iterator<Item = &str> + Clone {
     joined.split(',').filter(|v| !v.is_empty())
-}
-
-/// A row from either backend, decoded the same way.
-enum AnyRow {
-    Sqlite(sqlx::sqlite::SqliteRow),
-    Postgres(sqlx::postgres::PgRow),
-}
-
-impl From<sqlx::sqlite::SqliteRow> for AnyRow {
-    fn from(r: sqlx::sqlite::SqliteRow) -> Self {
-        AnyRow::Sqlite(r)
-    }
-}
-impl From<sqlx::postgres::PgRow> for AnyRow {
-    fn from(r: sqlx::postgres::PgRow) -> Self {
-        AnyRow::Postgres(r)
-    }
 }
 
 fn read_entry<R>(r: &R) -> Result<VersionEntry, RegistryError>
@@ -532,31 +553,18 @@ where
     })
 }
 
-impl AnyRow {
-    fn into_record(self) -> Result<ToolRecord, RegistryError> {
-        match self {
-            AnyRow::Sqlite(r) => read_record(&r),
-            AnyRow::Postgres(r) => read_record(&r),
-        }
-    }
-    fn into_entry(self) -> Result<VersionEntry, RegistryError> {
-        match self {
-            AnyRow::Sqlite(r) => read_entry(&r),
-            AnyRow::Postgres(r) => read_entry(&r),
-        }
-    }
-    fn into_id(self) -> Result<String, RegistryError> {
-        let corrupt = |e: sqlx::Error| {
-            storage(StoreError::Corrupt {
-                what: "tools row".into(),
-                reason: e.to_string(),
-            })
-        };
-        match self {
-            AnyRow::Sqlite(r) => r.try_get("tool_id").map_err(corrupt),
-            AnyRow::Postgres(r) => r.try_get("tool_id").map_err(corrupt),
-        }
-    }
+fn read_id<R>(r: &R) -> Result<String, RegistryError>
+where
+    R: sqlx::Row,
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    String: for<'d> sqlx::Decode<'d, R::Database> + sqlx::Type<R::Database>,
+{
+    r.try_get("tool_id").map_err(|e| {
+        storage(StoreError::Corrupt {
+            what: "tools row".into(),
+            reason: e.to_string(),
+        })
+    })
 }
 
 impl ToolRegistry for StoreRegistry {

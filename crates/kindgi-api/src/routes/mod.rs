@@ -1,3 +1,12 @@
-//! Route groups.
+//! Route groups. The registries (tools, flows, agents, guardrails) and the Default project
+//! are part of every `/v1` router ([`crate::router_with`]); [`registry`] holds what the
+//! versioned registries share.
 
+pub mod agents;
+pub mod flows;
+pub mod guardrails;
+pub mod projects;
+pub mod query;
+pub mod registry;
+pub mod scope;
 pub mod tools;

@@ -1,5 +1,9 @@
-//! `/v1/tools`: register, list, read, unregister and reinstate tool versions (tool.md §11).
-//! Stored manifests are sent as the JSON text the store holds, without re-encoding.
+//! `/v1/tools`: register, list, read, unregister and reinstate tool versions (tool.md §11,
+//! platform-api.md §5). Items are rendered as `OA:Tool` / `OA:ToolVersionRow`: the
+//! manifest's properties the schema has, in its order, plus `projectId` and, on a tombstoned
+//! version, `unregisteredAt` (RFC 3339). Registering checks the manifest (every problem at
+//! once), then refuses `metadata` keys under `kindgi.` (the runtime's own) and a model
+//! provider's key named as a tool secret (`400 provider-key-refused`).
 
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
@@ -8,23 +12,55 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use base64::Engine as _;
 use kindgi_spec::tool_id::{ToolId, Version};
 use kindgi_spec::validate::{ManifestCheck, validate_manifest};
 use kindgi_tools::engine::ToolSchemaEngine;
 use kindgi_tools::registry::{ListQuery, RegisterOptions, ToolRecord};
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
 use crate::auth::Tenant;
 use crate::cpu;
 use crate::error::ApiError;
 use crate::idempotency::{AnswerRecorded, IdempotencyContext};
 use crate::json_body::JsonBody;
+use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
+use crate::projects::check_project_id;
+use crate::routes::query;
+use crate::routes::registry::{self, Writable};
 use crate::state::AppState;
 
-/// Default and maximum page sizes.
-pub const DEFAULT_LIMIT: usize = 25;
-pub const MAX_LIMIT: usize = 100;
+/// The properties of `OA:Tool` (and `OA:ToolVersionRow`), in order.
+const WIRE_KEYS: &[&str] = &[
+    "id",
+    "projectId",
+    "description",
+    "version",
+    "input",
+    "output",
+    "needs",
+    "effects",
+    "transport",
+    "mcpEndpoint",
+    "metadata",
+    "mutating",
+    "needsApprovalWhenUnattended",
+    "sandbox",
+    "limits",
+    "network",
+    "needsSpec",
+    "codeArtifactRef",
+    "spec",
+    "unregisteredAt",
+    "secretScopes",
+];
+
+/// Secret names that are a model provider's key, with the provider: a tool never gets one.
+pub const PROVIDER_KEYS: &[(&str, &str)] = &[
+    ("KINDGI_MODEL_API_KEY", "kindgi-model"),
+    ("OPENAI_API_KEY", "openai"),
+    ("ANTHROPIC_API_KEY", "anthropic"),
+];
 
 /// The tool routes, to be merged into the `/v1` router.
 pub fn routes() -> Router<AppState> {
@@ -50,6 +86,29 @@ fn json_text(status: StatusCode, text: String) -> Response {
         Body::from(text),
     )
         .into_response()
+}
+
+/// The wire item of a stored version.
+fn wire(record: &ToolRecord) -> Result<Value, ApiError> {
+    let manifest: Value =
+        serde_json::from_str(&record.manifest_json).map_err(|e| ApiError::internal(&e))?;
+    let mut out = Map::new();
+    for &key in WIRE_KEYS {
+        let value = match key {
+            // Only a real project id (rows from before projects hold `default`).
+            "projectId" => uuid::Uuid::parse_str(&record.project_id)
+                .is_ok()
+                .then(|| Value::String(record.project_id.clone())),
+            "unregisteredAt" => record
+                .unregistered_at
+                .map(|at| Value::String(registry::rfc3339(at))),
+            _ => manifest.get(key).cloned(),
+        };
+        if let Some(v) = value {
+            out.insert(key.to_owned(), v);
+        }
+    }
+    Ok(Value::Object(out))
 }
 
 fn path_error(e: PathRejection) -> ApiError {
@@ -83,87 +142,94 @@ fn truncate(s: &str) -> String {
     s.chars().take(200).collect()
 }
 
-/// The value of query parameter `name` (percent-decoded), if present.
-fn query_param(query: Option<&str>, name: &str) -> Option<String> {
-    query?.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (k == name).then(|| decode_query(v))
-    })
+/// The list cursor (the last id) and the versions cursor (the last version).
+#[derive(Debug, Serialize, Deserialize)]
+struct After {
+    after: String,
 }
 
-fn decode_query(v: &str) -> String {
-    let v = v.replace('+', " ");
-    let bytes = v.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Some(b) = std::str::from_utf8(&bytes[i + 1..i + 3])
-                .ok()
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-            {
-                out.push(b);
-                i += 3;
-                continue;
-            }
+/// An unregister/reinstate failure: an unknown version is `No tool "…" at version "…" to <verb>`.
+fn lifecycle_error(
+    e: kindgi_tools::registry::RegistryError,
+    tool_id: &str,
+    version: &str,
+    verb: &str,
+) -> ApiError {
+    use kindgi_tools::registry::RegistryError as E;
+    match e {
+        E::ToolNotFound { .. } | E::VersionNotFound { .. } => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "tool-not-found",
+            format!("No tool \"{tool_id}\" at version \"{version}\" to {verb}"),
+        )
+        .with_details(json!({"toolId": tool_id, "version": version})),
+        e => ApiError::from_registry(e, Some(version)),
+    }
+}
+
+/// `validation-failed` for `metadata` keys under `kindgi.`.
+fn reserved_metadata(manifest: &Map<String, Value>) -> Result<(), ApiError> {
+    let message = |key: &str| {
+        format!(
+            "metadata \"{key}\": keys under \"kindgi.\" are the runtime's own; a published tool can't set them"
+        )
+    };
+    let reserved: Vec<&String> = manifest
+        .get("metadata")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().filter(|k| k.starts_with("kindgi.")).collect())
+        .unwrap_or_default();
+    match reserved.first() {
+        None => Ok(()),
+        Some(first) => {
+            Err(
+                ApiError::new(StatusCode::BAD_REQUEST, "validation-failed", message(first))
+                    .with_details(json!({"issues": reserved
+            .iter()
+            .map(|k| json!({"path": format!("/metadata/{k}"), "message": message(k)}))
+            .collect::<Vec<_>>()})),
+            )
         }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The reference's `clampLimit`: missing, non-numeric or < 1 → 25; capped at 100.
-pub fn clamp_limit(raw: Option<&str>) -> usize {
-    match raw.and_then(|s| s.trim().parse::<i64>().ok()) {
-        Some(n) if n >= 1 => usize::try_from(n).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
-        _ => DEFAULT_LIMIT,
     }
 }
 
-fn encode_cursor(key: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json!({ "after": key }).to_string())
-}
-
-fn decode_cursor(cursor: &str) -> Result<String, ApiError> {
-    let malformed = || ApiError::bad_input("`cursor` is malformed");
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .map_err(|_| malformed())?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|_| malformed())?;
-    value
-        .get("after")
+/// The secrets a manifest names: `needsSpec.secrets` and `spec.authorization.secretRef`.
+fn secret_names(manifest: &Map<String, Value>) -> Vec<String> {
+    let mut names: Vec<String> = manifest
+        .get("needsSpec")
+        .and_then(|n| n.get("secrets"))
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    if let Some(name) = manifest
+        .get("spec")
+        .and_then(|s| s.pointer("/authorization/secretRef/name"))
         .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(malformed)
+    {
+        names.push(name.to_owned());
+    }
+    names
 }
 
-/// `{"data": [...], "hasMore": bool, "nextCursor"?: string}` from raw JSON items.
-fn page_body<'a>(
-    items: impl Iterator<Item = std::borrow::Cow<'a, str>>,
-    has_more: bool,
-    next: Option<String>,
-) -> String {
-    let mut body = String::from("{\"data\":[");
-    for (i, item) in items.enumerate() {
-        if i > 0 {
-            body.push(',');
+/// `400 provider-key-refused` when the manifest names a model provider's key.
+fn refuse_provider_keys(manifest: &Map<String, Value>) -> Result<(), ApiError> {
+    for name in secret_names(manifest) {
+        if let Some((_, provider)) = PROVIDER_KEYS.iter().find(|(k, _)| *k == name) {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "provider-key-refused",
+                format!("`{name}` is the key of model provider \"{provider}\": a tool never gets a model provider's key. If it needs to call a model itself, store the key under its own name (the same value is fine) and use that name"),
+            )
+            .with_details(json!({"secret": name, "providerId": provider})));
         }
-        body.push_str(&item);
     }
-    body.push_str("],\"hasMore\":");
-    body.push_str(if has_more { "true" } else { "false" });
-    if let (true, Some(next)) = (has_more, next) {
-        body.push_str(",\"nextCursor\":");
-        body.push_str(&Value::String(next).to_string());
-    }
-    body.push('}');
-    body
+    Ok(())
 }
 
 async fn register(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
+    _writable: Writable,
     idempotency: Option<Extension<IdempotencyContext>>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
@@ -173,14 +239,14 @@ async fn register(
         return Err(ApiError::bad_input("Request body must be an object"));
     };
     let project_id = match object.remove("projectId") {
-        Some(Value::String(p)) if !p.trim().is_empty() => p,
-        _ => return Err(ApiError::bad_input("`projectId` is required")),
+        Some(Value::String(p)) if !p.is_empty() => p,
+        _ => {
+            return Err(ApiError::bad_input("`projectId` is required")
+                .with_details(json!({"field": "projectId"})));
+        }
     };
-    if project_id.len() > 200 || project_id.chars().any(char::is_control) {
-        return Err(ApiError::bad_input(
-            "`projectId` must be at most 200 characters, without control characters",
-        ));
-    }
+    let project_id = check_project_id(&tenant, Some(&project_id))?;
+    let checked = object.clone();
     // Validation compiles the input/output schemas: CPU work, off the async workers.
     let raw = Value::Object(object);
     let manifest = cpu::run(move || {
@@ -204,11 +270,13 @@ async fn register(
         )
         .with_details(json!({ "issues": problems }))
     })?;
+    reserved_metadata(&checked)?;
+    refuse_provider_keys(&checked)?;
     let options = RegisterOptions {
         project_id: Some(project_id),
         retired: false,
     };
-    let answer = json!({ "toolId": manifest.id.as_str(), "version": manifest.version }).to_string();
+    let answer = json!({ "toolId": manifest.id.as_str() }).to_string();
     // With an Idempotency-Key on the persistent registry, the answer commits with the version.
     if let (Some(Extension(context)), Some(store)) = (idempotency, &state.store_registry) {
         let recorded = store
@@ -242,53 +310,53 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let q = query.as_deref();
-    let limit = clamp_limit(query_param(q, "limit").as_deref());
-    let after = query_param(q, "cursor")
-        .filter(|c| !c.is_empty())
-        .map(|c| decode_cursor(&c))
-        .transpose()?;
-    let name = query_param(q, "name").filter(|n| !n.is_empty());
-    let page = state
-        .registry
-        .list(&tenant, ListQuery { limit, after, name })
-        .await
-        .map_err(|e| ApiError::from_registry(e, None))?;
-    let next = page.items.last().map(|r| encode_cursor(&r.tool_id));
-    let body = page_body(
-        page.items.iter().map(|r| r.manifest_json.as_str().into()),
-        page.has_more,
-        next,
-    );
-    Ok(json_text(StatusCode::OK, body))
+    crate::routes::scope::check(q)?;
+    let limit = clamp_limit(query::param(q, "limit").as_deref());
+    let after: Option<After> = decode_cursor(query::param(q, "cursor").as_deref())?;
+    let list = ListQuery {
+        limit,
+        after: after.map(|a| a.after),
+        name: query::non_empty(q, "name"),
+    };
+    let include_retired = query::flag(q, "includeRetired");
+    let page_found = match &state.store_registry {
+        Some(store) => store.list_with(&tenant, list, include_retired).await,
+        None => state.registry.list(&tenant, list).await,
+    }
+    .map_err(|e| ApiError::from_registry(e, None))?;
+    let next = page_found
+        .has_more
+        .then(|| {
+            page_found.items.last().map(|r| {
+                encode_cursor(&After {
+                    after: r.tool_id.clone(),
+                })
+            })
+        })
+        .flatten();
+    let data = page_found
+        .items
+        .iter()
+        .map(wire)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Json(page(data, next, Map::new())).into_response())
 }
 
 async fn get_latest(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
     path: Result<Path<String>, PathRejection>,
+    RawQuery(q): RawQuery,
 ) -> Result<Response, ApiError> {
     let Path(tool_id) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
+    registry::check_project_query(&tenant, q.as_deref())?;
     let record = state
         .registry
         .get(&tenant, &tool_id)
         .await
         .map_err(|e| ApiError::from_registry(e, None))?;
-    Ok(json_text(StatusCode::OK, record.manifest_json))
-}
-
-/// A manifest with `unregisteredAt` added when the version is tombstoned.
-fn version_item(record: &ToolRecord) -> std::borrow::Cow<'_, str> {
-    match record.unregistered_at {
-        None => record.manifest_json.as_str().into(),
-        Some(at) => match serde_json::from_str::<Value>(&record.manifest_json) {
-            Ok(Value::Object(mut m)) => {
-                m.insert("unregisteredAt".into(), json!(at));
-                Value::Object(m).to_string().into()
-            }
-            _ => record.manifest_json.as_str().into(),
-        },
-    }
+    Ok(Json(wire(&record)?).into_response())
 }
 
 async fn list_versions(
@@ -300,17 +368,17 @@ async fn list_versions(
     let Path(tool_id) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
     let q = query.as_deref();
-    let limit = clamp_limit(query_param(q, "limit").as_deref());
-    let after = query_param(q, "cursor")
-        .filter(|c| !c.is_empty())
-        .map(|c| decode_cursor(&c))
-        .transpose()?;
-    let include = query_param(q, "includeTombstoned").is_some_and(|v| v == "true");
-    let versions = state
+    let limit = clamp_limit(query::param(q, "limit").as_deref());
+    let after: Option<After> = decode_cursor(query::param(q, "cursor").as_deref())?;
+    let after = after.map(|a| a.after);
+    let include = query::flag(q, "includeTombstoned");
+    let mut versions = state
         .registry
         .versions(&tenant, &tool_id, include)
         .await
         .map_err(|e| ApiError::from_registry(e, None))?;
+    // The registry answers newest first; the wire pages semver ascending.
+    versions.reverse();
     let start = match &after {
         Some(a) => versions
             .iter()
@@ -331,11 +399,17 @@ async fn list_versions(
                 .map_err(|e| ApiError::from_registry(e, None))?,
         );
     }
-    let next = records.last().map(|r| encode_cursor(&r.version));
-    Ok(json_text(
-        StatusCode::OK,
-        page_body(records.iter().map(version_item), has_more, next),
-    ))
+    let next = has_more
+        .then(|| {
+            records.last().map(|r| {
+                encode_cursor(&After {
+                    after: r.version.clone(),
+                })
+            })
+        })
+        .flatten();
+    let data = records.iter().map(wire).collect::<Result<Vec<_>, _>>()?;
+    Ok(Json(page(data, next, Map::new())).into_response())
 }
 
 async fn get_version(
@@ -351,12 +425,13 @@ async fn get_version(
         .get_version(&tenant, &tool_id, &version)
         .await
         .map_err(|e| ApiError::from_registry(e, Some(&version)))?;
-    Ok(json_text(StatusCode::OK, record.manifest_json))
+    Ok(Json(wire(&record)?).into_response())
 }
 
 async fn unregister(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
+    _writable: Writable,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let Path((tool_id, version)) = path.map_err(path_error)?;
@@ -366,7 +441,7 @@ async fn unregister(
         .registry
         .unregister(&tenant, &tool_id, &version)
         .await
-        .map_err(|e| ApiError::from_registry(e, Some(&version)))?;
+        .map_err(|e| lifecycle_error(e, &tool_id, &version, "unregister"))?;
     Ok(
         Json(json!({ "toolId": tool_id, "version": version, "unregistered": true }))
             .into_response(),
@@ -376,6 +451,7 @@ async fn unregister(
 async fn reinstate(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
+    _writable: Writable,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let Path((tool_id, version)) = path.map_err(path_error)?;
@@ -385,7 +461,7 @@ async fn reinstate(
         .registry
         .reinstate(&tenant, &tool_id, &version)
         .await
-        .map_err(|e| ApiError::from_registry(e, Some(&version)))?;
+        .map_err(|e| lifecycle_error(e, &tool_id, &version, "reinstate"))?;
     Ok(
         Json(json!({ "toolId": tool_id, "version": version, "wasTombstoned": was }))
             .into_response(),
@@ -397,29 +473,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn limits_clamp_like_the_reference() {
-        assert_eq!(clamp_limit(None), 25);
-        assert_eq!(clamp_limit(Some("abc")), 25);
-        assert_eq!(clamp_limit(Some("0")), 25);
-        assert_eq!(clamp_limit(Some("-5")), 25);
-        assert_eq!(clamp_limit(Some("500")), 100);
-        assert_eq!(clamp_limit(Some("7")), 7);
-    }
-
-    #[test]
-    fn cursors_round_trip_and_reject_garbage() {
-        assert_eq!(decode_cursor(&encode_cursor("acme.x")).unwrap(), "acme.x");
-        assert!(decode_cursor("!!!").is_err());
-        assert!(decode_cursor("e30").is_err()); // "{}"
-    }
-
-    #[test]
-    fn query_params_decode() {
+    fn secrets_are_found_in_needs_and_the_http_spec() {
+        let m = json!({
+            "needsSpec": {"secrets": {"A": {}}},
+            "spec": {"authorization": {"secretRef": {"envName": "e", "name": "OPENAI_API_KEY"}}}
+        });
+        let m = m.as_object().cloned().unwrap_or_default();
         assert_eq!(
-            query_param(Some("a=1&name=acme%2Ex+y"), "name").as_deref(),
-            Some("acme.x y")
+            secret_names(&m),
+            vec!["A".to_owned(), "OPENAI_API_KEY".to_owned()]
         );
-        assert_eq!(query_param(Some("a=1"), "name"), None);
-        assert_eq!(query_param(Some("name=%"), "name").as_deref(), Some("%"));
+        let e = refuse_provider_keys(&m).err().map(|e| e.code);
+        assert_eq!(e, Some("provider-key-refused"));
     }
 }

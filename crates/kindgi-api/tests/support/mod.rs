@@ -2,6 +2,8 @@
 //! tenants.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+pub mod openapi;
+
 use kindgi_api::testing::TestClient;
 use kindgi_api::{AppState, router};
 use kindgi_store::DatabaseKind;
@@ -35,10 +37,15 @@ pub async fn env(kind: DatabaseKind) -> Env {
     }
 }
 
-/// A valid manifest body for `POST /v1/tools`.
+/// The Default project of tenant `acme` (the project every test body names).
+pub fn acme_project() -> String {
+    kindgi_api::projects::default_project_id("acme")
+}
+
+/// A valid manifest body for `POST /v1/tools` (tenant `acme`).
 pub fn body(id: &str, version: &str) -> Value {
     json!({
-        "projectId": "proj-1",
+        "projectId": acme_project(),
         "id": id,
         "description": "Look an order up",
         "version": version,
@@ -49,11 +56,19 @@ pub fn body(id: &str, version: &str) -> Value {
     })
 }
 
-/// The body without `projectId`: what the API serves back.
+/// What the API serves back for [`body`]: the manifest in `OA:Tool` order, with
+/// `projectId`.
 pub fn manifest(id: &str, version: &str) -> Value {
-    let mut b = body(id, version);
-    b.as_object_mut().unwrap().remove("projectId");
-    b
+    json!({
+        "id": id,
+        "projectId": acme_project(),
+        "description": "Look an order up",
+        "version": version,
+        "input": {"type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"], "additionalProperties": false},
+        "output": {"type": "object"},
+        "effects": [{"kind": "reads", "resource": "orders"}],
+        "mutating": false
+    })
 }
 
 /// Generate one `#[tokio::test]` per database kind from an `async fn(DatabaseKind)`.

@@ -1,0 +1,523 @@
+//! What the versioned registries (flows, agents) share: the read routes, unregister and
+//! reinstate, the publish bookkeeping, the read-only refusal and the wire shape of an item
+//! (platform-api.md §5). Each kind is a [`Kind`] — its codes, nouns and the OpenAPI
+//! properties its items carry — and [`routes`] mounts the shared handlers under its path;
+//! the kind's own file adds its publish route (validation differs per kind).
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /v1/<kind>s?limit&cursor&name&includeRetired` | page of the latest active version per id (`name`: id prefix) |
+//! | `GET /v1/<kind>s/{id}` | latest active version; `404 <kind>-not-found`; `410 <kind>-gone` |
+//! | `GET …/{id}/versions?limit&cursor&includeTombstoned` | page, semver ascending |
+//! | `GET …/{id}/versions/{version}` | that version, unregistered ones too |
+//! | `POST …/{id}/versions/{version}/unregister` | `{<kind>Id, version, unregistered: true}` |
+//! | `POST …/{id}/versions/{version}/reinstate` | `{<kind>Id, version, wasTombstoned}` |
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Extension, FromRequestParts, Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use kindgi_store::StoreError;
+use kindgi_store::definitions::{
+    DefinitionError, DefinitionKind, DefinitionRecord, Latest, ListDefinitions, NewDefinition,
+    SOURCE_API,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::auth::Tenant;
+use crate::error::ApiError;
+use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
+use crate::routes::query;
+use crate::state::AppState;
+
+/// One versioned registry kind.
+#[derive(Debug)]
+pub struct Kind {
+    pub store: DefinitionKind,
+    /// `Flow`, `Agent`: how messages name it.
+    pub title: &'static str,
+    /// `/v1/flows`.
+    pub path: &'static str,
+    /// `flowId`.
+    pub id_field: &'static str,
+    pub not_found: &'static str,
+    pub gone: &'static str,
+    pub already_registered: &'static str,
+    pub project_mismatch: &'static str,
+    /// The properties of the kind's OpenAPI item schema, in order. An item is rendered
+    /// with exactly these (from the definition, the record and its annotations).
+    pub wire_keys: &'static [&'static str],
+}
+
+/// The shared routes of `kind` (its publish route is the kind's own).
+pub fn routes(kind: &'static Kind) -> Router<AppState> {
+    let item = format!("{}/{{id}}", kind.path);
+    Router::new()
+        .route(kind.path, get(list))
+        .route(&item, get(get_latest))
+        .route(&format!("{item}/versions"), get(list_versions))
+        .route(&format!("{item}/versions/{{version}}"), get(get_version))
+        .route(
+            &format!("{item}/versions/{{version}}/unregister"),
+            post(unregister),
+        )
+        .route(
+            &format!("{item}/versions/{{version}}/reinstate"),
+            post(reinstate),
+        )
+        .layer(Extension(kind))
+}
+
+/// An extractor that refuses the request when the registries are read-only
+/// (`409 registry-read-only`). Put it after [`Tenant`] and before the body, so a caller
+/// without a key is still `401` and a body is never read.
+#[derive(Debug, Clone, Copy)]
+pub struct Writable;
+
+impl FromRequestParts<AppState> for Writable {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        _parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Writable, ApiError> {
+        match state.registry_read_only_reason() {
+            None => Ok(Writable),
+            Some(reason) => Err(read_only(reason)),
+        }
+    }
+}
+
+/// `409 registry-read-only` with `reason` as its message.
+pub fn read_only(reason: &str) -> ApiError {
+    ApiError::new(StatusCode::CONFLICT, "registry-read-only", reason)
+}
+
+/// A store failure: `500`, the cause logged, not sent.
+pub fn store_error(e: StoreError) -> ApiError {
+    ApiError::internal(&e)
+}
+
+fn path_error(e: PathRejection) -> ApiError {
+    ApiError::bad_input(format!("The path is not valid: {e}"))
+}
+
+/// RFC 3339 (milliseconds, `Z`) of Unix milliseconds.
+pub fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The wire item of `record`: the kind's OpenAPI properties, in order, from the record
+/// (`projectId`, `unregisteredAt`), its annotations (`pins`, `pinsDigest`…) and the
+/// definition. Fields the definition has and the schema lacks are not sent.
+pub fn wire(keys: &[&str], record: &DefinitionRecord) -> Result<Value, ApiError> {
+    let definition = record.definition().map_err(store_error)?;
+    let annotations = record.annotations().map_err(store_error)?;
+    let mut out = Map::new();
+    for &key in keys {
+        let value = match key {
+            "projectId" => record.project_id.clone().map(Value::String),
+            "unregisteredAt" => record.unregistered_at.map(|at| Value::String(rfc3339(at))),
+            _ => annotations
+                .get(key)
+                .or_else(|| definition.get(key))
+                .cloned(),
+        };
+        if let Some(v) = value {
+            out.insert(key.to_owned(), v);
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// `404 <kind>-not-found` for an id never registered.
+pub fn not_found(kind: &Kind, id: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        kind.not_found,
+        format!("No {} registered with id \"{id}\"", kind.store.as_str()),
+    )
+    .with_details(json!({ kind.id_field: id }))
+}
+
+/// `404 <kind>-not-found` for a version that is not there; `suffix` says what for
+/// (`" to unregister"`).
+fn version_not_found(kind: &Kind, id: &str, version: &str, suffix: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        kind.not_found,
+        format!(
+            "No {} \"{id}\" at version \"{version}\"{suffix}",
+            kind.store.as_str()
+        ),
+    )
+    .with_details(json!({ kind.id_field: id, "version": version }))
+}
+
+/// The list cursor: the last id of the previous page.
+#[derive(Debug, Serialize, Deserialize)]
+struct IdCursor {
+    id: String,
+}
+
+/// The versions cursor: the last version of the previous page.
+#[derive(Debug, Serialize, Deserialize)]
+struct VersionCursor {
+    v: String,
+}
+
+/// `?limit, cursor, name, includeRetired` of a list route, as a store query.
+pub fn list_query(q: Option<&str>) -> Result<ListDefinitions, ApiError> {
+    crate::routes::scope::check(q)?;
+    let cursor: Option<IdCursor> = decode_cursor(query::param(q, "cursor").as_deref())?;
+    Ok(ListDefinitions {
+        limit: clamp_limit(query::param(q, "limit").as_deref()),
+        after: cursor.map(|c| c.id),
+        prefix: query::non_empty(q, "name"),
+        include_retired: query::flag(q, "includeRetired"),
+    })
+}
+
+/// The page body of listed records, rendered with `keys`.
+pub fn list_page(
+    keys: &[&str],
+    items: &[DefinitionRecord],
+    has_more: bool,
+) -> Result<Value, ApiError> {
+    let data = items
+        .iter()
+        .map(|r| wire(keys, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let next = has_more
+        .then(|| {
+            items
+                .last()
+                .map(|r| encode_cursor(&IdCursor { id: r.id.clone() }))
+        })
+        .flatten();
+    Ok(page(data, next, Map::new()))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    Extension(kind): Extension<&'static Kind>,
+    Tenant(tenant): Tenant,
+    RawQuery(q): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let query = list_query(q.as_deref())?;
+    let found = state
+        .definitions
+        .list(&tenant, kind.store, &query)
+        .await
+        .map_err(store_error)?;
+    list_page(kind.wire_keys, &found.items, found.has_more).map(Json)
+}
+
+/// `?projectId=` of an item read: a UUID naming the tenant's project (this runtime has one,
+/// so it narrows nothing).
+pub fn check_project_query(tenant: &str, q: Option<&str>) -> Result<(), ApiError> {
+    match query::non_empty(q, "projectId") {
+        Some(p) => crate::projects::check_project_id(tenant, Some(&p)).map(drop),
+        None => Ok(()),
+    }
+}
+
+async fn get_latest(
+    State(state): State<AppState>,
+    Extension(kind): Extension<&'static Kind>,
+    Tenant(tenant): Tenant,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(q): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let Path(id) = path.map_err(path_error)?;
+    check_project_query(&tenant, q.as_deref())?;
+    match state
+        .definitions
+        .latest(&tenant, kind.store, &id)
+        .await
+        .map_err(store_error)?
+    {
+        Latest::Active(r) => wire(kind.wire_keys, &r).map(Json),
+        Latest::Gone(_) => Err(ApiError::new(
+            StatusCode::GONE,
+            kind.gone,
+            format!(
+                "{} \"{id}\" has no active versions; reinstate a tombstoned version or publish a new one",
+                kind.title
+            ),
+        )
+        .with_details(json!({ kind.id_field: id }))),
+        Latest::NotFound => Err(not_found(kind, &id)),
+    }
+}
+
+async fn list_versions(
+    State(state): State<AppState>,
+    Extension(kind): Extension<&'static Kind>,
+    Tenant(tenant): Tenant,
+    path: Result<Path<String>, PathRejection>,
+    RawQuery(q): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let Path(id) = path.map_err(path_error)?;
+    let q = q.as_deref();
+    let limit = clamp_limit(query::param(q, "limit").as_deref());
+    let cursor: Option<VersionCursor> = decode_cursor(query::param(q, "cursor").as_deref())?;
+    let include = query::flag(q, "includeTombstoned");
+    let all = state
+        .definitions
+        .versions(&tenant, kind.store, &id)
+        .await
+        .map_err(store_error)?;
+    if all.is_empty() {
+        return Err(not_found(kind, &id));
+    }
+    let shown: Vec<&DefinitionRecord> = all
+        .iter()
+        .filter(|r| include || !r.is_unregistered())
+        .collect();
+    let start = match cursor {
+        None => 0,
+        Some(c) => shown
+            .iter()
+            .position(|r| r.version == c.v)
+            .map(|i| i + 1)
+            .ok_or_else(|| {
+                ApiError::bad_input("`cursor` is malformed")
+                    .with_details(json!({"field": "cursor"}))
+            })?,
+    };
+    let window: Vec<&DefinitionRecord> = shown.into_iter().skip(start).take(limit + 1).collect();
+    let has_more = window.len() > limit;
+    let items: Vec<&DefinitionRecord> = window.into_iter().take(limit).collect();
+    let data = items
+        .iter()
+        .map(|r| wire(kind.wire_keys, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let next = has_more
+        .then(|| {
+            items.last().map(|r| {
+                encode_cursor(&VersionCursor {
+                    v: r.version.clone(),
+                })
+            })
+        })
+        .flatten();
+    Ok(Json(page(data, next, Map::new())))
+}
+
+async fn get_version(
+    State(state): State<AppState>,
+    Extension(kind): Extension<&'static Kind>,
+    Tenant(tenant): Tenant,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Path((id, version)) = path.map_err(path_error)?;
+    match state
+        .definitions
+        .get_version(&tenant, kind.store, &id, &version)
+        .await
+        .map_err(store_error)?
+    {
+        Some(r) => wire(kind.wire_keys, &r).map(Json),
+        None => Err(version_not_found(kind, &id, &version, "")),
+    }
+}
+
+async fn unregister(
+    State(state): State<AppState>,
+    Extension(kind): Extension<&'static Kind>,
+    Tenant(tenant): Tenant,
+    _writable: Writable,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Path((id, version)) = path.map_err(path_error)?;
+    state
+        .definitions
+        .set_unregistered(&tenant, kind.store, &id, &version, true)
+        .await
+        .map_err(store_error)?
+        .ok_or_else(|| version_not_found(kind, &id, &version, " to unregister"))?;
+    Ok(Json(
+        json!({ kind.id_field: id, "version": version, "unregistered": true }),
+    ))
+}
+
+async fn reinstate(
+    State(state): State<AppState>,
+    Extension(kind): Extension<&'static Kind>,
+    Tenant(tenant): Tenant,
+    _writable: Writable,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Path((id, version)) = path.map_err(path_error)?;
+    let changed = state
+        .definitions
+        .set_unregistered(&tenant, kind.store, &id, &version, false)
+        .await
+        .map_err(store_error)?
+        .ok_or_else(|| version_not_found(kind, &id, &version, " to reinstate"))?;
+    Ok(Json(
+        json!({ kind.id_field: id, "version": version, "wasTombstoned": changed }),
+    ))
+}
+
+/// A publish body split into its `projectId` (checked: required, a UUID, the tenant's
+/// project) and the definition (an object without it).
+pub fn split_publish_body(
+    tenant: &str,
+    body: &[u8],
+) -> Result<(String, Map<String, Value>), ApiError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|_| ApiError::bad_input("Request body must be valid JSON"))?;
+    let Value::Object(mut object) = value else {
+        return Err(ApiError::bad_input("Request body must be an object"));
+    };
+    let project = match object.remove("projectId") {
+        Some(Value::String(p)) if !p.is_empty() => p,
+        _ => {
+            return Err(ApiError::bad_input("`projectId` is required")
+                .with_details(json!({"field": "projectId"})));
+        }
+    };
+    let project_id = crate::projects::check_project_id(tenant, Some(&project))?;
+    Ok((project_id, object))
+}
+
+/// Store a checked definition as a new version of `kind` through the API.
+pub async fn publish(
+    state: &AppState,
+    tenant: &str,
+    kind: &Kind,
+    project_id: String,
+    definition: Value,
+    annotations: Option<Value>,
+) -> Result<DefinitionRecord, ApiError> {
+    let field = |k: &str| {
+        definition
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let new = NewDefinition {
+        id: field("id"),
+        version: field("version"),
+        project_id: Some(project_id),
+        definition,
+        annotations,
+        source: SOURCE_API.to_owned(),
+    };
+    state
+        .definitions
+        .publish(tenant, kind.store, &new)
+        .await
+        .map_err(|e| publish_error(kind, e))
+}
+
+/// The REST answer of a refused publish.
+pub fn publish_error(kind: &Kind, e: DefinitionError) -> ApiError {
+    match e {
+        DefinitionError::AlreadyRegistered { id, version, .. }
+        | DefinitionError::VersionTaken { id, version, .. } => ApiError::new(
+            StatusCode::CONFLICT,
+            kind.already_registered,
+            format!(
+                "{} \"{id}\" version \"{version}\" is already registered",
+                kind.title
+            ),
+        )
+        .with_details(json!({ kind.id_field: id, "version": version })),
+        DefinitionError::ProjectMismatch { id, .. } => ApiError::new(
+            StatusCode::CONFLICT,
+            kind.project_mismatch,
+            format!(
+                "{} \"{id}\" belongs to another project; publish its versions there",
+                kind.title
+            ),
+        )
+        .with_details(json!({ kind.id_field: id })),
+        DefinitionError::Store(e) => store_error(e),
+    }
+}
+
+/// `sha256:<hex>` of `pins` as canonical JSON (sorted keys, no whitespace): the pins
+/// must be built from ordered maps (`BTreeMap`) so the text is canonical.
+pub fn pins_digest(pins: &Value) -> String {
+    use sha2::Digest as _;
+    let canonical = canonical_json(pins);
+    format!("sha256:{}", hex::encode(sha2::Sha256::digest(canonical)))
+}
+
+fn canonical_json(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&m[k])))
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical_json).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// A `validation-failed` answer: `what` is not valid, with every issue (`{path, message}`).
+pub fn validation_failed(what: &str, issues: Vec<Value>) -> ApiError {
+    let first = issues
+        .first()
+        .map(|i| {
+            let path = i.get("path").and_then(Value::as_str).unwrap_or_default();
+            let message = i.get("message").and_then(Value::as_str).unwrap_or_default();
+            if path.is_empty() {
+                message.to_owned()
+            } else {
+                format!("{path}: {message}")
+            }
+        })
+        .unwrap_or_default();
+    let more = if issues.len() > 1 {
+        format!(" (and {} more)", issues.len() - 1)
+    } else {
+        String::new()
+    };
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "validation-failed",
+        format!("{what} is not valid: {first}{more}"),
+    )
+    .with_details(json!({ "issues": issues }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_is_over_sorted_keys() {
+        let a = json!({"tools": {"b": "1.0.0", "a": "2.0.0"}, "agents": {}});
+        let b = json!({"agents": {}, "tools": {"a": "2.0.0", "b": "1.0.0"}});
+        assert_eq!(pins_digest(&a), pins_digest(&b));
+        assert_eq!(
+            canonical_json(&a),
+            r#"{"agents":{},"tools":{"a":"2.0.0","b":"1.0.0"}}"#
+        );
+        assert!(pins_digest(&a).starts_with("sha256:"));
+        assert_eq!(pins_digest(&a).len(), 7 + 64);
+    }
+
+    #[test]
+    fn times_are_rfc3339() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+    }
+}
