@@ -142,6 +142,14 @@ impl Host {
 
     /// Stops the host (see the module doc for the order); what the listener's drain left.
     pub async fn stop(self) -> Drained {
+        let (drained, db) = self.stop_keeping_database().await;
+        db.close().await;
+        drained
+    }
+
+    /// [`Host::stop`], but the database is left open for a last write (`kindgi dev` revokes
+    /// its key); the caller closes it.
+    pub async fn stop_keeping_database(self) -> (Drained, Database) {
         let left = self.rt.shutdown(self.run_stop_grace).await;
         if !left.is_empty() {
             say(
@@ -155,8 +163,7 @@ impl Host {
         self.server_stop.cancel();
         let drained = self.server.await.unwrap_or(Drained { dropped: 0 });
         stop_packs(self.packs).await;
-        self.db.close().await;
-        drained
+        (drained, self.db)
     }
 }
 
