@@ -167,7 +167,10 @@ fn read_index(url: &str, path: &Path) -> Result<PackIndex, HostError> {
             "it is {len} bytes, over the {MAX_INDEX_BYTES} byte limit"
         )));
     }
-    kindgi_dev::prepare::read_index(path).map_err(|e| bad(e.to_string()))
+    kindgi_dev::prepare::read_index(path).map_err(|e| match e {
+        kindgi_dev::DevError::BadIndex { message, .. } => bad(format!("not a valid index: {message}")),
+        other => bad(other.to_string()),
+    })
 }
 
 async fn start_remote(
