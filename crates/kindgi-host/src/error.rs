@@ -26,7 +26,7 @@ pub enum HostError {
     },
     #[error(transparent)]
     Folder(#[from] kindgi_dev::DevError),
-    #[error("could not listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: String,
         #[source]
