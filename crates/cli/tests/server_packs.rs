@@ -164,7 +164,11 @@ impl Server {
             .status();
         for _ in 0..400 {
             if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "exit {status:?}; stderr:\n{}", self.stderr());
+                assert!(
+                    status.success(),
+                    "exit {status:?}; stderr:\n{}",
+                    self.stderr()
+                );
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -183,7 +187,14 @@ impl Drop for Server {
 /// `kindgi tokens create` for tenant `default`.
 fn api_key(database: &str) -> String {
     let o = Command::new(BIN)
-        .args(["tokens", "create", "--database", database, "--tenant", "default"])
+        .args([
+            "tokens",
+            "create",
+            "--database",
+            database,
+            "--tenant",
+            "default",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -207,8 +218,14 @@ fn http(method: &str, base: &str, path: &str, key: &str, body: Option<&Value>) -
     let text = String::from_utf8_lossy(&raw).into_owned();
     let (head, rest) = text.split_once("\r\n\r\n").unwrap();
     let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let chunked = head.to_ascii_lowercase().contains("transfer-encoding: chunked");
-    let payload = if chunked { dechunk(rest) } else { rest.to_owned() };
+    let chunked = head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked");
+    let payload = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_owned()
+    };
     let value = if payload.trim().is_empty() {
         Value::Null
     } else {

@@ -5,8 +5,8 @@
 use kindgi_dev::DevError;
 use kindgi_dev::detect::{PackKind, detect};
 use kindgi_dev::discovery::{self, Discovery};
-use kindgi_pack::dispatch::manifest_of;
 use kindgi_dev::watch::fingerprint;
+use kindgi_pack::dispatch::manifest_of;
 use kindgi_spec::pack_index::IndexTool;
 use serde_json::json;
 

@@ -198,11 +198,12 @@ impl ConfigFile {
                         .token_env
                         .clone()
                         .ok_or_else(|| bad("a pack with a `url` needs `tokenEnv` (the name of the environment variable holding its token)".into()))?;
-                    let index = p
-                        .index
-                        .as_deref()
-                        .map(resolve)
-                        .ok_or_else(|| bad("a pack with a `url` needs `index` (the index file its build wrote)".into()))?;
+                    let index = p.index.as_deref().map(resolve).ok_or_else(|| {
+                        bad(
+                            "a pack with a `url` needs `index` (the index file its build wrote)"
+                                .into(),
+                        )
+                    })?;
                     if p.watch.is_some() || p.release.is_some() {
                         return Err(bad(
                             "`watch` and `release` apply to a pack folder (`dir`) only".into(),
@@ -233,7 +234,7 @@ impl ConfigFile {
                 }
                 (None, None) => {
                     return Err(bad(
-                        "give `url` (a pack service) or `dir` (a pack folder)".into(),
+                        "give `url` (a pack service) or `dir` (a pack folder)".into()
                     ));
                 }
             }

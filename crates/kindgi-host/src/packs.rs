@@ -168,7 +168,9 @@ fn read_index(url: &str, path: &Path) -> Result<PackIndex, HostError> {
         )));
     }
     kindgi_dev::prepare::read_index(path).map_err(|e| match e {
-        kindgi_dev::DevError::BadIndex { message, .. } => bad(format!("not a valid index: {message}")),
+        kindgi_dev::DevError::BadIndex { message, .. } => {
+            bad(format!("not a valid index: {message}"))
+        }
         other => bad(other.to_string()),
     })
 }
@@ -236,7 +238,11 @@ async fn check_remote(name: &str, url: &str, slot: &ServiceSlot, index: &PackInd
                     name,
                     &format!(
                         "warning: the pack service at {url} does not serve {} of its index: {}",
-                        if missing.len() == 1 { "this tool" } else { "these tools" },
+                        if missing.len() == 1 {
+                            "this tool"
+                        } else {
+                            "these tools"
+                        },
                         missing.join(", ")
                     ),
                 );

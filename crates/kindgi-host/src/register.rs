@@ -109,13 +109,16 @@ fn flow_json(flow: &IndexFlow) -> Value {
     Value::Object(m)
 }
 
+/// The tool ids and flow ids one pack registered last.
+type PackEntries = (Vec<String>, Vec<String>);
+
 /// Registers packs into one runtime and API state, remembering what each pack put there.
 #[derive(Debug, Clone)]
 pub struct Registrar {
     rt: Runtime,
     state: AppState,
     /// Pack key (its source label) → the tool and flow ids it registered last.
-    by_pack: Arc<Mutex<HashMap<String, (Vec<String>, Vec<String>)>>>,
+    by_pack: Arc<Mutex<HashMap<String, PackEntries>>>,
 }
 
 impl Registrar {

@@ -13,9 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kindgi_pack::dispatch::PackServiceCaller;
 use kindgi_dev::prepare::{Prepared, read_index};
 use kindgi_dev::supervisor::{ServiceSlot, Supervisor, SupervisorConfig};
+use kindgi_pack::dispatch::PackServiceCaller;
 use kindgi_runtime::{JournalKind, RunOptions, RunStatus, Runtime};
 use kindgi_spec::ToolManifest;
 use serde_json::{Value, json};

@@ -21,8 +21,8 @@ mod sse;
 mod stdio;
 pub mod tools;
 
-pub use dispatch::mcp_dispatchers;
 pub use client::{ConnectOptions, DEFAULT_TIMEOUT, McpClient};
+pub use dispatch::mcp_dispatchers;
 pub use endpoint::Endpoint;
 pub use error::McpError;
 pub use manifest::{
