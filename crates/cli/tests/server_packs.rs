@@ -4,11 +4,16 @@
 //! PostgreSQL; `--pack-dir examples/my-pack` builds, supervises and runs it; a pack service
 //! unreachable at start is a warning and a clear `pack-unreachable` run failure (and the
 //! same run completes once the service is up); a service killed mid-call fails the run
-//! `pack-unreachable … failed` while the server keeps answering `/health`.
+//! `pack-unreachable … failed` while the server keeps answering `/health`; an MCP server named
+//! with `--mcp` serves a step of a flow the pack's index holds.
 //!
 //! Runs are started and read with plain HTTP/1.1 (one helper, [`start_run`]), so the test
 //! does not depend on a CLI's flags.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../kindgi-mcp/tests/support/mod.rs"]
+#[allow(dead_code)]
+mod support;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
@@ -539,4 +544,82 @@ fn a_missing_token_variable_is_named_and_no_server_starts() {
         err.contains("its token variable KINDGI_TEST_NO_SUCH_VAR is not set"),
         "{err}"
     );
+}
+
+#[test]
+fn an_mcp_server_named_with_mcp_serves_a_flow_step() {
+    let Some(endpoint) = support::everything_stdio() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("k.db").display().to_string();
+    let pack_index = my_pack_index(tmp.path());
+    let service = PackService::start(&exe("my-pack"), &pack_index, 0);
+    // The server's index: my-pack's, plus a flow whose step is the MCP server's tool.
+    let mut index: Value =
+        serde_json::from_str(&std::fs::read_to_string(&pack_index).unwrap()).unwrap();
+    index["flows"].as_array_mut().unwrap().push(json!({
+        "id": "t.weather", "version": "1.0.0", "modulePath": "src/flows.rs",
+        "nodes": [{"id": "w", "kind": "tool", "ref": "mcp-servers-everything.get-structured-content",
+                   "inputMapping": {"location": {"path": "runInput.location"}}}],
+        "edges": [{"id": "e1", "from": "$start", "to": "w"}, {"id": "e2", "from": "w", "to": "$end"}]
+    }));
+    let index_path = tmp.path().join("index.json");
+    std::fs::write(&index_path, index.to_string()).unwrap();
+    let url = service.url();
+    let index_s = index_path.display().to_string();
+    let mut args = remote_args(&url, &index_s);
+    args.extend(["--mcp", endpoint.as_str()]);
+    let server = Server::start(&db, &args);
+    let key = api_key(&db);
+    assert!(
+        server
+            .stderr()
+            .contains("registered for tenant \"default\""),
+        "{}",
+        server.stderr()
+    );
+    let run = start_run(
+        &server,
+        &key,
+        "t.weather",
+        json!({"location": "Chicago"}),
+        true,
+    );
+    let run = ended(&server, &key, run["id"].as_str().unwrap());
+    assert_eq!(run["status"], "completed", "{run}\n{}", server.stderr());
+    assert_eq!(
+        run["output"],
+        json!({"temperature": 36, "conditions": "Light rain / drizzle", "humidity": 82})
+    );
+    // An MCP tool never runs in a dry run.
+    let (status, run) = http(
+        "POST",
+        &server.url,
+        "/v1/runs",
+        &key,
+        Some(
+            &json!({"flowId": "t.weather", "input": {"location": "Chicago"}, "dryRun": true, "wait": true}),
+        ),
+    );
+    assert_eq!(status, 201, "{run}");
+    let run = ended(&server, &key, run["id"].as_str().unwrap());
+    assert_eq!(run["status"], "failed", "{run}");
+    assert!(
+        run["failureMessage"].as_str().unwrap().starts_with(
+            "dry-run-effectful-tool: tool \"mcp-servers-everything.get-structured-content\""
+        ),
+        "{run}"
+    );
+    let (status, page) = http("GET", &server.url, "/v1/tools?limit=100", &key, None);
+    assert_eq!(status, 200);
+    assert!(
+        page["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == "mcp-servers-everything.echo"),
+        "{page}"
+    );
+    server.stop();
 }
