@@ -623,3 +623,32 @@ fn an_mcp_server_named_with_mcp_serves_a_flow_step() {
     );
     server.stop();
 }
+
+#[test]
+fn a_config_file_names_the_pack_and_its_tenant() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("k.db").display().to_string();
+    let index = my_pack_index(tmp.path());
+    let service = PackService::start(&exe("my-pack"), &index, 0);
+    let config = tmp.path().join("kindgi.json");
+    std::fs::write(
+        &config,
+        json!({"packs": [{"url": service.url(), "tokenEnv": TOKEN_ENV,
+                          "index": "my-pack-index.json", "tenant": "default"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let config_s = config.display().to_string();
+    let server = Server::start(&db, &["--config", &config_s]);
+    let key = api_key(&db);
+    let run = start_run(
+        &server,
+        &key,
+        "my-pack.check-order",
+        json!({"orderId": "ord_1001"}),
+        true,
+    );
+    let run = ended(&server, &key, run["id"].as_str().unwrap());
+    assert_eq!(run["status"], "completed", "{run}\n{}", server.stderr());
+    server.stop();
+}

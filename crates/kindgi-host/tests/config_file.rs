@@ -99,3 +99,20 @@ fn each_mistake_is_named_with_where_it_is() {
     let got = message(ConfigFile::read(&path).unwrap_err());
     assert!(got.contains("over the 1048576 byte limit"), "{got}");
 }
+
+#[test]
+fn a_remote_slot_never_shows_its_token() {
+    let slot = kindgi_pack::dispatch::ServiceSlot::remote(
+        "https://pack.example/",
+        "tok-0123456789abcdef-secret",
+        |_| {},
+    )
+    .unwrap();
+    let serving = slot.get().unwrap();
+    assert_eq!(serving.base_url, "https://pack.example");
+    let shown = format!("{slot:?} {serving:?}");
+    assert!(!shown.contains("secret"), "{shown}");
+    // Not a URL a pack client takes: a clear error.
+    let e = kindgi_pack::dispatch::ServiceSlot::remote("ftp://x", "t", |_| {}).unwrap_err();
+    assert!(e.to_string().contains("is not an http(s) URL"), "{e}");
+}

@@ -31,8 +31,7 @@ use serde_json::{Map, Value, json};
 
 use crate::client::{CallOptions, PackClient, PackClientConfig, PackClientConfigError};
 
-/// A pack service that serves now.
-#[derive(Debug)]
+/// A pack service that serves now. Its `Debug` leaves the client (and so the token) out.
 pub struct Serving {
     /// Where it listens (for messages).
     pub base_url: String,
@@ -40,6 +39,15 @@ pub struct Serving {
     pub pid: Option<u32>,
     /// The pooled client that calls it.
     pub client: PackClient,
+}
+
+impl std::fmt::Debug for Serving {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serving")
+            .field("base_url", &self.base_url)
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The service serving now (if any), and why none does.
