@@ -12,7 +12,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../kindgi-mcp/tests/support/mod.rs"]
-#[allow(dead_code)]
 mod support;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
