@@ -68,6 +68,11 @@ impl AppState {
     /// `/v1/{tools,flows,agents,guardrails}` is `409 registry-read-only` with
     /// [`READ_ONLY_REASON`] as its message, and the reads serve what the host put in the
     /// store (e.g. [`Definitions::put_flow`]).
+    /// The persistent tool registry, when `registry` is it (hosts put pack tools in it).
+    pub fn store_registry(&self) -> Option<&StoreRegistry> {
+        self.store_registry.as_ref()
+    }
+
     pub fn read_only_registry(self, read_only: bool) -> AppState {
         self.read_only_registry_because(read_only.then_some(READ_ONLY_REASON))
     }

@@ -5,13 +5,13 @@
 //! ([`crate::parent_death`]).
 //!
 //! The process currently serving is published in [`ServiceSlot`]; the pack tools' caller
-//! reads it on every call, so a call made while no child serves is refused at once as
+//! (`kindgi_pack::dispatch::PackServiceCaller`) reads it on every call, so a call made while no child serves is refused at once as
 //! *unavailable* (it provably did not run) instead of waiting or guessing (pack-protocol
 //! reference §10, the dev relay's rule).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -39,52 +39,9 @@ pub const RESTART_RESET: Duration = Duration::from_secs(60);
 /// SIGTERM → SIGKILL: the service's own 8 s drain plus 2 s.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
 
-/// A running pack service.
-#[derive(Debug)]
-pub struct Service {
-    pub base_url: String,
-    pub pid: u32,
-    pub client: PackClient,
-}
-
-/// The service currently serving (if any) and why none does.
-#[derive(Debug, Default)]
-pub struct ServiceSlot {
-    current: RwLock<Option<Arc<Service>>>,
-    why_not: Mutex<String>,
-}
-
-impl ServiceSlot {
-    pub fn new() -> Arc<ServiceSlot> {
-        Arc::new(ServiceSlot {
-            current: RwLock::new(None),
-            why_not: Mutex::new("the pack service has not started yet".into()),
-        })
-    }
-
-    /// The serving service, or why there is none.
-    pub fn get(&self) -> Result<Arc<Service>, String> {
-        if let Ok(g) = self.current.read()
-            && let Some(s) = g.as_ref()
-        {
-            return Ok(s.clone());
-        }
-        Err(self
-            .why_not
-            .lock()
-            .map(|g| g.clone())
-            .unwrap_or_else(|_| "the pack service is not serving".into()))
-    }
-
-    fn set(&self, service: Option<Arc<Service>>, why_not: &str) {
-        if let Ok(mut g) = self.current.write() {
-            *g = service;
-        }
-        if let Ok(mut g) = self.why_not.lock() {
-            *g = why_not.to_owned();
-        }
-    }
-}
+/// The service serving now, as the pack dispatch reads it (re-exported from
+/// `kindgi_pack::dispatch`, where the caller lives).
+pub use kindgi_pack::dispatch::{ServiceSlot, Serving as Service};
 
 /// A random token: 24 bytes, base64url (32 characters).
 pub fn new_token() -> String {
@@ -414,7 +371,7 @@ async fn boot(spec: &Spec) -> Result<(Child, Arc<Service>), DevError> {
     let base_url = format!("http://127.0.0.1:{port}");
     let client = PackClient::new(PackClientConfig::new(base_url.clone(), token))
         .map_err(|e| boot_err(format!("cannot make its client: {e}")))?;
-    let pid = child.id().unwrap_or(0);
+    let pid = child.id();
     Ok((
         child,
         Arc::new(Service {

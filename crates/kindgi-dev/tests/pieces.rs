@@ -5,8 +5,8 @@
 use kindgi_dev::DevError;
 use kindgi_dev::detect::{PackKind, detect};
 use kindgi_dev::discovery::{self, Discovery};
-use kindgi_dev::register::manifest_of;
 use kindgi_dev::watch::fingerprint;
+use kindgi_pack::dispatch::manifest_of;
 use kindgi_spec::pack_index::IndexTool;
 use serde_json::json;
 
@@ -117,8 +117,11 @@ fn the_discovery_file_is_found_from_below() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let rc = Discovery {
-        url: "http://127.0.0.1:4000".into(),
+        api_url: "http://127.0.0.1:4000".into(),
         token: "kgi_x".into(),
+        tenant_id: Some("default".into()),
+        user_id: Some("dev".into()),
+        pack_service_port: Some(41234),
         pid: Some(1),
         pack_id: Some("my-pack".into()),
     };
@@ -136,4 +139,33 @@ fn the_discovery_file_is_found_from_below() {
     assert_eq!(parsed.unwrap(), rc);
     std::fs::write(&path, "nope").unwrap();
     assert!(discovery::find(&below).unwrap().1.is_err());
+}
+
+#[test]
+fn the_discovery_file_has_the_official_shape_and_no_pack_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rc = Discovery {
+        api_url: "http://127.0.0.1:4000".into(),
+        token: "kgi_x".into(),
+        tenant_id: Some("default".into()),
+        user_id: Some("dev".into()),
+        pack_service_port: Some(41234),
+        pid: None,
+        pack_id: None,
+    };
+    let path = discovery::write(tmp.path(), &rc).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"apiUrl": "http://127.0.0.1:4000", "token": "kgi_x",
+            "tenantId": "default", "userId": "dev", "packServicePort": 41234})
+    );
+    assert!(v.get("packServiceToken").is_none());
+    // A file written before the official shape (`url`) still reads.
+    std::fs::write(&path, r#"{"url": "http://127.0.0.1:9", "token": "kgi_y"}"#).unwrap();
+    let (_, parsed) = discovery::find(tmp.path()).unwrap();
+    assert_eq!(parsed.unwrap().api_url, "http://127.0.0.1:9");
+    assert_eq!(discovery::port_of("http://127.0.0.1:4000"), Some(4000));
+    assert_eq!(discovery::port_of("http://[::1]:81/x"), Some(81));
 }

@@ -46,7 +46,7 @@ fn config(watching: bool) -> SupervisorConfig {
 
 /// The pid serving now, or why none does.
 fn serving(slot: &ServiceSlot) -> Result<u32, String> {
-    slot.get().map(|s| s.pid)
+    slot.get().map(|s| s.pid.unwrap_or(0))
 }
 
 /// Makes the child serving now exit, and waits until another one serves (its pid) or the

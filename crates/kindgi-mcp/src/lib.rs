@@ -6,11 +6,13 @@
 //! own legacy SSE transport (rmcp dropped it). Behind the [`McpSource`] trait it lists the
 //! server's tools as [`ToolManifest`](kindgi_spec::ToolManifest)s (`transport: "mcp"`,
 //! never read-only) and calls them with a timeout; [`mcp_tools`] turns them into runtime
-//! [`Tool`](kindgi_tools::Tool)s the dispatcher can invoke. Every failure — a server that
+//! [`Tool`](kindgi_tools::Tool)s and [`mcp_dispatchers`] into the runtime's
+//! [`ToolDispatcher`](kindgi_tools::dispatch::ToolDispatcher)s (transport MCP). Every failure — a server that
 //! exits, hangs or prints garbage — is an [`McpError`] naming the endpoint, never a hang.
 
 mod client;
 mod diag;
+pub mod dispatch;
 pub mod endpoint;
 pub mod error;
 pub mod manifest;
@@ -20,6 +22,7 @@ mod stdio;
 pub mod tools;
 
 pub use client::{ConnectOptions, DEFAULT_TIMEOUT, McpClient};
+pub use dispatch::mcp_dispatchers;
 pub use endpoint::Endpoint;
 pub use error::McpError;
 pub use manifest::{

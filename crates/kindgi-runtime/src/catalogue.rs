@@ -586,6 +586,11 @@ impl AgentCatalogue {
         self.inner.list(Some(tenant))
     }
 
+    /// Removes `tenant`'s own versions of agent `id`.
+    pub fn remove_for(&self, tenant: &str, id: &str) {
+        self.inner.remove(Some(tenant), id);
+    }
+
     /// Removes every agent of every tenant.
     pub fn clear(&self) {
         self.inner.clear(None);

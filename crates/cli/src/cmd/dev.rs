@@ -1,13 +1,20 @@
-//! `kindgi dev [PACK_DIR]`: build and index the pack, supervise its pack service, register
-//! its tools, agents and flows, and serve the `/v1` API on 127.0.0.1 with an embedded SQLite
-//! database (`.kindgi/dev.db`). Writes `.kindgirc.json` for `kindgi runs`. Exit 0 on a clean
+//! `kindgi dev [PACK_DIR]`: a host (`kindgi_host::Host`) with one pack folder — built,
+//! indexed, supervised and (unless `--no-watch`) reloaded on change — over an embedded
+//! SQLite database (`.kindgi/dev.db`), on 127.0.0.1. Mints the folder's dev key and writes
+//! `.kindgirc.json` (the official CLI's shape, 0600) for `kindgi runs`. Exit 0 on a clean
 //! stop (SIGINT/SIGTERM), 1 when it cannot start. See `docs/dev.md`.
 
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use kindgi_dev::DevOptions;
+use kindgi_dev::discovery::{self, DEV_USER, Discovery};
+use kindgi_dev::prepare::state_dir;
+use kindgi_dev::{DEV_TENANT, DevError};
+use kindgi_host::{Host, HostConfig, PackSource};
+
+const NAME: &str = "kindgi dev";
 
 #[derive(Debug, clap::Args)]
 pub struct DevArgs {
@@ -15,7 +22,7 @@ pub struct DevArgs {
     #[arg(default_value = ".")]
     pub pack_dir: PathBuf,
     /// API port on 127.0.0.1 (0 picks a free one).
-    #[arg(long, env = "KINDGI_DEV_PORT", default_value_t = kindgi_dev::server::DEFAULT_PORT)]
+    #[arg(long, env = "KINDGI_DEV_PORT", default_value_t = kindgi_dev::DEFAULT_PORT)]
     pub port: u16,
     /// Do not rebuild and reload when the pack's files change.
     #[arg(long)]
@@ -30,16 +37,110 @@ pub struct DevArgs {
 
 pub fn run(args: DevArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let mut options = DevOptions::new(args.pack_dir);
-    options.port = args.port;
-    options.watch = !args.no_watch;
-    options.reset = args.reset;
-    options.release = args.release;
-    match runtime.block_on(kindgi_dev::run(options)) {
+    match runtime.block_on(dev(args)) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => {
             eprintln!("kindgi dev: error: {e}");
             Ok(ExitCode::from(1))
         }
+    }
+}
+
+fn progress(what: &str) {
+    eprintln!("{NAME}: {what}");
+}
+
+async fn dev(args: DevArgs) -> Result<(), Box<dyn std::error::Error>> {
+    // First, so a signal at any later moment drains instead of killing the process.
+    let shutdown = kindgi_serve::Shutdown::install().map_err(|source| DevError::Io {
+        what: "cannot install the signal handlers to serve",
+        path: args.pack_dir.clone(),
+        source,
+    })?;
+    let dir = std::fs::canonicalize(&args.pack_dir).map_err(|source| DevError::Io {
+        what: "cannot open the pack folder",
+        path: args.pack_dir.clone(),
+        source,
+    })?;
+    let state = state_dir(&dir);
+    std::fs::create_dir_all(&state).map_err(|source| DevError::Io {
+        what: "cannot create the state folder",
+        path: state.clone(),
+        source,
+    })?;
+    if args.reset {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(state.join(format!("dev.db{suffix}")));
+        }
+    }
+    let mut config = HostConfig::new(
+        state.join("dev.db").display().to_string(),
+        format!("127.0.0.1:{}", args.port),
+    );
+    config.supervisor = kindgi_dev::supervisor::SupervisorConfig::from_env(!args.no_watch);
+    // The pack's files are the truth: the API's registries serve them and take no writes.
+    config.read_only_registry = true;
+    config.packs.push(PackSource::Folder {
+        dir: dir.clone(),
+        tenant: DEV_TENANT.into(),
+        watch: !args.no_watch,
+        release: args.release,
+    });
+    let host = Host::start(NAME, config).await?;
+    let key = match kindgi_dev::dev_key::rotate(&host.state().tokens, &state, DEV_TENANT).await {
+        Ok(k) => k,
+        Err(e) => {
+            host.stop().await;
+            return Err(e.into());
+        }
+    };
+    let pack = host.packs().first();
+    let rc = Discovery {
+        api_url: host.url().to_owned(),
+        token: key.key.clone(),
+        tenant_id: Some(DEV_TENANT.into()),
+        user_id: Some(DEV_USER.into()),
+        pack_service_port: pack.and_then(|p| p.service_port()),
+        pid: Some(std::process::id()),
+        pack_id: pack.map(|p| p.pack_id.clone()),
+    };
+    let rc_path = match discovery::write(&dir, &rc) {
+        Ok(p) => p,
+        Err(source) => {
+            host.stop().await;
+            return Err(DevError::Io {
+                what: "cannot write the discovery file",
+                path: dir.join(discovery::FILE_NAME),
+                source,
+            }
+            .into());
+        }
+    };
+    println!("kindgi dev: listening on {}", host.url());
+    let _ = std::io::stdout().flush();
+    progress(&format!(
+        "API key for tenant \"{DEV_TENANT}\" in {} — try: kindgi runs start --flow=<id> --input='{{…}}' --dry-run",
+        rc_path.display()
+    ));
+
+    shutdown.requested().await;
+    progress("stopping");
+    let tokens = host.state().tokens.clone();
+    let (_, db) = host.stop_keeping_database().await;
+    retire(&tokens, &state, &key.key_id, &rc_path).await;
+    db.close().await;
+    progress("stopped");
+    Ok(())
+}
+
+async fn retire(
+    tokens: &kindgi_store::tokens::TokenStore,
+    state: &Path,
+    key_id: &str,
+    rc_path: &Path,
+) {
+    let _ = std::fs::remove_file(rc_path);
+    if let Err(e) = kindgi_dev::dev_key::retire(tokens, state, key_id).await {
+        progress(&format!("{e}"));
     }
 }

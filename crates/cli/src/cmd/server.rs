@@ -1,16 +1,27 @@
-//! `kindgi server`: serve the `/v1` REST API over a SQLite file (default `kindgi.db`) or a
-//! PostgreSQL URL. Prints where it listens; stops gracefully on SIGINT/SIGTERM (the handlers
-//! are in place before it binds): in-flight requests finish within the grace period, the
-//! rest are dropped, the database is closed cleanly. A second signal exits at once.
+//! `kindgi server`: a host (`kindgi_host::Host`) from flags and an optional `--config FILE`:
+//! the `/v1` API (tools, flows, runs) over a SQLite file (default `kindgi.db`) or a
+//! PostgreSQL URL, running the packs and MCP servers it names. Prints where it listens;
+//! stops gracefully on SIGINT/SIGTERM (the handlers are in place before it binds): runs in
+//! flight are left to resume, in-flight requests finish within the grace period, the rest
+//! are dropped, the database is closed cleanly. A second signal exits at once.
+//!
+//! Packs, repeatable: `--pack-url URL --pack-token-env NAME --pack-index FILE` (a deployed
+//! pack service; the i-th `--pack-token-env` and `--pack-index` go with the i-th
+//! `--pack-url`) and `--pack-dir DIR` (a pack folder it builds, indexes and supervises).
+//! `--tenant T` applies to the `--pack-url`, `--pack-dir` or `--mcp` just before it; given
+//! before all of them it is the default of every one without its own.
 
+use std::ffi::OsString;
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context as _;
-use kindgi_api::{AppState, router};
+use anyhow::{Context as _, bail};
+use clap::Args as _;
+use kindgi_host::config::check_tenant;
+use kindgi_host::{ConfigFile, DEFAULT_TENANT, Host, HostConfig, McpServer, PackSource};
 use kindgi_serve::{Limits, Shutdown, limits};
-use kindgi_store::Database;
 
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7070";
@@ -21,12 +32,38 @@ const MS: fn(Duration) -> u64 = |d| d.as_millis() as u64;
 
 #[derive(Debug, clap::Args)]
 pub struct ServerArgs {
-    /// Address to listen on (port 0 picks a free port).
-    #[arg(long, env = "KINDGI_LISTEN", default_value = DEFAULT_LISTEN)]
-    pub listen: String,
+    /// Address to listen on (port 0 picks a free port). Default 127.0.0.1:7070.
+    #[arg(long, env = "KINDGI_LISTEN")]
+    pub listen: Option<String>,
     /// A SQLite file path (created if missing), `sqlite:PATH`, or a postgres:// URL.
-    #[arg(long, env = "KINDGI_DATABASE_URL", default_value = DEFAULT_DATABASE)]
-    pub database: String,
+    /// Default kindgi.db.
+    #[arg(long, env = "KINDGI_DATABASE_URL")]
+    pub database: Option<String>,
+    /// A JSON configuration file: {listen, database, packs: [{url, tokenEnv, index, tenant}
+    /// | {dir, tenant, watch}], mcp: [{endpoint, tenant}]}. Flags win over its listen and
+    /// database; their packs come after its packs.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// A deployed pack service's base URL (http or https); repeatable.
+    #[arg(long, value_name = "URL")]
+    pub pack_url: Vec<String>,
+    /// The environment variable holding the token of the pack service of the matching
+    /// --pack-url (the value is never printed).
+    #[arg(long, value_name = "NAME")]
+    pub pack_token_env: Vec<String>,
+    /// The index file the build of the matching --pack-url's pack wrote (its tools'
+    /// schemas, agents and flows).
+    #[arg(long, value_name = "FILE")]
+    pub pack_index: Vec<PathBuf>,
+    /// A pack folder to build, index and supervise; repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub pack_dir: Vec<PathBuf>,
+    /// An MCP server whose tools are registered (mcp+stdio://…, mcp+http(s)://…); repeatable.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub mcp: Vec<String>,
+    /// The tenant of the pack or MCP server named just before (default "default").
+    #[arg(long, value_name = "T")]
+    pub tenant: Vec<String>,
     /// After SIGTERM/SIGINT, how long in-flight requests get to finish before every
     /// connection still open is dropped, in milliseconds.
     #[arg(long, env = "KINDGI_SHUTDOWN_GRACE_MS", default_value_t = MS(limits::DEFAULT_SHUTDOWN_GRACE))]
@@ -68,36 +105,190 @@ impl ServerArgs {
 }
 
 pub fn run(args: ServerArgs) -> anyhow::Result<ExitCode> {
+    let (packs, mcp) = match sources_from_flags(&args, server_argv()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("kindgi server: error: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(serve(args))
+    runtime.block_on(serve(args, packs, mcp))
 }
 
-async fn serve(args: ServerArgs) -> anyhow::Result<ExitCode> {
+/// The arguments after `kindgi` (`server …`), for finding where each flag was given.
+fn server_argv() -> Vec<OsString> {
+    std::env::args_os().skip(1).collect()
+}
+
+/// One pack or MCP flag, where it was given.
+enum Given {
+    Url(String),
+    Dir(PathBuf),
+    Mcp(String),
+    Tenant(String),
+}
+
+/// The packs and MCP servers the flags name, each with its tenant (see the module doc).
+fn sources_from_flags(
+    args: &ServerArgs,
+    argv: Vec<OsString>,
+) -> anyhow::Result<(Vec<PackSource>, Vec<McpServer>)> {
+    if args.pack_token_env.len() != args.pack_url.len()
+        || args.pack_index.len() != args.pack_url.len()
+    {
+        bail!(
+            "each --pack-url needs one --pack-token-env NAME and one --pack-index FILE (got {} --pack-url, {} --pack-token-env, {} --pack-index)",
+            args.pack_url.len(),
+            args.pack_token_env.len(),
+            args.pack_index.len()
+        );
+    }
+    let matches = ServerArgs::augment_args(clap::Command::new("server"))
+        .ignore_errors(true)
+        .try_get_matches_from(argv)
+        .ok();
+    let mut given: Vec<(usize, Given)> = Vec::new();
+    let positions = |id: &str, n: usize| -> Vec<usize> {
+        matches
+            .as_ref()
+            .and_then(|m| m.indices_of(id))
+            .map(|i| i.collect::<Vec<_>>())
+            .filter(|v| v.len() == n)
+            // Without positions (not expected): flags in the order of their kinds.
+            .unwrap_or_else(|| (0..n).collect())
+    };
+    for (i, url) in positions("pack_url", args.pack_url.len())
+        .into_iter()
+        .zip(&args.pack_url)
+    {
+        given.push((i, Given::Url(url.clone())));
+    }
+    for (i, dir) in positions("pack_dir", args.pack_dir.len())
+        .into_iter()
+        .zip(&args.pack_dir)
+    {
+        given.push((i, Given::Dir(dir.clone())));
+    }
+    for (i, e) in positions("mcp", args.mcp.len()).into_iter().zip(&args.mcp) {
+        given.push((i, Given::Mcp(e.clone())));
+    }
+    for (i, t) in positions("tenant", args.tenant.len())
+        .into_iter()
+        .zip(&args.tenant)
+    {
+        check_tenant(t).map_err(anyhow::Error::msg)?;
+        given.push((i, Given::Tenant(t.clone())));
+    }
+    given.sort_by_key(|(i, _)| *i);
+
+    // (kind, index into its list, tenant)
+    let mut named: Vec<(Given, Option<String>)> = Vec::new();
+    let mut default_tenant: Option<String> = None;
+    for (_, g) in given {
+        match g {
+            Given::Tenant(t) => match named.last_mut() {
+                Some((_, tenant @ None)) => *tenant = Some(t),
+                Some((_, Some(_))) => {
+                    bail!("--tenant {t} follows another --tenant for the same pack")
+                }
+                None if default_tenant.is_none() => default_tenant = Some(t),
+                None => bail!("--tenant {t}: two --tenant before any pack"),
+            },
+            other => named.push((other, None)),
+        }
+    }
+    let default_tenant = default_tenant.unwrap_or_else(|| DEFAULT_TENANT.into());
+    let mut packs = Vec::new();
+    let mut mcp = Vec::new();
+    let mut remote = args.pack_token_env.iter().zip(&args.pack_index);
+    for (g, tenant) in named {
+        let tenant = tenant.unwrap_or_else(|| default_tenant.clone());
+        match g {
+            Given::Url(url) => {
+                let Some((token_env, index)) = remote.next() else {
+                    bail!("--pack-url {url} has no --pack-token-env and --pack-index");
+                };
+                packs.push(PackSource::Remote {
+                    url,
+                    token_env: token_env.clone(),
+                    index: index.clone(),
+                    tenant,
+                });
+            }
+            Given::Dir(dir) => packs.push(PackSource::Folder {
+                dir,
+                tenant,
+                watch: false,
+                release: false,
+            }),
+            Given::Mcp(endpoint) => mcp.push(McpServer { endpoint, tenant }),
+            Given::Tenant(_) => {}
+        }
+    }
+    Ok((packs, mcp))
+}
+
+async fn serve(
+    args: ServerArgs,
+    packs: Vec<PackSource>,
+    mcp: Vec<McpServer>,
+) -> anyhow::Result<ExitCode> {
     // First, so a signal at any later moment drains instead of killing the process.
     let shutdown = Shutdown::install().context("cannot install the signal handlers")?;
-    let db = Database::connect(&args.database).await?;
-    db.migrate().await?;
-    let listener = tokio::net::TcpListener::bind(&args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let addr = listener
-        .local_addr()
-        .context("cannot read the listening address")?;
+    let file = match &args.config {
+        Some(path) => {
+            let file = ConfigFile::read(path)?;
+            let base = path
+                .parent()
+                .map(|p| p.to_owned())
+                .unwrap_or_else(|| PathBuf::from("."));
+            let packs = file.pack_sources(path, &base)?;
+            let mcp = file.mcp_servers(path)?;
+            Some((file, packs, mcp))
+        }
+        None => None,
+    };
+    let pick = |flag: &Option<String>, from_file: Option<&Option<String>>, default: &str| {
+        flag.clone()
+            .or_else(|| from_file.and_then(|f| f.clone()))
+            .unwrap_or_else(|| default.to_owned())
+    };
+    let mut config = HostConfig::new(
+        pick(
+            &args.database,
+            file.as_ref().map(|f| &f.0.database),
+            DEFAULT_DATABASE,
+        ),
+        pick(
+            &args.listen,
+            file.as_ref().map(|f| &f.0.listen),
+            DEFAULT_LISTEN,
+        ),
+    );
+    config.limits = args.limits();
+    if let Some((_, file_packs, file_mcp)) = file {
+        config.packs = file_packs;
+        config.mcp = file_mcp;
+    }
+    config.packs.extend(packs);
+    config.mcp.extend(mcp);
+    let host = Host::start("kindgi server", config).await?;
     println!(
-        "kindgi server listening on http://{addr} (database: {} {})",
-        db.kind().as_str(),
-        db.display_target()
+        "kindgi server listening on {} (database: {} {})",
+        host.url(),
+        host.database().kind().as_str(),
+        host.database().display_target()
     );
     let _ = std::io::stdout().flush();
-    let app = router(AppState::new(db.clone()));
-    let drained = kindgi_api::serve(listener, app, args.limits(), shutdown.token()).await;
+    shutdown.requested().await;
+    let drained = host.stop().await;
     if drained.dropped > 0 {
         eprintln!(
             "kindgi server: {} connection(s) still open after the grace period were dropped",
             drained.dropped
         );
     }
-    db.close().await;
     eprintln!("kindgi server stopped");
     Ok(ExitCode::SUCCESS)
 }

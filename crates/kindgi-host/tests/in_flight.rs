@@ -1,7 +1,7 @@
 //! Runs whose pack call is in flight when they are cancelled or when the process stops, with
 //! the real pieces: the conformance fixture's pack service (`target/debug/conformance-pack`,
 //! built by `cargo build --workspace --bins`) supervised by [`Supervisor`], called through
-//! [`DevPackCaller`] and the real pack client, runs on a SQLite database.
+//! [`PackServiceCaller`] and the real pack client, runs on a SQLite database.
 //!
 //! - A cancel mid-call ends the run `cancelled`; the step's journal entry says it was
 //!   cancelled, never `pack-unreachable`.
@@ -13,9 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kindgi_dev::caller::DevPackCaller;
 use kindgi_dev::prepare::{Prepared, read_index};
 use kindgi_dev::supervisor::{ServiceSlot, Supervisor, SupervisorConfig};
+use kindgi_pack::dispatch::PackServiceCaller;
 use kindgi_runtime::{JournalKind, RunOptions, RunStatus, Runtime};
 use kindgi_spec::ToolManifest;
 use serde_json::{Value, json};
@@ -53,7 +53,7 @@ fn sleep_manifest() -> ToolManifest {
         .into_iter()
         .find(|t| t.id == "conformance.sleep")
         .unwrap();
-    let mut m = kindgi_dev::register::manifest_of(&tool).unwrap();
+    let mut m = kindgi_pack::dispatch::manifest_of(&tool).unwrap();
     m.mutating = Some(true);
     m
 }
@@ -78,7 +78,7 @@ async fn env(db_path: &Path, dir: &Path) -> Env {
     db.migrate().await.unwrap();
     let rt = Runtime::with_database(db.clone()).build();
     let slot = ServiceSlot::new();
-    let caller = DevPackCaller::new(slot.clone());
+    let caller = PackServiceCaller::new(slot.clone());
     let supervisor = Supervisor::start_with(fixture(), dir, slot, SupervisorConfig::default())
         .await
         .unwrap();

@@ -1,0 +1,284 @@
+//! [`HostConfig`]: everything a host is built from — the database, where it listens, the
+//! serving limits, the packs ([`PackSource`]) and MCP servers ([`McpServer`]) whose tools it
+//! registers, and the model. `kindgi server` fills it from flags and a `--config FILE`
+//! ([`ConfigFile`], JSON); `kindgi dev` from its pack folder.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kindgi_runtime::ModelProvider;
+use serde::Deserialize;
+
+use crate::error::HostError;
+
+/// The tenant packs and MCP servers are registered for when none is named.
+pub const DEFAULT_TENANT: &str = kindgi_runtime::runtime::DEFAULT_TENANT;
+/// How long a stop waits for in-flight runs to store their journals before it aborts them
+/// (they are left to resume on the next start either way; see `Runtime::shutdown`).
+pub const RUN_STOP_GRACE: Duration = Duration::from_secs(5);
+/// The largest `--config` file read (1 MiB).
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// Where a pack's code runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PackSource {
+    /// A deployed pack service (another host, over http or https) and the index its build
+    /// wrote: the service's `/v1/info` names its tools but carries no schemas, agents or
+    /// flows, so those come from `index`. The token is read from the environment variable
+    /// `token_env` when the host starts; its value is never kept in the configuration.
+    Remote {
+        url: String,
+        token_env: String,
+        index: PathBuf,
+        tenant: String,
+    },
+    /// A pack folder the host builds, indexes and supervises, as `kindgi dev` does.
+    Folder {
+        dir: PathBuf,
+        tenant: String,
+        /// Rebuild and reload when its files change.
+        watch: bool,
+        /// Build a Rust pack with `--release`.
+        release: bool,
+    },
+}
+
+impl PackSource {
+    /// The tenant the pack's tools, agents and flows are registered for.
+    pub fn tenant(&self) -> &str {
+        match self {
+            PackSource::Remote { tenant, .. } | PackSource::Folder { tenant, .. } => tenant,
+        }
+    }
+
+    /// What the pack is, for messages (its URL or folder).
+    pub fn label(&self) -> String {
+        match self {
+            PackSource::Remote { url, .. } => url.clone(),
+            PackSource::Folder { dir, .. } => dir.display().to_string(),
+        }
+    }
+}
+
+/// An MCP server whose tools are registered (`mcp+stdio://…`, `mcp+http(s)://…`,
+/// `mcp+sse(s)://…`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServer {
+    pub endpoint: String,
+    pub tenant: String,
+}
+
+/// What a host is built from.
+#[derive(Clone)]
+pub struct HostConfig {
+    /// A SQLite file path (created if missing), `sqlite:PATH`, or a `postgres://` URL.
+    pub database: String,
+    /// Address to listen on (port 0 picks a free one).
+    pub listen: String,
+    pub limits: kindgi_serve::Limits,
+    pub packs: Vec<PackSource>,
+    pub mcp: Vec<McpServer>,
+    /// The model provider; `None` reads `KINDGI_MODEL…` (`kindgi_runtime::model::from_env`).
+    pub model: Option<Arc<dyn ModelProvider>>,
+    /// How a supervised pack service boots and restarts.
+    pub supervisor: kindgi_dev::supervisor::SupervisorConfig,
+    /// See [`RUN_STOP_GRACE`].
+    pub run_stop_grace: Duration,
+    /// The registries take no writes through the API (`kindgi dev`: the pack's files are
+    /// the truth; `409 registry-read-only`).
+    pub read_only_registry: bool,
+}
+
+impl std::fmt::Debug for HostConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostConfig")
+            .field("listen", &self.listen)
+            .field("packs", &self.packs)
+            .field("mcp", &self.mcp)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostConfig {
+    /// A host over `database` listening on `listen`, with default limits and nothing
+    /// registered.
+    pub fn new(database: impl Into<String>, listen: impl Into<String>) -> Self {
+        Self {
+            database: database.into(),
+            listen: listen.into(),
+            limits: kindgi_serve::Limits::default(),
+            packs: Vec::new(),
+            mcp: Vec::new(),
+            model: None,
+            supervisor: kindgi_dev::supervisor::SupervisorConfig::from_env(false),
+            run_stop_grace: RUN_STOP_GRACE,
+            read_only_registry: false,
+        }
+    }
+}
+
+/// The `--config FILE` of `kindgi server` (JSON). Every field is optional; flags given on
+/// the command line win over `listen` and `database`, and their packs and MCP servers come
+/// after the file's. Relative paths are relative to the file's folder.
+///
+/// ```json
+/// {"listen": "0.0.0.0:7070", "database": "postgres://…",
+///  "packs": [{"url": "https://orders-pack.run.app", "tokenEnv": "ORDERS_PACK_TOKEN",
+///             "index": "orders/index.json", "tenant": "acme"},
+///            {"dir": "packs/billing", "watch": false}],
+///  "mcp": [{"endpoint": "mcp+stdio://npx -y @modelcontextprotocol/server-everything"}]}
+/// ```
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigFile {
+    pub listen: Option<String>,
+    pub database: Option<String>,
+    #[serde(default)]
+    pub packs: Vec<ConfigPack>,
+    #[serde(default)]
+    pub mcp: Vec<ConfigMcp>,
+}
+
+/// One pack of a [`ConfigFile`]: `url` + `tokenEnv` + `index`, or `dir`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigPack {
+    pub url: Option<String>,
+    pub token_env: Option<String>,
+    pub index: Option<PathBuf>,
+    pub dir: Option<PathBuf>,
+    pub tenant: Option<String>,
+    pub watch: Option<bool>,
+    pub release: Option<bool>,
+}
+
+/// One MCP server of a [`ConfigFile`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigMcp {
+    pub endpoint: String,
+    pub tenant: Option<String>,
+}
+
+impl ConfigFile {
+    /// Reads and checks `path` (at most [`MAX_CONFIG_BYTES`]).
+    pub fn read(path: &Path) -> Result<ConfigFile, HostError> {
+        let bad = |message: String| HostError::Config {
+            path: path.to_owned(),
+            message,
+        };
+        let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
+        if meta.len() > MAX_CONFIG_BYTES {
+            return Err(bad(format!(
+                "it is {} bytes, over the {MAX_CONFIG_BYTES} byte limit",
+                meta.len()
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        serde_json::from_str(&text).map_err(|e| bad(format!("not a valid configuration: {e}")))
+    }
+
+    /// The file's packs, checked, with relative paths resolved against `base`.
+    pub fn pack_sources(&self, path: &Path, base: &Path) -> Result<Vec<PackSource>, HostError> {
+        let resolve = |p: &Path| {
+            if p.is_absolute() {
+                p.to_owned()
+            } else {
+                base.join(p)
+            }
+        };
+        let mut out = Vec::new();
+        for (i, p) in self.packs.iter().enumerate() {
+            let bad = |message: String| HostError::Config {
+                path: path.to_owned(),
+                message: format!("packs[{i}]: {message}"),
+            };
+            let tenant = p.tenant.clone().unwrap_or_else(|| DEFAULT_TENANT.into());
+            check_tenant(&tenant).map_err(&bad)?;
+            match (&p.url, &p.dir) {
+                (Some(url), None) => {
+                    let token_env = p
+                        .token_env
+                        .clone()
+                        .ok_or_else(|| bad("a pack with a `url` needs `tokenEnv` (the name of the environment variable holding its token)".into()))?;
+                    let index = p.index.as_deref().map(resolve).ok_or_else(|| {
+                        bad(
+                            "a pack with a `url` needs `index` (the index file its build wrote)"
+                                .into(),
+                        )
+                    })?;
+                    if p.watch.is_some() || p.release.is_some() {
+                        return Err(bad(
+                            "`watch` and `release` apply to a pack folder (`dir`) only".into(),
+                        ));
+                    }
+                    out.push(PackSource::Remote {
+                        url: url.clone(),
+                        token_env,
+                        index,
+                        tenant,
+                    });
+                }
+                (None, Some(dir)) => {
+                    if p.token_env.is_some() || p.index.is_some() {
+                        return Err(bad(
+                            "`tokenEnv` and `index` apply to a pack service (`url`) only".into(),
+                        ));
+                    }
+                    out.push(PackSource::Folder {
+                        dir: resolve(dir),
+                        tenant,
+                        watch: p.watch.unwrap_or(false),
+                        release: p.release.unwrap_or(false),
+                    });
+                }
+                (Some(_), Some(_)) => {
+                    return Err(bad("give either `url` or `dir`, not both".into()));
+                }
+                (None, None) => {
+                    return Err(bad(
+                        "give `url` (a pack service) or `dir` (a pack folder)".into()
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The file's MCP servers.
+    pub fn mcp_servers(&self, path: &Path) -> Result<Vec<McpServer>, HostError> {
+        self.mcp
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let tenant = m.tenant.clone().unwrap_or_else(|| DEFAULT_TENANT.into());
+                check_tenant(&tenant).map_err(|message| HostError::Config {
+                    path: path.to_owned(),
+                    message: format!("mcp[{i}]: {message}"),
+                })?;
+                Ok(McpServer {
+                    endpoint: m.endpoint.clone(),
+                    tenant,
+                })
+            })
+            .collect()
+    }
+}
+
+/// A tenant id: 1–128 characters of `A-Z a-z 0-9 - _ .`.
+pub fn check_tenant(tenant: &str) -> Result<(), String> {
+    let ok = !tenant.is_empty()
+        && tenant.len() <= 128
+        && tenant
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "tenant {:?} is not a tenant id (1–128 characters of A-Z, a-z, 0-9, '-', '_', '.')",
+            tenant.chars().take(140).collect::<String>()
+        ))
+    }
+}

@@ -1,0 +1,205 @@
+//! [`Host`]: one running host, start to stop. [`Host::start`] opens and migrates the
+//! database, builds the runtime (model from the configuration or `KINDGI_MODEL…`), starts
+//! and registers every pack and MCP server, resumes unfinished runs, binds and serves the
+//! `/v1` router (tools, flows, runs) with `kindgi-serve`. [`Host::stop`] ends it in the
+//! order that loses nothing: runs first (while their pack services still serve; a run in
+//! flight is left to resume on the next start), then the listener's drain, then the pack
+//! services, then the database.
+
+use std::net::SocketAddr;
+
+use kindgi_api::AppState;
+use kindgi_runtime::Runtime;
+use kindgi_serve::{CancellationToken, Drained};
+use kindgi_store::Database;
+
+use crate::config::HostConfig;
+use crate::error::HostError;
+use crate::packs::{self, RunningPack, say};
+use crate::register::Registrar;
+use crate::sources::{PackServices, StoreDefinitions};
+
+/// A running host.
+#[derive(Debug)]
+pub struct Host {
+    name: &'static str,
+    rt: Runtime,
+    state: AppState,
+    db: Database,
+    addr: SocketAddr,
+    url: String,
+    packs: Vec<RunningPack>,
+    server: tokio::task::JoinHandle<Drained>,
+    server_stop: CancellationToken,
+    run_stop_grace: std::time::Duration,
+}
+
+impl Host {
+    /// Starts a host; `name` (`kindgi server`, `kindgi dev`) prefixes its messages on
+    /// stderr. Serving has begun when this returns.
+    pub async fn start(name: &'static str, config: HostConfig) -> Result<Host, HostError> {
+        let db_err = |e: &dyn std::fmt::Display| HostError::Database {
+            target: kindgi_store_target(&config.database),
+            message: e.to_string(),
+        };
+        let db = Database::connect(&config.database)
+            .await
+            .map_err(|e| db_err(&e))?;
+        db.migrate().await.map_err(|e| db_err(&e))?;
+        let model = match config.model.clone() {
+            Some(m) => m,
+            None => kindgi_runtime::model::from_env().map_err(|e| HostError::Model {
+                message: e.to_string(),
+            })?,
+        };
+        let state = AppState::new(db.clone()).read_only_registry(config.read_only_registry);
+        let services = PackServices::default();
+        let registry: std::sync::Arc<dyn kindgi_tools::registry::ToolRegistry> =
+            state.registry.clone();
+        let rt = Runtime::with_database(db.clone())
+            .model(model)
+            .registry(registry)
+            .registry_tools(std::sync::Arc::new(services.clone()))
+            .definition_source(std::sync::Arc::new(StoreDefinitions::new(
+                state.definitions.clone(),
+            )))
+            .build();
+        let registrar = Registrar::new(rt.clone(), state.clone(), services);
+
+        let mut running = Vec::new();
+        for source in &config.packs {
+            match packs::start(name, source, &registrar, &config.supervisor).await {
+                Ok(p) => running.push(p),
+                Err(e) => {
+                    stop_packs(running).await;
+                    db.close().await;
+                    return Err(e);
+                }
+            }
+        }
+        for server in &config.mcp {
+            crate::mcp::start(name, server, &registrar).await;
+        }
+        match rt.recover().await {
+            Ok(ids) if !ids.is_empty() => {
+                say(name, &format!("resumed {} unfinished run(s)", ids.len()));
+            }
+            Ok(_) => {}
+            Err(e) => say(name, &format!("could not resume unfinished runs: {e}")),
+        }
+
+        let listener = match bind(&config.listen).await {
+            Ok(l) => l,
+            Err(e) => {
+                rt.abort_all();
+                stop_packs(running).await;
+                db.close().await;
+                return Err(e);
+            }
+        };
+        let addr = listener.local_addr().map_err(|source| HostError::Listen {
+            addr: config.listen.clone(),
+            source,
+        })?;
+        let extra =
+            kindgi_api::runs::routes(rt.clone()).merge(kindgi_api::flows::routes(rt.clone()));
+        let app = kindgi_api::router_with(state.clone(), extra);
+        let server_stop = CancellationToken::new();
+        let server = tokio::spawn(kindgi_api::serve(
+            listener,
+            app,
+            config.limits.clone(),
+            server_stop.clone(),
+        ));
+        Ok(Host {
+            name,
+            rt,
+            state,
+            db,
+            addr,
+            url: format!("http://{addr}"),
+            packs: running,
+            server,
+            server_stop,
+            run_stop_grace: config.run_stop_grace,
+        })
+    }
+
+    /// `http://ADDR:PORT`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    pub fn runtime(&self) -> &Runtime {
+        &self.rt
+    }
+
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// The packs started, in configuration order.
+    pub fn packs(&self) -> &[RunningPack] {
+        &self.packs
+    }
+
+    /// Stops the host (see the module doc for the order); what the listener's drain left.
+    pub async fn stop(self) -> Drained {
+        let (drained, db) = self.stop_keeping_database().await;
+        db.close().await;
+        drained
+    }
+
+    /// [`Host::stop`], but the database is left open for a last write (`kindgi dev` revokes
+    /// its key); the caller closes it.
+    pub async fn stop_keeping_database(self) -> (Drained, Database) {
+        let left = self.rt.shutdown(self.run_stop_grace).await;
+        if !left.is_empty() {
+            say(
+                self.name,
+                &format!(
+                    "{} run(s) in flight left to resume on the next start",
+                    left.len()
+                ),
+            );
+        }
+        self.server_stop.cancel();
+        let drained = self.server.await.unwrap_or(Drained { dropped: 0 });
+        stop_packs(self.packs).await;
+        (drained, self.db)
+    }
+}
+
+async fn stop_packs(packs: Vec<RunningPack>) {
+    for p in packs {
+        p.stop().await;
+    }
+}
+
+async fn bind(addr: &str) -> Result<tokio::net::TcpListener, HostError> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| HostError::Listen {
+            addr: addr.to_owned(),
+            source,
+        })
+}
+
+/// The database target for messages: a URL's password is never shown.
+fn kindgi_store_target(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.rsplit_once('@') {
+            Some((_, host)) => format!("{scheme}://…@{host}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}

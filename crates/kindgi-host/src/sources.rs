@@ -1,0 +1,109 @@
+//! What the host plugs into the runtime behind its in-memory catalogues: the store's
+//! registries as the runtime's definition source (flows and agents published through
+//! `/v1/flows` and `/v1/agents`, or put there for a pack), and a factory that serves a
+//! registry pack tool (one registered through `POST /v1/tools`) with the pack service of a
+//! pack this host runs for the tenant, chosen by the tool id's pack prefix.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use kindgi_pack::dispatch::PackServiceCaller;
+use kindgi_runtime::definitions::DefinitionSource;
+use kindgi_runtime::resolve::RegistryToolFactory;
+use kindgi_runtime::{PackTool, ToolDispatcher};
+use kindgi_spec::ToolManifest;
+use kindgi_store::definitions::{DefinitionRecord, Definitions};
+use serde_json::Value;
+
+/// The store's flows and agents, as the runtime's fallback source.
+#[derive(Debug, Clone)]
+pub struct StoreDefinitions {
+    defs: Definitions,
+}
+
+impl StoreDefinitions {
+    pub fn new(defs: Definitions) -> Self {
+        Self { defs }
+    }
+}
+
+fn definition(record: Option<DefinitionRecord>) -> Result<Option<Value>, String> {
+    record
+        .map(|r| r.definition().map_err(|e| e.to_string()))
+        .transpose()
+}
+
+#[async_trait]
+impl DefinitionSource for StoreDefinitions {
+    async fn flow_json(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: Option<&str>,
+    ) -> Result<Option<Value>, String> {
+        definition(
+            self.defs
+                .get_flow(tenant, id, version)
+                .await
+                .map_err(|e| e.to_string())?,
+        )
+    }
+
+    async fn agent_json(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: Option<&str>,
+    ) -> Result<Option<Value>, String> {
+        definition(
+            self.defs
+                .get_agent(tenant, id, version)
+                .await
+                .map_err(|e| e.to_string())?,
+        )
+    }
+}
+
+/// Tenant → pack id → the caller of the service serving that pack now.
+#[derive(Debug, Clone, Default)]
+pub struct PackServices {
+    inner: Arc<RwLock<HashMap<String, HashMap<String, Arc<PackServiceCaller>>>>>,
+}
+
+impl PackServices {
+    pub fn set(&self, tenant: &str, pack_id: &str, caller: Arc<PackServiceCaller>) {
+        if let Ok(mut g) = self.inner.write() {
+            g.entry(tenant.to_owned())
+                .or_default()
+                .insert(pack_id.to_owned(), caller);
+        }
+    }
+
+    fn get(&self, tenant: &str, pack_id: &str) -> Option<Arc<PackServiceCaller>> {
+        self.inner.read().ok()?.get(tenant)?.get(pack_id).cloned()
+    }
+}
+
+#[async_trait]
+impl RegistryToolFactory for PackServices {
+    async fn build(
+        &self,
+        tenant: &str,
+        manifest: &ToolManifest,
+    ) -> Result<Option<Arc<dyn ToolDispatcher>>, String> {
+        // A pack's tool ids are `<pack>.<name>`: the prefix names the pack.
+        let Some((pack, _)) = manifest.id.split_once('.') else {
+            return Ok(None);
+        };
+        let Some(caller) = self.get(tenant, pack) else {
+            return Ok(None);
+        };
+        let caller: Arc<dyn kindgi_runtime::PackCaller> = caller;
+        Ok(Some(Arc::new(PackTool::new(
+            manifest.clone(),
+            pack.to_owned(),
+            caller,
+        ))))
+    }
+}

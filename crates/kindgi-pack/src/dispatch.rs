@@ -1,0 +1,258 @@
+//! Pack dispatch: how the runtime reaches a pack's tools. A [`PackServiceCaller`] is the
+//! [`kindgi_tools::dispatch::PackCaller`] of one pack; it sends each call through
+//! [`crate::client::PackClient`] to **the service serving now**, read from a [`ServiceSlot`]:
+//!
+//! * a supervised child (`kindgi dev`, `kindgi server --pack-dir`): the supervisor publishes
+//!   each child it boots and clears the slot while none serves;
+//! * a deployed pack service at a fixed URL with its token (`kindgi server --pack-url`):
+//!   [`ServiceSlot::remote`], set once. `https://` URLs go through the same client
+//!   (reqwest with rustls). The token travels in `kindgi-pack-token` only; `Authorization`
+//!   is never set, so a platform's own identity header (Cloud Run's) is left alone (seed 002).
+//!
+//! The relay rule (pack-protocol reference §10): no service serving, or a connection
+//! refused, means the call provably did not run (*unavailable*); a call delivered without an
+//! answer may have run (*failed*) and is never sent again. Both end the step with
+//! `pack-unreachable: …` naming which it was. A run cancelled while its call is in flight
+//! stops waiting at once.
+//!
+//! [`manifest_of`] turns an index entry into the runtime's manifest (the index is what a
+//! pack's build wrote; `/v1/info` names tools but carries no schemas).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use async_trait::async_trait;
+use kindgi_spec::ToolManifest;
+use kindgi_spec::pack_index::IndexTool;
+use kindgi_spec::pack_protocol::{CallContext, Response, ToolInvoke, ToolRef};
+use kindgi_tools::ToolContext;
+use kindgi_tools::dispatch::{PackCallError, PackCaller};
+use serde_json::{Map, Value, json};
+
+use crate::client::{CallOptions, PackClient, PackClientConfig, PackClientConfigError};
+
+/// A pack service that serves now. Its `Debug` leaves the client (and so the token) out.
+pub struct Serving {
+    /// Where it listens (for messages).
+    pub base_url: String,
+    /// The child's process id, for a supervised service; `None` for a remote one.
+    pub pid: Option<u32>,
+    /// The pooled client that calls it.
+    pub client: PackClient,
+}
+
+impl std::fmt::Debug for Serving {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serving")
+            .field("base_url", &self.base_url)
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The service serving now (if any), and why none does.
+#[derive(Debug)]
+pub struct ServiceSlot {
+    current: RwLock<Option<Arc<Serving>>>,
+    why_not: Mutex<String>,
+}
+
+impl ServiceSlot {
+    /// An empty slot: "the pack service has not started yet".
+    pub fn new() -> Arc<ServiceSlot> {
+        Arc::new(ServiceSlot {
+            current: RwLock::new(None),
+            why_not: Mutex::new("the pack service has not started yet".into()),
+        })
+    }
+
+    /// A slot holding a deployed service at `base_url` (http or https) with `token`, for
+    /// good. The token is kept only inside the client (a sensitive header value).
+    pub fn remote(
+        base_url: &str,
+        token: &str,
+        config: impl FnOnce(&mut PackClientConfig),
+    ) -> Result<Arc<ServiceSlot>, PackClientConfigError> {
+        let mut cfg = PackClientConfig::new(base_url, token);
+        config(&mut cfg);
+        let client = PackClient::new(cfg)?;
+        let slot = ServiceSlot::new();
+        slot.set(
+            Some(Arc::new(Serving {
+                base_url: base_url.trim_end_matches('/').to_owned(),
+                pid: None,
+                client,
+            })),
+            "",
+        );
+        Ok(slot)
+    }
+
+    /// The serving service, or why there is none.
+    pub fn get(&self) -> Result<Arc<Serving>, String> {
+        if let Ok(g) = self.current.read()
+            && let Some(s) = g.as_ref()
+        {
+            return Ok(s.clone());
+        }
+        Err(self
+            .why_not
+            .lock()
+            .map(|g| g.clone())
+            .unwrap_or_else(|_| "the pack service is not serving".into()))
+    }
+
+    /// Publishes `service` (or none, with why not).
+    pub fn set(&self, service: Option<Arc<Serving>>, why_not: &str) {
+        if let Ok(mut g) = self.current.write() {
+            *g = service;
+        }
+        if let Ok(mut g) = self.why_not.lock() {
+            *g = why_not.to_owned();
+        }
+    }
+}
+
+/// Calls one pack's tools in the service its slot holds now.
+#[derive(Debug)]
+pub struct PackServiceCaller {
+    slot: Arc<ServiceSlot>,
+    /// Tool id → the version its index entry names (`None`: the entry has none, so the call
+    /// names none either, as the service resolves it).
+    versions: RwLock<HashMap<String, Option<String>>>,
+}
+
+impl PackServiceCaller {
+    pub fn new(slot: Arc<ServiceSlot>) -> Arc<PackServiceCaller> {
+        Arc::new(PackServiceCaller {
+            slot,
+            versions: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// The slot this caller reads.
+    pub fn slot(&self) -> &Arc<ServiceSlot> {
+        &self.slot
+    }
+
+    /// Replaces what the index says about tool versions (on every (re)load).
+    pub fn set_versions(&self, versions: HashMap<String, Option<String>>) {
+        if let Ok(mut g) = self.versions.write() {
+            *g = versions;
+        }
+    }
+
+    fn version_of(&self, manifest: &ToolManifest) -> Option<String> {
+        self.versions
+            .read()
+            .ok()
+            .and_then(|g| g.get(&manifest.id).cloned())
+            .unwrap_or_else(|| Some(manifest.version.clone()))
+    }
+}
+
+fn call_context(ctx: &ToolContext) -> CallContext {
+    let mut call_ctx = CallContext::new(
+        ctx.tenant_id.clone(),
+        ctx.run_id.clone().unwrap_or_default(),
+    );
+    call_ctx.project_id = ctx.project_id.clone();
+    call_ctx.org_id = ctx.org_id.clone();
+    call_ctx.request_id = ctx.request_id.clone();
+    call_ctx.idempotency_key = ctx.idempotency_key.clone();
+    call_ctx.env = ctx.env.as_ref().map(|e| (**e).clone());
+    call_ctx
+}
+
+#[async_trait]
+impl PackCaller for PackServiceCaller {
+    async fn call_tool(
+        &self,
+        manifest: &ToolManifest,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<Value, PackCallError> {
+        let service = self.slot.get().map_err(|why| PackCallError::Transport {
+            message: format!("unavailable: {why}; the call did not run"),
+        })?;
+        let invoke = ToolInvoke::new(
+            ToolRef {
+                id: manifest.id.clone(),
+                version: self.version_of(manifest),
+                extra: Default::default(),
+            },
+            input,
+            call_context(ctx),
+        );
+        let options = CallOptions::default();
+        let call = service.client.invoke_tool(&invoke, &options);
+        let answer = tokio::select! {
+            a = call => a,
+            () = ctx.signal.cancelled() => {
+                return Err(PackCallError::Transport {
+                    message: "the run was cancelled while the call was in flight; the call may have run".into(),
+                });
+            }
+        };
+        let answer = answer.map_err(|e| PackCallError::Transport {
+            message: if e.may_have_run() {
+                format!("failed: {e}")
+            } else {
+                format!("unavailable: {e}")
+            },
+        })?;
+        match answer.response {
+            Response::Result(r) => Ok(r.output),
+            Response::Error(e) => Err(PackCallError::Tool {
+                code: e.code.as_str().to_owned(),
+                message: e.message,
+                issues: e
+                    .issues
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|i| serde_json::to_value(i).ok())
+                    .filter_map(|v| serde_json::from_value(v).ok())
+                    .collect(),
+            }),
+            Response::CheckResult(_) => Err(PackCallError::Transport {
+                message: "failed: the pack service answered a tool call with a check result".into(),
+            }),
+        }
+    }
+}
+
+/// The runtime manifest of an index tool. An index entry may carry fields the manifest
+/// type spells differently; an optional one that does not parse is left out rather than
+/// losing the tool (what matters to the runtime is id, version, schemas, `mutating` and
+/// `effects`).
+pub fn manifest_of(tool: &IndexTool) -> Result<ToolManifest, String> {
+    let mut m = Map::new();
+    m.insert("id".into(), json!(tool.id));
+    m.insert(
+        "description".into(),
+        json!(tool.description.clone().unwrap_or_default()),
+    );
+    m.insert("version".into(), json!(tool.version().unwrap_or("0.0.0")));
+    m.insert("input".into(), tool.input.clone());
+    m.insert("output".into(), tool.output.clone());
+    let optional: [(&str, Option<Value>); 7] = [
+        ("effects", tool.effects.clone().map(Value::Array)),
+        ("mutating", tool.mutating.map(Value::Bool)),
+        ("needs", tool.needs.clone().map(Value::Array)),
+        ("needsSpec", tool.needs_spec.clone()),
+        ("sandbox", tool.sandbox.clone().map(Value::String)),
+        ("limits", tool.limits.clone()),
+        ("network", tool.network.clone()),
+    ];
+    for (key, value) in optional {
+        let Some(value) = value else { continue };
+        let mut trial = m.clone();
+        trial.insert(key.into(), value.clone());
+        if serde_json::from_value::<ToolManifest>(Value::Object(trial)).is_ok() {
+            m.insert(key.into(), value);
+        } else if key == "effects" || key == "mutating" {
+            return Err(format!("its `{key}` is not valid: {value}"));
+        }
+    }
+    serde_json::from_value(Value::Object(m)).map_err(|e| e.to_string())
+}
