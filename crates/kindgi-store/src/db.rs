@@ -250,6 +250,7 @@ impl Database {
         crate::tools::migrate(self).await?;
         crate::idempotency::migrate(self).await?;
         crate::runs::migrate(self).await?;
+        crate::values::migrate(self).await?;
         Ok(())
     }
 

@@ -3,7 +3,7 @@
 //!
 //! Start with [`Database::connect`] (a SQLite file path, `sqlite:` URL or `postgres://` URL)
 //! and [`Database::migrate`]. Each module owns its tables and its migration
-//! (`tokens`, `tools`, `runs`); see [`db`] for the connection and migration design, and
+//! (`tokens`, `tools`, `runs`, `values`); see [`db`] for the connection and migration design, and
 //! `docs/store.md` for the table layout. Every statement is written once for both databases
 //! ([`sql`]: `$N` placeholders, [`on_pool!`]).
 
@@ -17,6 +17,7 @@ pub mod sql;
 pub mod testing;
 pub mod tokens;
 pub mod tools;
+pub mod values;
 
 pub use db::{Backend, ConnectOptions, Database, DatabaseKind, SqlitePools, now_millis};
 pub use error::StoreError;
