@@ -22,7 +22,9 @@ fn official_cli() -> Option<PathBuf> {
         .filter(|p| !p.is_empty())
         .and_then(|p| PathBuf::from(p).parent().map(|d| d.join("kindgi")));
     let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/kindgi");
-    let found = from_python.filter(|p| p.exists()).or_else(|| local.exists().then_some(local));
+    let found = from_python
+        .filter(|p| p.exists())
+        .or_else(|| local.exists().then_some(local));
     let required = std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
         || std::env::var_os("CI").is_some_and(|v| !v.is_empty());
     if found.is_none() {
@@ -84,8 +86,18 @@ async fn the_official_cli_sets_and_lists_env_values_and_secrets() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let stop = kindgi_serve::CancellationToken::new();
-    let server = tokio::spawn(serve(listener, app, kindgi_serve::Limits::default(), stop.clone()));
-    let cli = Cli { bin, url, token, dir: tempfile::tempdir().unwrap() };
+    let server = tokio::spawn(serve(
+        listener,
+        app,
+        kindgi_serve::Limits::default(),
+        stop.clone(),
+    ));
+    let cli = Cli {
+        bin,
+        url,
+        token,
+        dir: tempfile::tempdir().unwrap(),
+    };
 
     let outcome = tokio::task::spawn_blocking(move || {
         let mut transcript = Vec::new();
@@ -93,19 +105,62 @@ async fn the_official_cli_sets_and_lists_env_values_and_secrets() {
             let (out, err, ok) = cli.run(args, stdin);
             transcript.push(format!("$ kindgi {}\n{out}{err}", args.join(" ")));
             assert!(ok, "kindgi {} failed:\n{out}\n{err}", args.join(" "));
-            assert!(!out.contains(SECRET) && !err.contains(SECRET), "the CLI printed the secret");
+            assert!(
+                !out.contains(SECRET) && !err.contains(SECRET),
+                "the CLI printed the secret"
+            );
             out
         };
-        step(&["secrets", "set", "STRIPE_KEY", "--env=local", "--scope=tenant", "--from-stdin"], Some(SECRET));
         step(
-            &["secrets", "set", "STRIPE_KEY", "--env=local", "--scope=tenant", "--from-stdin", "--write-mode=add-version"],
+            &[
+                "secrets",
+                "set",
+                "STRIPE_KEY",
+                "--env=local",
+                "--scope=tenant",
+                "--from-stdin",
+            ],
+            Some(SECRET),
+        );
+        step(
+            &[
+                "secrets",
+                "set",
+                "STRIPE_KEY",
+                "--env=local",
+                "--scope=tenant",
+                "--from-stdin",
+                "--write-mode=add-version",
+            ],
             Some(SECRET),
         );
         let list = step(&["secrets", "list", "--env=local", "--scope=tenant"], None);
-        let get = step(&["secrets", "get", "STRIPE_KEY", "--env=local", "--scope=tenant"], None);
-        step(&["env", "set", "BASE_URL", "https://api.example", "--env=local", "--scope=tenant"], None);
+        let get = step(
+            &[
+                "secrets",
+                "get",
+                "STRIPE_KEY",
+                "--env=local",
+                "--scope=tenant",
+            ],
+            None,
+        );
+        step(
+            &[
+                "env",
+                "set",
+                "BASE_URL",
+                "https://api.example",
+                "--env=local",
+                "--scope=tenant",
+            ],
+            None,
+        );
         let env_list = step(&["env", "list", "--env=local", "--scope=tenant"], None);
-        step(&["env", "unset", "BASE_URL", "--env=local", "--scope=tenant"], None);
+        step(
+            &["env", "unset", "BASE_URL", "--env=local", "--scope=tenant"],
+            None,
+        );
         let after = step(&["env", "list", "--env=local", "--scope=tenant"], None);
         (list, get, env_list, after, transcript.join("\n"))
     })
@@ -116,7 +171,10 @@ async fn the_official_cli_sets_and_lists_env_values_and_secrets() {
     eprintln!("{transcript}");
     assert!(list.contains("STRIPE_KEY"), "{transcript}");
     assert!(get.contains("\"currentVersion\": 2"), "{transcript}");
-    assert!(env_list.contains("\"value\": \"https://api.example\""), "{transcript}");
+    assert!(
+        env_list.contains("\"value\": \"https://api.example\""),
+        "{transcript}"
+    );
     assert!(!after.contains("https://api.example"), "{transcript}");
     t.cleanup().await.unwrap();
 }

@@ -142,7 +142,8 @@ impl SealContext<'_> {
 /// The key secret values are sealed under. `Debug` shows no key material.
 #[derive(Clone)]
 pub struct SealKey {
-    cipher: Aes256Gcm,
+    /// Shared: the expanded key schedule is about 1 KiB, and clones are per request.
+    cipher: std::sync::Arc<Aes256Gcm>,
 }
 
 impl std::fmt::Debug for SealKey {
@@ -155,7 +156,7 @@ impl SealKey {
     /// A key from its 32 bytes.
     pub fn from_bytes(bytes: &[u8; 32]) -> SealKey {
         SealKey {
-            cipher: Aes256Gcm::new(bytes.into()),
+            cipher: std::sync::Arc::new(Aes256Gcm::new(bytes.into())),
         }
     }
 
@@ -233,7 +234,9 @@ impl SealKey {
     }
 
     /// [`SealKey::from_env`] over any variable lookup (for tests and embedding hosts).
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Option<SealKey>, SealError> {
+    pub fn from_lookup(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<SealKey>, SealError> {
         let inline = lookup(KEY_ENV).filter(|v| !v.trim().is_empty());
         let file = lookup(KEY_FILE_ENV).filter(|v| !v.trim().is_empty());
         match (inline, file) {
@@ -365,10 +368,14 @@ mod tests {
     #[test]
     fn seals_and_opens_and_binds_the_context() {
         let (key, _) = SealKey::generate();
-        let sealed = key.seal(&ctx("API_KEY", 1), "s3cret-value").unwrap_or_default();
+        let sealed = key
+            .seal(&ctx("API_KEY", 1), "s3cret-value")
+            .unwrap_or_default();
         assert!(sealed.starts_with("v1:"));
         assert!(!sealed.contains("s3cret"));
-        let opened = key.open(&ctx("API_KEY", 1), &sealed).map(|v| v.expose().to_owned());
+        let opened = key
+            .open(&ctx("API_KEY", 1), &sealed)
+            .map(|v| v.expose().to_owned());
         assert_eq!(opened.ok().as_deref(), Some("s3cret-value"));
         assert!(matches!(
             key.open(&ctx("OTHER", 1), &sealed),
@@ -384,14 +391,20 @@ mod tests {
             Err(SealError::Undecryptable)
         ));
         // Two seals of one value differ (fresh nonce).
-        assert_ne!(key.seal(&ctx("API_KEY", 1), "s3cret-value").unwrap_or_default(), sealed);
+        assert_ne!(
+            key.seal(&ctx("API_KEY", 1), "s3cret-value")
+                .unwrap_or_default(),
+            sealed
+        );
     }
 
     #[test]
     fn keys_parse_with_clear_errors_and_redact() {
         let (_, text) = SealKey::generate();
         assert!(SealKey::from_base64(&text, KEY_ENV).is_ok());
-        let short = SealKey::from_base64("AAAA", KEY_ENV).err().map(|e| e.to_string());
+        let short = SealKey::from_base64("AAAA", KEY_ENV)
+            .err()
+            .map(|e| e.to_string());
         assert!(short.unwrap_or_default().contains("3 bytes, not 32"));
         let e = SealKey::from_lookup(|n| Some(format!("{n}-x"))).err();
         assert!(matches!(e, Some(SealError::BothSet)));

@@ -206,7 +206,10 @@ pub struct ListQuery<'a> {
 pub enum ValuesError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("secrets cannot be stored or read: this runtime has no secrets key; {}", crate::seal::KEY_HOWTO)]
+    #[error(
+        "secrets cannot be stored or read: this runtime has no secrets key; {}",
+        crate::seal::KEY_HOWTO
+    )]
     NoKey,
     #[error(transparent)]
     Seal(#[from] SealError),
@@ -265,13 +268,22 @@ macro_rules! env_from_row {
         let key = key_from_row!($row, $tenant, $env, "env.decode");
         let tags = parse_tags(
             &key.name,
-            $row.try_get("tags").map_err(StoreError::query("env.decode"))?,
+            $row.try_get("tags")
+                .map_err(StoreError::query("env.decode"))?,
         )?;
         EnvRecord {
-            value: $row.try_get("value").map_err(StoreError::query("env.decode"))?,
-            revision: $row.try_get("revision").map_err(StoreError::query("env.decode"))?,
-            created_at: $row.try_get("created_at").map_err(StoreError::query("env.decode"))?,
-            updated_at: $row.try_get("updated_at").map_err(StoreError::query("env.decode"))?,
+            value: $row
+                .try_get("value")
+                .map_err(StoreError::query("env.decode"))?,
+            revision: $row
+                .try_get("revision")
+                .map_err(StoreError::query("env.decode"))?,
+            created_at: $row
+                .try_get("created_at")
+                .map_err(StoreError::query("env.decode"))?,
+            updated_at: $row
+                .try_get("updated_at")
+                .map_err(StoreError::query("env.decode"))?,
             tags,
             key,
         }
@@ -282,12 +294,21 @@ macro_rules! secret_from_row {
     ($row:expr, $tenant:expr, $env:expr) => {{
         const OP: &str = "secrets.decode";
         let key = key_from_row!($row, $tenant, $env, OP);
-        let tags = parse_tags(&key.name, $row.try_get("tags").map_err(StoreError::query(OP))?)?;
+        let tags = parse_tags(
+            &key.name,
+            $row.try_get("tags").map_err(StoreError::query(OP))?,
+        )?;
         SecretRecord {
-            current_version: $row.try_get("current_version").map_err(StoreError::query(OP))?,
-            rotation_due_at: $row.try_get("rotation_due_at").map_err(StoreError::query(OP))?,
+            current_version: $row
+                .try_get("current_version")
+                .map_err(StoreError::query(OP))?,
+            rotation_due_at: $row
+                .try_get("rotation_due_at")
+                .map_err(StoreError::query(OP))?,
             revoked_at: $row.try_get("revoked_at").map_err(StoreError::query(OP))?,
-            revoke_reason: $row.try_get("revoke_reason").map_err(StoreError::query(OP))?,
+            revoke_reason: $row
+                .try_get("revoke_reason")
+                .map_err(StoreError::query(OP))?,
             created_at: $row.try_get("created_at").map_err(StoreError::query(OP))?,
             updated_at: $row.try_get("updated_at").map_err(StoreError::query(OP))?,
             tags,
@@ -296,7 +317,8 @@ macro_rules! secret_from_row {
     }};
 }
 
-const ENV_COLUMNS: &str = "scope_kind, scope_id, name, value, revision, tags, created_at, updated_at";
+const ENV_COLUMNS: &str =
+    "scope_kind, scope_id, name, value, revision, tags, created_at, updated_at";
 const SECRET_COLUMNS: &str = "scope_kind, scope_id, name, current_version, tags, rotation_due_at, revoked_at, revoke_reason, created_at, updated_at";
 /// The primary key of a row, placeholders `$1`..`$5`.
 const KEY_WHERE: &str =
@@ -398,7 +420,11 @@ impl ValuesStore {
     }
 
     /// Set the env value at `key`: revision 1 when new, else the stored one plus 1.
-    pub async fn env_set(&self, key: &ValueKey, write: &EnvWrite) -> Result<EnvRecord, ValuesError> {
+    pub async fn env_set(
+        &self,
+        key: &ValueKey,
+        write: &EnvWrite,
+    ) -> Result<EnvRecord, ValuesError> {
         if write.value.len() > ENV_VALUE_MAX_BYTES {
             return Err(ValuesError::ValueTooLarge {
                 len: write.value.len(),
@@ -546,9 +572,12 @@ impl ValuesStore {
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {
                 out.push((
-                    row.try_get("scope_kind").map_err(StoreError::query("env.resolve"))?,
-                    row.try_get("name").map_err(StoreError::query("env.resolve"))?,
-                    row.try_get("value").map_err(StoreError::query("env.resolve"))?,
+                    row.try_get("scope_kind")
+                        .map_err(StoreError::query("env.resolve"))?,
+                    row.try_get("name")
+                        .map_err(StoreError::query("env.resolve"))?,
+                    row.try_get("value")
+                        .map_err(StoreError::query("env.resolve"))?,
                 ));
             }
             out

@@ -60,11 +60,20 @@ async fn env_revisions_conflicts_and_delete(kind: DatabaseKind) {
     assert_eq!((second.revision, second.value.as_str()), (2, "b"));
     assert_eq!(second.created_at, first.created_at);
     let stale = store.env_set(&k, &env_write("c", Some(1))).await;
-    assert!(matches!(stale, Err(ValuesError::EnvConflict { current: 2 })));
+    assert!(matches!(
+        stale,
+        Err(ValuesError::EnvConflict { current: 2 })
+    ));
     let created_stale = store
-        .env_set(&key("acme", ValueScope::Tenant, "NEW"), &env_write("x", Some(3)))
+        .env_set(
+            &key("acme", ValueScope::Tenant, "NEW"),
+            &env_write("x", Some(3)),
+        )
         .await;
-    assert!(matches!(created_stale, Err(ValuesError::EnvConflict { current: 0 })));
+    assert!(matches!(
+        created_stale,
+        Err(ValuesError::EnvConflict { current: 0 })
+    ));
     // Tenants do not see each other's values.
     let other = key("other", ValueScope::Tenant, "BASE_URL");
     assert!(store.env_get(&other).await.unwrap().is_none());
@@ -95,7 +104,14 @@ async fn env_pages_in_name_order_with_prefix(kind: DatabaseKind) {
     assert_eq!(pref.len(), 2);
     // Another scope is another list.
     let project = ValueScope::Project("p1".into());
-    assert!(store.env_list(&list(&project, None, 10)).await.unwrap().0.is_empty());
+    assert!(
+        store
+            .env_list(&list(&project, None, 10))
+            .await
+            .unwrap()
+            .0
+            .is_empty()
+    );
     t.cleanup().await.unwrap();
 }
 
@@ -105,16 +121,25 @@ async fn secrets_are_versioned_and_sealed(kind: DatabaseKind) {
     let store = ValuesStore::with_key(t.db.clone(), Some(seal));
     let k = key("acme", ValueScope::Tenant, "STRIPE_KEY");
     let (rec, v) = store
-        .secret_set(&k, &secret_write("sk_live_plaintext_1", WriteMode::CreateNew))
+        .secret_set(
+            &k,
+            &secret_write("sk_live_plaintext_1", WriteMode::CreateNew),
+        )
         .await
         .unwrap();
     assert_eq!((v, rec.current_version), (1, 1));
     let again = store
         .secret_set(&k, &secret_write("x", WriteMode::CreateNew))
         .await;
-    assert!(matches!(again, Err(ValuesError::SecretExists { current: 1 })));
+    assert!(matches!(
+        again,
+        Err(ValuesError::SecretExists { current: 1 })
+    ));
     let (_, v2) = store
-        .secret_set(&k, &secret_write("sk_live_plaintext_2", WriteMode::AddVersion))
+        .secret_set(
+            &k,
+            &secret_write("sk_live_plaintext_2", WriteMode::AddVersion),
+        )
         .await
         .unwrap();
     assert_eq!(v2, 2);
@@ -135,7 +160,10 @@ async fn secrets_are_versioned_and_sealed(kind: DatabaseKind) {
     for s in &stored {
         assert!(s.starts_with("v1:") && !s.contains("plaintext") && !s.contains("sk_live"));
     }
-    let resolved = store.resolve_secrets("acme", "local", &["STRIPE_KEY", "NOPE"]).await.unwrap();
+    let resolved = store
+        .resolve_secrets("acme", "local", &["STRIPE_KEY", "NOPE"])
+        .await
+        .unwrap();
     assert_eq!(resolved.len(), 1);
     assert_eq!(resolved["STRIPE_KEY"].expose(), "sk_live_plaintext_2");
     assert!(!format!("{resolved:?}").contains("plaintext"));
@@ -151,12 +179,22 @@ async fn a_wrong_key_or_a_moved_row_does_not_open(kind: DatabaseKind) {
     let store = ValuesStore::with_key(t.db.clone(), Some(seal));
     for name in ["A", "B"] {
         let k = key("acme", ValueScope::Tenant, name);
-        store.secret_set(&k, &secret_write(name, WriteMode::CreateNew)).await.unwrap();
+        store
+            .secret_set(&k, &secret_write(name, WriteMode::CreateNew))
+            .await
+            .unwrap();
     }
     let (other, _) = SealKey::generate();
     let wrong = ValuesStore::with_key(t.db.clone(), Some(other));
-    let e = wrong.resolve_secrets("acme", "local", &["A"]).await.err().unwrap();
-    assert!(matches!(e, ValuesError::Seal(SealError::Undecryptable)), "{e}");
+    let e = wrong
+        .resolve_secrets("acme", "local", &["A"])
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(e, ValuesError::Seal(SealError::Undecryptable)),
+        "{e}"
+    );
     assert!(e.to_string().contains("not the one it was sealed with"));
     let none = ValuesStore::new(t.db.clone());
     assert!(matches!(
@@ -174,8 +212,18 @@ async fn a_wrong_key_or_a_moved_row_does_not_open(kind: DatabaseKind) {
     })
     .unwrap();
     let moved = store.resolve_secrets("acme", "local", &["B"]).await;
-    assert!(matches!(moved, Err(ValuesError::Seal(SealError::Undecryptable))));
-    assert_eq!(store.resolve_secrets("acme", "local", &["A"]).await.unwrap()["A"].expose(), "A");
+    assert!(matches!(
+        moved,
+        Err(ValuesError::Seal(SealError::Undecryptable))
+    ));
+    assert_eq!(
+        store
+            .resolve_secrets("acme", "local", &["A"])
+            .await
+            .unwrap()["A"]
+            .expose(),
+        "A"
+    );
     t.cleanup().await.unwrap();
 }
 
@@ -184,17 +232,48 @@ async fn revoked_secrets_stop_resolving(kind: DatabaseKind) {
     let (seal, _) = SealKey::generate();
     let store = ValuesStore::with_key(t.db.clone(), Some(seal));
     let k = key("acme", ValueScope::Tenant, "TOKEN");
-    store.secret_set(&k, &secret_write("v1", WriteMode::CreateNew)).await.unwrap();
-    assert_eq!(store.secret_revoke(&k, false, Some("leaked")).await.unwrap(), Some(true));
-    assert_eq!(store.secret_revoke(&k, false, None).await.unwrap(), Some(false));
-    assert_eq!(store.secret_revoke(&k, true, None).await.unwrap(), Some(true));
+    store
+        .secret_set(&k, &secret_write("v1", WriteMode::CreateNew))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .secret_revoke(&k, false, Some("leaked"))
+            .await
+            .unwrap(),
+        Some(true)
+    );
+    assert_eq!(
+        store.secret_revoke(&k, false, None).await.unwrap(),
+        Some(false)
+    );
+    assert_eq!(
+        store.secret_revoke(&k, true, None).await.unwrap(),
+        Some(true)
+    );
     let unknown = key("acme", ValueScope::Tenant, "NONE");
-    assert_eq!(store.secret_revoke(&unknown, false, None).await.unwrap(), None);
-    assert!(store.resolve_secrets("acme", "local", &["TOKEN"]).await.unwrap().is_empty());
+    assert_eq!(
+        store.secret_revoke(&unknown, false, None).await.unwrap(),
+        None
+    );
+    assert!(
+        store
+            .resolve_secrets("acme", "local", &["TOKEN"])
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let rec = store.secret_get(&k).await.unwrap().unwrap();
     assert_eq!(rec.revoke_reason.as_deref(), Some("leaked"));
     let tenant = ValueScope::Tenant;
-    assert!(store.secret_list(&list(&tenant, None, 10)).await.unwrap().0.is_empty());
+    assert!(
+        store
+            .secret_list(&list(&tenant, None, 10))
+            .await
+            .unwrap()
+            .0
+            .is_empty()
+    );
     let mut all = list(&tenant, None, 10);
     all.include_revoked = true;
     assert_eq!(store.secret_list(&all).await.unwrap().0.len(), 1);
@@ -204,7 +283,14 @@ async fn revoked_secrets_stop_resolving(kind: DatabaseKind) {
         .await
         .unwrap();
     assert_eq!((v, rec.revoked_at), (2, None));
-    assert_eq!(store.resolve_secrets("acme", "local", &["TOKEN"]).await.unwrap()["TOKEN"].expose(), "v2");
+    assert_eq!(
+        store
+            .resolve_secrets("acme", "local", &["TOKEN"])
+            .await
+            .unwrap()["TOKEN"]
+            .expose(),
+        "v2"
+    );
     t.cleanup().await.unwrap();
 }
 
@@ -213,30 +299,81 @@ async fn a_project_value_beats_the_tenants(kind: DatabaseKind) {
     let (seal, _) = SealKey::generate();
     let store = ValuesStore::with_key(t.db.clone(), Some(seal));
     let names = ["BASE_URL", "REGION"];
-    assert!(store.resolve_env("acme", Some("p1"), "local", &names).await.unwrap().is_empty());
+    assert!(
+        store
+            .resolve_env("acme", Some("p1"), "local", &names)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let tenant_url = key("acme", ValueScope::Tenant, "BASE_URL");
-    store.env_set(&tenant_url, &env_write("https://tenant", None)).await.unwrap();
+    store
+        .env_set(&tenant_url, &env_write("https://tenant", None))
+        .await
+        .unwrap();
     let region = key("acme", ValueScope::Tenant, "REGION");
-    store.env_set(&region, &env_write("eu", None)).await.unwrap();
-    let got = store.resolve_env("acme", Some("p1"), "local", &names).await.unwrap();
+    store
+        .env_set(&region, &env_write("eu", None))
+        .await
+        .unwrap();
+    let got = store
+        .resolve_env("acme", Some("p1"), "local", &names)
+        .await
+        .unwrap();
     assert_eq!(got["BASE_URL"], "https://tenant");
     let project_url = key("acme", ValueScope::Project("p1".into()), "BASE_URL");
-    store.env_set(&project_url, &env_write("https://project", None)).await.unwrap();
-    let got = store.resolve_env("acme", Some("p1"), "local", &names).await.unwrap();
-    assert_eq!((got["BASE_URL"].as_str(), got["REGION"].as_str()), ("https://project", "eu"));
+    store
+        .env_set(&project_url, &env_write("https://project", None))
+        .await
+        .unwrap();
+    let got = store
+        .resolve_env("acme", Some("p1"), "local", &names)
+        .await
+        .unwrap();
+    assert_eq!(
+        (got["BASE_URL"].as_str(), got["REGION"].as_str()),
+        ("https://project", "eu")
+    );
     // Another project, another env, another tenant: the project value is not theirs.
-    let other = store.resolve_env("acme", Some("p2"), "local", &names).await.unwrap();
+    let other = store
+        .resolve_env("acme", Some("p2"), "local", &names)
+        .await
+        .unwrap();
     assert_eq!(other["BASE_URL"], "https://tenant");
-    assert!(store.resolve_env("acme", Some("p1"), "prod", &names).await.unwrap().is_empty());
-    assert!(store.resolve_env("zeta", Some("p1"), "local", &names).await.unwrap().is_empty());
+    assert!(
+        store
+            .resolve_env("acme", Some("p1"), "prod", &names)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .resolve_env("zeta", Some("p1"), "local", &names)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     // Secrets: the same precedence.
     let ts = key("acme", ValueScope::Tenant, "API_KEY");
-    store.secret_set(&ts, &secret_write("tenant-secret", WriteMode::CreateNew)).await.unwrap();
+    store
+        .secret_set(&ts, &secret_write("tenant-secret", WriteMode::CreateNew))
+        .await
+        .unwrap();
     let ps = key("acme", ValueScope::Project("p1".into()), "API_KEY");
-    store.secret_set(&ps, &secret_write("project-secret", WriteMode::CreateNew)).await.unwrap();
-    let s = store.resolve_secrets_in("acme", Some("p1"), "local", &["API_KEY"]).await.unwrap();
+    store
+        .secret_set(&ps, &secret_write("project-secret", WriteMode::CreateNew))
+        .await
+        .unwrap();
+    let s = store
+        .resolve_secrets_in("acme", Some("p1"), "local", &["API_KEY"])
+        .await
+        .unwrap();
     assert_eq!(s["API_KEY"].expose(), "project-secret");
-    let s = store.resolve_secrets("acme", "local", &["API_KEY"]).await.unwrap();
+    let s = store
+        .resolve_secrets("acme", "local", &["API_KEY"])
+        .await
+        .unwrap();
     assert_eq!(s["API_KEY"].expose(), "tenant-secret");
     t.cleanup().await.unwrap();
 }
@@ -248,7 +385,9 @@ async fn budgets_refuse_oversized_input(kind: DatabaseKind) {
     let k = key("acme", ValueScope::Tenant, "BIG");
     let big = "x".repeat(64 * 1024 + 1);
     assert!(matches!(
-        store.secret_set(&k, &secret_write(&big, WriteMode::CreateNew)).await,
+        store
+            .secret_set(&k, &secret_write(&big, WriteMode::CreateNew))
+            .await,
         Err(ValuesError::ValueTooLarge { max: 65536, .. })
     ));
     assert!(matches!(

@@ -66,7 +66,10 @@ async fn list(values: Values, query: Q) -> Result<Json<Value>, ApiError> {
         tenant: &key.tenant,
         scope: &key.scope,
         env_name: &key.env_name,
-        name_prefix: p.get("namePrefix").map(String::as_str).filter(|s| !s.is_empty()),
+        name_prefix: p
+            .get("namePrefix")
+            .map(String::as_str)
+            .filter(|s| !s.is_empty()),
         after: after.as_deref(),
         limit,
         include_revoked: false,
@@ -115,8 +118,10 @@ async fn put(
     let raw = query_scope(&p)?;
     check_body_matches(&values, &b, &env, &raw, &name)?;
     let Some(value) = b.get("value").and_then(Value::as_str) else {
-        return Err(ApiError::bad_input("`value` is required and must be a string")
-            .with_details(json!({"field": "value"})));
+        return Err(
+            ApiError::bad_input("`value` is required and must be a string")
+                .with_details(json!({"field": "value"})),
+        );
     };
     let if_revision = revision_field(&b, "ifRevision")?;
     let tags = tags(&b)?;
@@ -164,7 +169,9 @@ fn check_body_matches(
 ) -> Result<(), ApiError> {
     if let Some(body_env) = b.get("envName") {
         if body_env.as_str() != Some(env) {
-            let shown = body_env.as_str().map_or_else(|| body_env.to_string(), str::to_owned);
+            let shown = body_env
+                .as_str()
+                .map_or_else(|| body_env.to_string(), str::to_owned);
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "env-name-mismatch",
@@ -186,14 +193,20 @@ fn check_body_matches(
     }
     if let Some(body_name) = b.get("name") {
         if body_name.as_str() != Some(name) {
-            return Err(ApiError::bad_input("Body `name` does not match path `:name`.")
-                .with_details(json!({"field": "name"})));
+            return Err(
+                ApiError::bad_input("Body `name` does not match path `:name`.")
+                    .with_details(json!({"field": "name"})),
+            );
         }
     }
     Ok(())
 }
 
-async fn delete(values: Values, Path(name): Path<String>, query: Q) -> Result<Json<Value>, ApiError> {
+async fn delete(
+    values: Values,
+    Path(name): Path<String>,
+    query: Q,
+) -> Result<Json<Value>, ApiError> {
     values.require("env:write")?;
     let p = params(query)?;
     let key = key_of(&values, &p, &name)?;

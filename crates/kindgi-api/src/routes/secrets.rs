@@ -139,11 +139,7 @@ async fn list(values: Values, query: Q) -> Result<Json<Value>, ApiError> {
     )))
 }
 
-async fn read(
-    values: Values,
-    Path(name): Path<String>,
-    query: Q,
-) -> Result<Json<Value>, ApiError> {
+async fn read(values: Values, Path(name): Path<String>, query: Q) -> Result<Json<Value>, ApiError> {
     let p = params(query)?;
     let key = key_of(&values, &p, &name)?;
     match values.store.secret_get(&key).await.map_err(store_error)? {
@@ -186,7 +182,11 @@ fn body_scope(values: &Values, b: &Map<String, Value>) -> Result<RawScope, ApiEr
         "org" => "orgId",
         _ => "projectId",
     };
-    match o.get(field).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+    match o
+        .get(field)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+    {
         Some(id) => Ok(RawScope {
             kind: kind.into(),
             id: id.into(),
@@ -210,7 +210,9 @@ pub fn name_refusal(name: &str) -> Option<ApiError> {
         )));
     }
     let ok_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    let shaped = name.split('.').all(|seg| !seg.is_empty() && seg.chars().all(ok_char))
+    let shaped = name
+        .split('.')
+        .all(|seg| !seg.is_empty() && seg.chars().all(ok_char))
         && !name.starts_with('-');
     if !shaped {
         return Some(invalid("A secret name is 1 to 255 ASCII letters, digits, `.`, `-` and `_`; it starts with a letter, digit or `_`, and any `.` sits between two non-`.` characters. Rename it to that form.".into()));
@@ -271,8 +273,18 @@ fn parse_set_body(values: &Values, p: &Params, body: &[u8]) -> Result<SetBody, A
     let tags = tags(&b)?;
     match b.get("appEnvFile") {
         None | Some(Value::Bool(false)) => {}
-        Some(Value::Bool(true)) => return Err(field("appEnvFile", "`appEnvFile` is for a runtime under `kindgi dev`, whose secrets live in the pack's env files. This runtime keeps secrets in its secrets store: set the value your app needs in its own configuration.")),
-        Some(_) => return Err(field("appEnvFile", "`appEnvFile` must be a boolean when present")),
+        Some(Value::Bool(true)) => {
+            return Err(field(
+                "appEnvFile",
+                "`appEnvFile` is for a runtime under `kindgi dev`, whose secrets live in the pack's env files. This runtime keeps secrets in its secrets store: set the value your app needs in its own configuration.",
+            ));
+        }
+        Some(_) => {
+            return Err(field(
+                "appEnvFile",
+                "`appEnvFile` must be a boolean when present",
+            ));
+        }
     }
     Ok(SetBody {
         raw_scope,
@@ -345,7 +357,10 @@ async fn set(values: Values, query: Q, body: Bytes) -> Result<Response, ApiError
         Err(ValuesError::SecretExists { current }) => Err(ApiError::new(
             StatusCode::CONFLICT,
             "secret-write-conflict",
-            format!("Secret \"{}\" already exists. Use writeMode: 'add-version' to add a new version.", clip(&name)),
+            format!(
+                "Secret \"{}\" already exists. Use writeMode: 'add-version' to add a new version.",
+                clip(&name)
+            ),
         )
         .with_details(json!({"currentVersion": current}))),
         Err(ValuesError::SecretVersionConflict { current }) => Err(ApiError::new(
@@ -371,10 +386,7 @@ async fn revoke(
         "secrets:revoke"
     })?;
     let key = key_of(&values, &p, &name)?;
-    let reason = p
-        .get("reason")
-        .map(|r| clip(r))
-        .filter(|r| !r.is_empty());
+    let reason = p.get("reason").map(|r| clip(r)).filter(|r| !r.is_empty());
     match values
         .store
         .secret_revoke(&key, hard, reason.as_deref())

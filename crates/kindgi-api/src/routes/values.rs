@@ -125,7 +125,8 @@ impl Values {
         if has_capability(&self.caller, cap) {
             return Ok(());
         }
-        let message = format!("Bearer token is missing the `{cap}` capability required for this route.");
+        let message =
+            format!("Bearer token is missing the `{cap}` capability required for this route.");
         Err(
             ApiError::new(StatusCode::FORBIDDEN, "permission-denied", message.clone()).with_details(
                 json!({"action": "admin", "resource": format!("tenant:{}", self.tenant()), "reason": message}),
@@ -168,8 +169,11 @@ pub fn clip(s: &str) -> String {
 pub type Params = HashMap<String, String>;
 
 /// Parse the query string; a malformed one is `400 bad-input`.
-pub fn params(query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>) -> Result<Params, ApiError> {
-    let Query(pairs) = query.map_err(|e| ApiError::bad_input(format!("The query string is not valid: {e}")))?;
+pub fn params(
+    query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
+) -> Result<Params, ApiError> {
+    let Query(pairs) =
+        query.map_err(|e| ApiError::bad_input(format!("The query string is not valid: {e}")))?;
     let mut out = Params::new();
     for (k, v) in pairs {
         out.entry(k).or_insert(v);
@@ -182,7 +186,8 @@ fn is_env_name(s: &str) -> bool {
     !b.is_empty()
         && b.len() <= 63
         && b[0].is_ascii_lowercase()
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
 /// `envName`: required (`400 env-name-required`), `[a-z][a-z0-9-]{0,62}`.
@@ -191,7 +196,9 @@ pub fn env_name(raw: Option<&str>) -> Result<String, ApiError> {
     match raw {
         None | Some("") => Err(required("`envName` query parameter is required")),
         Some(s) if is_env_name(s) => Ok(s.to_owned()),
-        Some(_) => Err(required("`envName` must match RFC-1035-like grammar [a-z][a-z0-9-]{0,62}.")),
+        Some(_) => Err(required(
+            "`envName` must match RFC-1035-like grammar [a-z][a-z0-9-]{0,62}.",
+        )),
     }
 }
 
@@ -252,11 +259,20 @@ pub fn query_scope(p: &Params) -> Result<RawScope, ApiError> {
 /// project id that is not a UUID is `400 scope-invalid`; another project is
 /// `404 project-not-found`; an org is `404 not-found` (this runtime has no orgs).
 pub fn resolve_scope(tenant: &str, raw: &RawScope) -> Result<ValueScope, ApiError> {
-    let what = if raw.kind == "org" { "an org" } else { "a project" };
+    let what = if raw.kind == "org" {
+        "an org"
+    } else {
+        "a project"
+    };
     match raw.kind.as_str() {
         "tenant" => return Ok(ValueScope::Tenant),
         "org" | "project" => {}
-        _ => return Err(scope_invalid(format!("scope kind \"{}\" is not tenant, org or project", clip(&raw.kind)))),
+        _ => {
+            return Err(scope_invalid(format!(
+                "scope kind \"{}\" is not tenant, org or project",
+                clip(&raw.kind)
+            )));
+        }
     }
     if uuid::Uuid::parse_str(&raw.id).is_err() {
         return Err(scope_invalid(format!(
@@ -342,11 +358,17 @@ pub fn tags(body: &Map<String, Value>) -> Result<Option<Tags>, ApiError> {
     let Some(raw) = body.get("tags") else {
         return Ok(None);
     };
-    let bad = || ApiError::bad_input("`tags` must be a string map when present").with_details(json!({"field": "tags"}));
+    let bad = || {
+        ApiError::bad_input("`tags` must be a string map when present")
+            .with_details(json!({"field": "tags"}))
+    };
     let map = raw.as_object().ok_or_else(bad)?;
     if map.len() > MAX_TAGS {
-        return Err(ApiError::bad_input(format!("`tags` has {} entries; at most {MAX_TAGS}", map.len()))
-            .with_details(json!({"field": "tags", "max": MAX_TAGS})));
+        return Err(ApiError::bad_input(format!(
+            "`tags` has {} entries; at most {MAX_TAGS}",
+            map.len()
+        ))
+        .with_details(json!({"field": "tags", "max": MAX_TAGS})));
     }
     let mut out = Tags::new();
     for (k, v) in map {
@@ -387,8 +409,10 @@ pub struct Position {
 pub fn cursor(p: &Params, list: &str) -> Result<Option<Position>, ApiError> {
     let pos: Option<Position> = crate::page::decode_cursor(p.get("cursor").map(String::as_str))?;
     match pos {
-        Some(pos) if pos.list != list => Err(ApiError::bad_input("`cursor` is malformed")
-            .with_details(json!({"field": "cursor"}))),
+        Some(pos) if pos.list != list => {
+            Err(ApiError::bad_input("`cursor` is malformed")
+                .with_details(json!({"field": "cursor"})))
+        }
         other => Ok(other),
     }
 }
@@ -429,7 +453,9 @@ pub fn key_problem(config: &ValuesConfig) -> Option<ApiError> {
         KeyState::Invalid(reason) => Some(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "secret-provider-unavailable",
-            format!("This runtime's secrets key is not usable, so it cannot store secret values: {reason}"),
+            format!(
+                "This runtime's secrets key is not usable, so it cannot store secret values: {reason}"
+            ),
         )),
         _ => None,
     }

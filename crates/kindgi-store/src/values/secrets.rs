@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use sqlx::Row as _;
 
 use super::{
-    KEY_WHERE, ListQuery, MAX_RESOLVE_NAMES, SECRET_COLUMNS, SECRET_VALUE_MAX_BYTES,
-    SecretRecord, SecretVersion, SecretWrite, ValueKey, ValueScope, ValuesError, ValuesStore,
-    WriteMode, in_list, page_of, parse_tags, tags_text,
+    KEY_WHERE, ListQuery, MAX_RESOLVE_NAMES, SECRET_COLUMNS, SECRET_VALUE_MAX_BYTES, SecretRecord,
+    SecretVersion, SecretWrite, ValueKey, ValueScope, ValuesError, ValuesStore, WriteMode, in_list,
+    page_of, parse_tags, tags_text,
 };
 use crate::seal::{SealContext, SecretValue};
 use crate::{StoreError, now_millis};
@@ -120,14 +120,18 @@ impl ValuesStore {
                 .map_err(StoreError::query(OP))?;
             let stored = match row {
                 Some(row) => Some(Stored {
-                    current: row.try_get("current_version").map_err(StoreError::query(OP))?,
+                    current: row
+                        .try_get("current_version")
+                        .map_err(StoreError::query(OP))?,
                     revoked: row
                         .try_get::<Option<i64>, _>("revoked_at")
                         .map_err(StoreError::query(OP))?
                         .is_some(),
                     created_at: row.try_get("created_at").map_err(StoreError::query(OP))?,
                     tags: row.try_get("tags").map_err(StoreError::query(OP))?,
-                    rotation_due_at: row.try_get("rotation_due_at").map_err(StoreError::query(OP))?,
+                    rotation_due_at: row
+                        .try_get("rotation_due_at")
+                        .map_err(StoreError::query(OP))?,
                 }),
                 None => None,
             };
@@ -179,7 +183,9 @@ impl ValuesStore {
                 // A concurrent write took this version first.
                 return Err(match write.mode {
                     WriteMode::CreateNew => ValuesError::SecretExists { current: version },
-                    WriteMode::AddVersion => ValuesError::SecretVersionConflict { current: version },
+                    WriteMode::AddVersion => {
+                        ValuesError::SecretVersionConflict { current: version }
+                    }
                 });
             }
             bind_key!(sqlx::query(add_version), key)
@@ -226,8 +232,9 @@ impl ValuesStore {
         let versions = format!(
             "UPDATE secret_versions SET revoked_at = $6 WHERE {KEY_WHERE} AND revoked_at IS NULL"
         );
-        let destroy =
-            format!("UPDATE secret_versions SET sealed = NULL WHERE {KEY_WHERE} AND sealed IS NOT NULL");
+        let destroy = format!(
+            "UPDATE secret_versions SET sealed = NULL WHERE {KEY_WHERE} AND sealed IS NOT NULL"
+        );
         let now = now_millis();
         let outcome = crate::on_pool!(self.db, write, |pool| {
             let mut tx = pool.begin().await.map_err(StoreError::query(OP))?;
@@ -364,7 +371,8 @@ impl ValuesStore {
             for row in rows {
                 out.push((
                     key_from_row!(row, tenant, env_name, OP),
-                    row.try_get("current_version").map_err(StoreError::query(OP))?,
+                    row.try_get("current_version")
+                        .map_err(StoreError::query(OP))?,
                     row.try_get("sealed").map_err(StoreError::query(OP))?,
                 ));
             }
