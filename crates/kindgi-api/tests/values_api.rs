@@ -520,7 +520,48 @@ async fn secrets_page_in_name_order(kind: DatabaseKind) {
     s.db.cleanup().await.unwrap();
 }
 
+async fn secret_writes_replay_under_an_idempotency_key(kind: DatabaseKind) {
+    let s = setup(kind).await;
+    let body = secret_body("IDEM", "add-version").to_string().into_bytes();
+    let h = [("idempotency-key", "k-1")];
+    let first = s
+        .acme
+        .send(Method::POST, "/v1/secrets", Some(body.clone()), &h)
+        .await;
+    let second = s
+        .acme
+        .send(Method::POST, "/v1/secrets", Some(body), &h)
+        .await;
+    assert_eq!((first.status.as_u16(), second.status.as_u16()), (200, 200));
+    assert_eq!(first.body, second.body);
+    assert_eq!(second.header("x-idempotent-replay"), Some("true"));
+    assert_no_secret(&second);
+    // One version was written, not two.
+    let r = s
+        .acme
+        .get("/v1/secrets/IDEM?envName=local&scopeKind=tenant")
+        .await;
+    assert_eq!(r.json()["currentVersion"], 1);
+    s.db.cleanup().await.unwrap();
+}
+
+#[test]
+fn configuration_and_writes_print_no_key_or_value() {
+    let (seal, _) = SealKey::generate();
+    let config = ValuesConfig::new("local", Some(seal));
+    assert!(format!("{config:?}").contains("SealKey(<redacted>)"));
+    let write = kindgi_store::values::SecretWrite {
+        value: kindgi_store::seal::SecretValue::new(SECRET.into()),
+        mode: kindgi_store::values::WriteMode::CreateNew,
+        tags: None,
+        rotation_due_at: None,
+        if_version: None,
+    };
+    assert!(!format!("{write:?}").contains(SECRET));
+}
+
 both_stores!(
+    secret_writes_replay_under_an_idempotency_key,
     case_73_env_needs_env_name_and_scope,
     case_74_env_revisions_and_conflicts,
     case_75_env_delete_and_paging,
