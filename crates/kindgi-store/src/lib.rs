@@ -5,7 +5,8 @@
 //! and [`Database::migrate`]. Each module owns its tables and its migration
 //! (`tokens`, `tools`, `runs`, `values`); see [`db`] for the connection and migration design, and
 //! `docs/store.md` for the table layout. Every statement is written once for both databases
-//! ([`sql`]: `$N` placeholders, [`on_pool!`]).
+//! ([`sql`]: `$N` placeholders, [`on_pool!`]). Secret values are sealed at rest by [`seal`]
+//! (AES-256-GCM under the operator's key) before [`values`] stores them.
 
 pub mod db;
 pub mod error;
