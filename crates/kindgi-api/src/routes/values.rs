@@ -66,6 +66,12 @@ impl ValuesConfig {
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| DEFAULT_SERVED_ENV.to_owned());
+        if !is_env_name(&served_env) {
+            tracing::warn!(
+                served_env = %clip(&served_env),
+                "KINDGI_ENV is not an env name ([a-z][a-z0-9-]{{0,62}}): every env and secret write will be refused"
+            );
+        }
         let key = match SealKey::from_env() {
             Ok(Some(key)) => KeyState::Ready(key),
             Ok(None) => KeyState::Missing,
