@@ -64,6 +64,7 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         .merge(routes::agents::routes())
         .merge(routes::guardrails::routes())
         .merge(routes::projects::routes())
+        .merge(routes::env::routes().merge(routes::secrets::routes()))
         .merge(extra)
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

@@ -251,6 +251,7 @@ impl Database {
         crate::definitions::migrate(self).await?;
         crate::idempotency::migrate(self).await?;
         crate::runs::migrate(self).await?;
+        crate::values::migrate(self).await?;
         Ok(())
     }
 

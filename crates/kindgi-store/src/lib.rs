@@ -3,9 +3,10 @@
 //!
 //! Start with [`Database::connect`] (a SQLite file path, `sqlite:` URL or `postgres://` URL)
 //! and [`Database::migrate`]. Each module owns its tables and its migration
-//! (`tokens`, `tools`, `definitions`, `runs`); see [`db`] for the connection and migration design, and
+//! (`tokens`, `tools`, `definitions`, `runs`, `values`); see [`db`] for the connection and migration design, and
 //! `docs/store.md` for the table layout. Every statement is written once for both databases
-//! ([`sql`]: `$N` placeholders, [`on_pool!`]).
+//! ([`sql`]: `$N` placeholders, [`on_pool!`]). Secret values are sealed at rest by [`seal`]
+//! (AES-256-GCM under the operator's key) before [`values`] stores them.
 
 pub mod db;
 pub mod definitions;
@@ -13,10 +14,12 @@ pub mod error;
 pub mod file_mode;
 pub mod idempotency;
 pub mod runs;
+pub mod seal;
 pub mod sql;
 pub mod testing;
 pub mod tokens;
 pub mod tools;
+pub mod values;
 
 pub use db::{Backend, ConnectOptions, Database, DatabaseKind, SqlitePools, now_millis};
 pub use error::StoreError;

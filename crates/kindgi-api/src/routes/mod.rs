@@ -3,10 +3,13 @@
 //! versioned registries share.
 
 pub mod agents;
+pub mod env;
 pub mod flows;
 pub mod guardrails;
 pub mod projects;
 pub mod query;
 pub mod registry;
 pub mod scope;
+pub mod secrets;
 pub mod tools;
+pub mod values;
