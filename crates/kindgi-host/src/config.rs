@@ -88,6 +88,11 @@ pub struct HostConfig {
     /// The registries take no writes through the API (`kindgi dev`: the pack's files are
     /// the truth; `409 registry-read-only`).
     pub read_only_registry: bool,
+    /// The env this host serves (`/v1/env`, `/v1/secrets`, tool calls' values).
+    pub served_env: String,
+    /// The key secrets are sealed with at rest; `None`: secret writes are refused with how to
+    /// set one (`kindgi dev` keeps one in `.kindgi/secrets.key`).
+    pub secrets_key: Option<kindgi_store::seal::SealKey>,
 }
 
 impl std::fmt::Debug for HostConfig {
@@ -114,6 +119,8 @@ impl HostConfig {
             supervisor: kindgi_dev::supervisor::SupervisorConfig::from_env(false),
             run_stop_grace: RUN_STOP_GRACE,
             read_only_registry: false,
+            served_env: kindgi_api::routes::values::DEFAULT_SERVED_ENV.to_owned(),
+            secrets_key: None,
         }
     }
 }

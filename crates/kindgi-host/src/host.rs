@@ -18,6 +18,8 @@ use crate::error::HostError;
 use crate::packs::{self, RunningPack, say};
 use crate::register::Registrar;
 use crate::sources::{PackServices, StoreDefinitions};
+use crate::values::StoreCallValues;
+use kindgi_store::values::ValuesStore;
 
 /// A running host.
 #[derive(Debug)]
@@ -63,6 +65,10 @@ impl Host {
             .definition_source(std::sync::Arc::new(StoreDefinitions::new(
                 state.definitions.clone(),
             )))
+            .call_values(std::sync::Arc::new(StoreCallValues::new(
+                ValuesStore::with_key(db.clone(), config.secrets_key.clone()),
+                config.served_env.clone(),
+            )))
             .build();
         let registrar = Registrar::new(rt.clone(), state.clone(), services);
 
@@ -103,7 +109,11 @@ impl Host {
         })?;
         let extra =
             kindgi_api::runs::routes(rt.clone()).merge(kindgi_api::flows::routes(rt.clone()));
-        let app = kindgi_api::router_with(state.clone(), extra);
+        let values = kindgi_api::routes::values::ValuesConfig::new(
+            config.served_env.clone(),
+            config.secrets_key.clone(),
+        );
+        let app = kindgi_api::router_with(state.clone(), extra).layer(axum::Extension(values));
         let server_stop = CancellationToken::new();
         let server = tokio::spawn(kindgi_api::serve(
             listener,

@@ -45,6 +45,7 @@ pub mod mcp;
 pub mod packs;
 pub mod register;
 pub mod sources;
+pub mod values;
 
 pub use config::{ConfigFile, DEFAULT_TENANT, HostConfig, McpServer, PackSource};
 pub use error::HostError;

@@ -80,6 +80,17 @@ async fn dev(args: DevArgs) -> Result<(), Box<dyn std::error::Error>> {
     config.supervisor = kindgi_dev::supervisor::SupervisorConfig::from_env(!args.no_watch);
     // The pack's files are the truth: the API's registries serve them and take no writes.
     config.read_only_registry = true;
+    config.served_env = super::server::served_env()?;
+    // Secrets sealed under the operator's key when there is one, else the folder's own.
+    config.secrets_key =
+        match kindgi_store::seal::SealKey::from_env().map_err(|e| anyhow::anyhow!("{e}"))? {
+            Some(k) => Some(k),
+            None => Some(
+                kindgi_store::seal::dev_key(&dir)
+                    .map_err(|e| anyhow::anyhow!("{e}"))
+                    .context("cannot keep the dev secrets key")?,
+            ),
+        };
     config.packs.push(PackSource::Folder {
         dir: dir.clone(),
         tenant: DEV_TENANT.into(),

@@ -267,6 +267,12 @@ async fn serve(
         ),
     );
     config.limits = args.limits();
+    config.served_env = served_env()?;
+    // Secrets are sealed under the operator's key; without one, secret writes are refused
+    // with how to set it.
+    config.secrets_key = kindgi_store::seal::SealKey::from_env()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("cannot read the secrets key")?;
     if let Some((_, file_packs, file_mcp)) = file {
         config.packs = file_packs;
         config.mcp = file_mcp;
@@ -291,4 +297,23 @@ async fn serve(
     }
     eprintln!("kindgi server stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The env this runtime serves: `KINDGI_ENV`, default `local`.
+pub(crate) fn served_env() -> anyhow::Result<String> {
+    let env = std::env::var("KINDGI_ENV")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| kindgi_api::routes::values::DEFAULT_SERVED_ENV.to_owned());
+    let valid = env.len() <= 63
+        && env.starts_with(|c: char| c.is_ascii_lowercase())
+        && env
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !valid {
+        anyhow::bail!(
+            "KINDGI_ENV={env:?} is not an env name: use a lower-case letter, then up to 62 letters, digits or -"
+        );
+    }
+    Ok(env)
 }

@@ -1,0 +1,85 @@
+//! Env values and secrets into tool calls: the host's [`CallValues`] over the store's env
+//! and secret tables (`/v1/env`, `/v1/secrets`). A call's env values are its tenant's for the
+//! served env (`KINDGI_ENV`, default `local`), the Default project's beating the tenant's;
+//! its secrets are resolved, one at a time and only when the handler asks, through a
+//! [`SecretResolver`] whose values never reach a log, an error or the journal.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use kindgi_runtime::CallValues;
+use kindgi_spec::ToolManifest;
+use kindgi_store::values::ValuesStore;
+use kindgi_tools::context::SecretResolver;
+use kindgi_tools::tool::BoxFuture;
+
+/// The store's values for tool calls in `served_env`.
+#[derive(Debug, Clone)]
+pub struct StoreCallValues {
+    store: ValuesStore,
+    served_env: String,
+}
+
+impl StoreCallValues {
+    pub fn new(store: ValuesStore, served_env: impl Into<String>) -> Self {
+        Self {
+            store,
+            served_env: served_env.into(),
+        }
+    }
+}
+
+#[async_trait]
+impl CallValues for StoreCallValues {
+    async fn env(
+        &self,
+        tenant: &str,
+        _tool: &ToolManifest,
+        names: &[String],
+    ) -> Result<BTreeMap<String, String>, String> {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let project = kindgi_api::projects::default_project_id(tenant);
+        self.store
+            .resolve_env(tenant, Some(&project), &self.served_env, &names)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    fn secrets(&self, tenant: &str, _tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>> {
+        Some(Arc::new(TenantSecrets {
+            store: self.store.clone(),
+            tenant: tenant.to_owned(),
+        }))
+    }
+}
+
+/// One tenant's secrets, resolved on demand.
+#[derive(Debug)]
+struct TenantSecrets {
+    store: ValuesStore,
+    tenant: String,
+}
+
+impl SecretResolver for TenantSecrets {
+    fn resolve<'a>(
+        &'a self,
+        env_name: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let project = kindgi_api::projects::default_project_id(&self.tenant);
+            let mut found = self
+                .store
+                .resolve_secrets_in(&self.tenant, Some(&project), env_name, &[name])
+                .await
+                .map_err(|e| e.to_string())?;
+            match found.remove(name) {
+                Some(v) => Ok(v.expose().to_owned()),
+                None => Err(format!(
+                    "secret \"{name}\" is not set in env \"{env_name}\" for this tenant; set it with `kindgi secrets set`"
+                )),
+            }
+        })
+    }
+}
