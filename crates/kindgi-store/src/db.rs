@@ -250,6 +250,8 @@ impl Database {
         crate::tools::migrate(self).await?;
         crate::idempotency::migrate(self).await?;
         crate::runs::migrate(self).await?;
+        crate::mcp_endpoints::migrate(self).await?;
+        crate::conversations::migrate(self).await?;
         Ok(())
     }
 

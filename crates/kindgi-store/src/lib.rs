@@ -7,10 +7,12 @@
 //! `docs/store.md` for the table layout. Every statement is written once for both databases
 //! ([`sql`]: `$N` placeholders, [`on_pool!`]).
 
+pub mod conversations;
 pub mod db;
 pub mod error;
 pub mod file_mode;
 pub mod idempotency;
+pub mod mcp_endpoints;
 pub mod runs;
 pub mod sql;
 pub mod testing;
