@@ -57,6 +57,8 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         )
         .route("/v1/openapi.json", get(openapi))
         .merge(routes::tools::routes())
+        .merge(routes::mcp::routes())
+        .merge(routes::conversations::routes())
         .merge(extra)
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

@@ -1,3 +1,8 @@
 //! Route groups.
 
+pub mod conversations;
+pub mod mcp;
+pub mod mcp_sync;
+pub mod mcp_validate;
+pub mod scope_params;
 pub mod tools;
