@@ -93,7 +93,11 @@ pub fn serialize(c: &Conversation) -> Value {
         }
     }
     o.insert("scope".into(), c.scope.clone());
-    let status = if c.closed_at.is_some() { "closed" } else { "open" };
+    let status = if c.closed_at.is_some() {
+        "closed"
+    } else {
+        "open"
+    };
     o.insert("status".into(), json!(status));
     o.insert("openedAt".into(), json!(rfc3339(c.opened_at)));
     if let Some(t) = c.closed_at {
@@ -264,7 +268,10 @@ fn list_filter(tenant: &str, q: &HashMap<String, String>) -> Result<Conversation
     if q.get("openedBy").is_some_and(|o| o != "me") {
         return Err(ApiError::bad_input("`openedBy` must be `me`"));
     }
-    if !matches!(param(q, "replays"), None | Some("exclude" | "include" | "only")) {
+    if !matches!(
+        param(q, "replays"),
+        None | Some("exclude" | "include" | "only")
+    ) {
         return Err(ApiError::bad_input(
             "`replays` must be `exclude`, `include` or `only`",
         ));
@@ -378,7 +385,10 @@ async fn close(
     Ok(Json(serialize(&c)).into_response())
 }
 
-async fn unregister(Tenant(_tenant): Tenant, Path(raw): Path<String>) -> Result<Response, ApiError> {
+async fn unregister(
+    Tenant(_tenant): Tenant,
+    Path(raw): Path<String>,
+) -> Result<Response, ApiError> {
     conversation_id(&raw)?;
     Err(ApiError::new(
         StatusCode::NOT_IMPLEMENTED,
@@ -413,7 +423,15 @@ async fn messages(
     let more = rows.len() > limit;
     rows.truncate(limit);
     let next = more
-        .then(|| rows.last().map(|m| encode_cursor(&json!({ "sequence": m.sequence }))))
+        .then(|| {
+            rows.last()
+                .map(|m| encode_cursor(&json!({ "sequence": m.sequence })))
+        })
         .flatten();
-    Ok(Json(page(rows.iter().map(serialize_message).collect(), next, Map::new())).into_response())
+    Ok(Json(page(
+        rows.iter().map(serialize_message).collect(),
+        next,
+        Map::new(),
+    ))
+    .into_response())
 }

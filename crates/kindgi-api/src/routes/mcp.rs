@@ -99,11 +99,13 @@ fn host_access_denied(endpoint_id: &str) -> ApiError {
         "MCP endpoint \"{}\" uses the stdio transport, which runs a command on the server's host; this server refuses that (start it with --allow-stdio-mcp to allow it). Run the MCP server over HTTP (streamable-http) instead.",
         echo(endpoint_id)
     );
-    ApiError::new(StatusCode::FORBIDDEN, "host-access-denied", message.clone()).with_details(json!({
-        "action": "admin",
-        "resource": format!("mcp_endpoint:{}", echo(endpoint_id)),
-        "reason": message,
-    }))
+    ApiError::new(StatusCode::FORBIDDEN, "host-access-denied", message.clone()).with_details(
+        json!({
+            "action": "admin",
+            "resource": format!("mcp_endpoint:{}", echo(endpoint_id)),
+            "reason": message,
+        }),
+    )
 }
 
 async fn register(
@@ -116,9 +118,16 @@ async fn register(
     let Value::Object(object) = value else {
         return Err(ApiError::bad_input("Request body must be an object"));
     };
-    let endpoint = mcp_validate::validate(&object).map_err(mcp_validate::Invalid::into_api_error)?;
-    let endpoint_id = endpoint["endpointId"].as_str().unwrap_or_default().to_owned();
-    let transport = endpoint["transport"].as_str().unwrap_or_default().to_owned();
+    let endpoint =
+        mcp_validate::validate(&object).map_err(mcp_validate::Invalid::into_api_error)?;
+    let endpoint_id = endpoint["endpointId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let transport = endpoint["transport"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     if transport == "stdio" && !state.allow_stdio_mcp {
         return Err(host_access_denied(&endpoint_id));
     }
@@ -147,7 +156,10 @@ async fn register(
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "mcp-endpoint-already-registered",
-            format!("MCP endpoint \"{}\" is already registered", echo(&endpoint_id)),
+            format!(
+                "MCP endpoint \"{}\" is already registered",
+                echo(&endpoint_id)
+            ),
         )
         .with_details(json!({ "endpointId": echo(&endpoint_id) })));
     }
@@ -184,7 +196,8 @@ async fn list(
     Tenant(tenant): Tenant,
     query: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let Query(q) = query.map_err(|e| ApiError::bad_input(format!("The query string is not valid: {e}")))?;
+    let Query(q) =
+        query.map_err(|e| ApiError::bad_input(format!("The query string is not valid: {e}")))?;
     let limit = clamp_limit(param(&q, "limit"));
     let transport = param(&q, "transport").filter(|t| !t.is_empty());
     if let Some(t) = transport {
@@ -230,7 +243,10 @@ async fn list(
     let more = rows.len() > limit;
     rows.truncate(limit);
     let next = more
-        .then(|| rows.last().map(|r| encode_cursor(&json!({ "id": r.endpoint_id }))))
+        .then(|| {
+            rows.last()
+                .map(|r| encode_cursor(&json!({ "id": r.endpoint_id })))
+        })
         .flatten();
     let data = rows.iter().map(serialize).collect();
     Ok(Json(page(data, next, Map::new())).into_response())
@@ -248,7 +264,10 @@ async fn get_one(
         .ok_or_else(|| {
             not_found(
                 &endpoint_id,
-                format!("No MCP endpoint registered with id \"{}\"", echo(&endpoint_id)),
+                format!(
+                    "No MCP endpoint registered with id \"{}\"",
+                    echo(&endpoint_id)
+                ),
             )
         })?;
     Ok(Json(serialize(&record)).into_response())
@@ -295,7 +314,12 @@ pub async fn sync_all(state: &AppState) -> Result<Vec<(String, String)>, kindgi_
             }
         };
         store
-            .record_sync(&record.tenant_id, &record.endpoint_id, &ids, error.as_deref())
+            .record_sync(
+                &record.tenant_id,
+                &record.endpoint_id,
+                &ids,
+                error.as_deref(),
+            )
             .await?;
     }
     Ok(failed)

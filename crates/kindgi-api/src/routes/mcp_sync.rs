@@ -61,7 +61,12 @@ pub fn endpoint_uri(body: &Value) -> Result<String, String> {
             let args: Vec<String> = config
                 .get("args")
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
                 .unwrap_or_default();
             Ok(Endpoint::stdio(text("command").unwrap_or_default(), args).to_string())
         }
@@ -75,7 +80,10 @@ pub fn endpoint_uri(body: &Value) -> Result<String, String> {
             let lower = url.to_ascii_lowercase();
             let secure = lower.starts_with("https://");
             if !secure && !lower.starts_with("http://") {
-                return Err(format!("config.url \"{}\" is not an http(s) URL", echo(&url)));
+                return Err(format!(
+                    "config.url \"{}\" is not an http(s) URL",
+                    echo(&url)
+                ));
             }
             let rest = &url[if secure { 8 } else { 7 }..];
             let scheme = match (t, secure) {
@@ -130,14 +138,18 @@ pub async fn list_manifests(
     let listed = client.list_tools().await;
     client.close().await;
     let mut manifests = listed.map_err(|e| e.to_string())?;
-    manifests.retain(|m| ToolId::parse(&m.id).is_ok() && dialect_ok(&m.input) && dialect_ok(&m.output));
+    manifests
+        .retain(|m| ToolId::parse(&m.id).is_ok() && dialect_ok(&m.input) && dialect_ok(&m.output));
     for m in &mut manifests {
         m.version = MCP_TOOL_VERSION.to_owned();
         m.mutating = Some(true);
         let metadata = m.metadata.get_or_insert_with(Default::default);
         let mcp = metadata.entry("mcp").or_insert_with(|| json!({}));
         if let Some(obj) = mcp.as_object_mut() {
-            obj.insert("endpointId".into(), Value::String(record.endpoint_id.clone()));
+            obj.insert(
+                "endpointId".into(),
+                Value::String(record.endpoint_id.clone()),
+            );
         }
     }
     Ok(manifests)
@@ -181,11 +193,13 @@ pub async fn register_tools(
             Ok(_) => Ok(()),
             Err(RegistryError::DuplicateVersion { .. }) => {
                 match registry.get_version(tenant, &m.id, MCP_TOOL_VERSION).await {
-                    Ok(existing) if is_ours(&existing.manifest_json, &record.endpoint_id) => registry
-                        .reinstate(tenant, &m.id, MCP_TOOL_VERSION)
-                        .await
-                        .map(drop)
-                        .map_err(|e| e.to_string()),
+                    Ok(existing) if is_ours(&existing.manifest_json, &record.endpoint_id) => {
+                        registry
+                            .reinstate(tenant, &m.id, MCP_TOOL_VERSION)
+                            .await
+                            .map(drop)
+                            .map_err(|e| e.to_string())
+                    }
                     Ok(_) => Err(format!(
                         "tool \"{}\" {MCP_TOOL_VERSION} is already registered by something other than this endpoint",
                         m.id
@@ -241,13 +255,18 @@ mod tests {
 
     #[test]
     fn uris_from_configs() {
-        let stdio = json!({"config": {"transport": "stdio", "command": "node", "args": ["my server.js"]}});
+        let stdio =
+            json!({"config": {"transport": "stdio", "command": "node", "args": ["my server.js"]}});
         assert_eq!(
             endpoint_uri(&stdio).ok().as_deref(),
             Some("mcp+stdio://node my%20server.js")
         );
-        let http = json!({"config": {"transport": "streamable-http", "url": "https://h.example/mcp"}});
-        assert_eq!(endpoint_uri(&http).ok().as_deref(), Some("mcp+https://h.example/mcp"));
+        let http =
+            json!({"config": {"transport": "streamable-http", "url": "https://h.example/mcp"}});
+        assert_eq!(
+            endpoint_uri(&http).ok().as_deref(),
+            Some("mcp+https://h.example/mcp")
+        );
         let sse = json!({"config": {"transport": "http-sse", "url": "http://h/messages", "sseUrl": "http://h/sse"}});
         assert_eq!(endpoint_uri(&sse).ok().as_deref(), Some("mcp+sse://h/sse"));
         let secret = json!({"secretRef": {"envName": "dev", "name": "T"}, "config": {"transport": "streamable-http", "url": "http://h/mcp"}});

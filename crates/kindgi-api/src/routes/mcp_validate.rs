@@ -204,7 +204,13 @@ pub fn validate(body: &Map<String, Value>) -> Checked<Value> {
             .map_err(|m| Invalid::new(format!("endpoint \"{id}\": {m}"), "invalid-secret-ref"))?;
     }
     if let Some(auth) = body.get("auth") {
-        check_auth(&id, transport, body.contains_key("secretRef"), auth, &config)?;
+        check_auth(
+            &id,
+            transport,
+            body.contains_key("secretRef"),
+            auth,
+            &config,
+        )?;
     }
     credential_in_headers(&id, &config)?;
     if body.get("instructions").is_some_and(|v| !v.is_string()) {
@@ -223,7 +229,9 @@ pub fn validate(body: &Map<String, Value>) -> Checked<Value> {
         None | Some(Value::Bool(false)) => {}
         Some(Value::Bool(true)) if transport == "stdio" => {
             return Err(Invalid::new(
-                format!("endpoint \"{id}\" sendTraceparent needs an HTTP transport: a stdio server gets no headers"),
+                format!(
+                    "endpoint \"{id}\" sendTraceparent needs an HTTP transport: a stdio server gets no headers"
+                ),
                 "invalid-send-traceparent",
             ));
         }
@@ -300,7 +308,10 @@ fn validate_config(
             let (url_reason, headers_reason) = if transport == "http-sse" {
                 ("invalid-http-sse-url", "invalid-http-sse-headers")
             } else {
-                ("invalid-streamable-http-url", "invalid-streamable-http-headers")
+                (
+                    "invalid-streamable-http-url",
+                    "invalid-streamable-http-headers",
+                )
             };
             if !matches!(cfg.get("url"), Some(Value::String(s)) if !s.is_empty()) {
                 return bad("config.url required (non-empty string)", url_reason);
@@ -309,7 +320,10 @@ fn validate_config(
                 return bad("config.sseUrl must be a string", "invalid-http-sse-sse-url");
             }
             if cfg.get("headers").is_some_and(|h| !string_map(h)) {
-                return bad("config.headers must be a Record<string, string>", headers_reason);
+                return bad(
+                    "config.headers must be a Record<string, string>",
+                    headers_reason,
+                );
             }
             for key in ["url", "sseUrl", "headers"] {
                 if key != "sseUrl" || transport == "http-sse" {
@@ -340,9 +354,17 @@ fn credential_in_headers(id: &str, config: &Map<String, Value>) -> Checked<()> {
     let listed: Vec<String> = names.iter().map(|n| format!("\"{}\"", echo(n))).collect();
     let by_reference: Vec<String> = names
         .iter()
-        .map(|n| format!("{{ name: \"{}\", secretRef: {{ envName, name }} }}", echo(n)))
+        .map(|n| {
+            format!(
+                "{{ name: \"{}\", secretRef: {{ envName, name }} }}",
+                echo(n)
+            )
+        })
         .collect();
-    let bearer = if names.iter().any(|n| n.eq_ignore_ascii_case("authorization")) {
+    let bearer = if names
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case("authorization"))
+    {
         " For `Authorization: Bearer <token>`, secretRef sends it."
     } else {
         ""
@@ -404,13 +426,17 @@ fn check_auth(
 ) -> Checked<()> {
     if has_secret_ref {
         return Err(Invalid::new(
-            format!("endpoint \"{id}\" sets both secretRef and auth: secretRef is the bearer form, auth the others. Set one."),
+            format!(
+                "endpoint \"{id}\" sets both secretRef and auth: secretRef is the bearer form, auth the others. Set one."
+            ),
             "auth-with-secret-ref",
         ));
     }
     if transport == "stdio" {
         return Err(Invalid::new(
-            format!("endpoint \"{id}\" auth needs an HTTP transport: a stdio server gets no headers"),
+            format!(
+                "endpoint \"{id}\" auth needs an HTTP transport: a stdio server gets no headers"
+            ),
             "auth-on-stdio",
         ));
     }
@@ -420,12 +446,19 @@ fn check_auth(
         .find(|n| sent.contains(&n.to_ascii_lowercase()));
     match (twice, sent.as_slice()) {
         (None, _) => Ok(()),
-        (Some(_), [only]) if only == "authorization" && !is_header_scheme(raw) => Err(Invalid::new(
-            format!("endpoint \"{id}\" sets auth and an Authorization header in config.headers: auth sends that header. Drop the header."),
-            "auth-with-authorization-header",
-        )),
+        (Some(_), [only]) if only == "authorization" && !is_header_scheme(raw) => {
+            Err(Invalid::new(
+                format!(
+                    "endpoint \"{id}\" sets auth and an Authorization header in config.headers: auth sends that header. Drop the header."
+                ),
+                "auth-with-authorization-header",
+            ))
+        }
         (Some(name), _) => Err(Invalid::new(
-            format!("endpoint \"{id}\" sets the header \"{}\" in both auth.headers and config.headers: auth sends it. Drop it from config.headers.", echo(name)),
+            format!(
+                "endpoint \"{id}\" sets the header \"{}\" in both auth.headers and config.headers: auth sends it. Drop it from config.headers.",
+                echo(name)
+            ),
             "auth-header-in-config",
         )),
     }
@@ -469,12 +502,8 @@ fn parse_auth(id: &str, raw: &Value) -> Checked<Vec<String>> {
     if scheme == "header" {
         return parse_header_auth(id, a.get("headers"));
     }
-    secret_ref(a.get("secretRef").unwrap_or(&Value::Null), "auth.secretRef").map_err(|m| {
-        Invalid::new(
-            format!("endpoint \"{id}\" auth: {m}"),
-            "invalid-secret-ref",
-        )
-    })?;
+    secret_ref(a.get("secretRef").unwrap_or(&Value::Null), "auth.secretRef")
+        .map_err(|m| Invalid::new(format!("endpoint \"{id}\" auth: {m}"), "invalid-secret-ref"))?;
     if scheme == "basic" {
         let ok = bounded(a.get("username"), 256)
             && !a
@@ -502,7 +531,9 @@ fn check_oauth2(id: &str, a: &Map<String, Value>) -> Checked<()> {
         .is_some_and(token_url_allowed);
     if !url_ok {
         return Err(Invalid::new(
-            format!("endpoint \"{id}\" auth.tokenUrl must be an https URL (or http to localhost, 127.0.0.1 or [::1]), without credentials or a fragment"),
+            format!(
+                "endpoint \"{id}\" auth.tokenUrl must be an https URL (or http to localhost, 127.0.0.1 or [::1]), without credentials or a fragment"
+            ),
             "invalid-token-url",
         ));
     }
@@ -515,7 +546,10 @@ fn check_oauth2(id: &str, a: &Map<String, Value>) -> Checked<()> {
         }
     }
     if let Some(v) = a.get("clientAuth") {
-        if !matches!(v.as_str(), Some("client_secret_basic" | "client_secret_post")) {
+        if !matches!(
+            v.as_str(),
+            Some("client_secret_basic" | "client_secret_post")
+        ) {
             return Err(bad(
                 "auth.clientAuth must be one of client_secret_basic / client_secret_post",
             ));
@@ -537,10 +571,7 @@ fn token_url_allowed(url: &str) -> bool {
         return false;
     }
     let host = if authority.starts_with('[') {
-        authority
-            .split_inclusive(']')
-            .next()
-            .unwrap_or_default()
+        authority.split_inclusive(']').next().unwrap_or_default()
     } else {
         authority.split(':').next().unwrap_or_default()
     };
@@ -556,7 +587,9 @@ fn token_url_allowed(url: &str) -> bool {
 
 fn parse_header_auth(id: &str, raw: Option<&Value>) -> Checked<Vec<String>> {
     let bad = |m: String| Invalid::new(format!("endpoint \"{id}\" {m}"), "invalid-auth");
-    let list = raw.and_then(Value::as_array).filter(|l| (1..=4).contains(&l.len()));
+    let list = raw
+        .and_then(Value::as_array)
+        .filter(|l| (1..=4).contains(&l.len()));
     let Some(list) = list else {
         return Err(bad("auth.headers must be a list of 1 to 4 headers".into()));
     };
@@ -650,7 +683,12 @@ mod tests {
         ] {
             assert!(is_credential_header(yes), "{yes}");
         }
-        for no in ["X-Idempotency-Key", "X-Cache-Key", "Accept-Language", "X-Tenant"] {
+        for no in [
+            "X-Idempotency-Key",
+            "X-Cache-Key",
+            "Accept-Language",
+            "X-Tenant",
+        ] {
             assert!(!is_credential_header(no), "{no}");
         }
     }

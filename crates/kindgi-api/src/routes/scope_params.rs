@@ -146,7 +146,10 @@ mod tests {
 
     #[test]
     fn query_triplet() {
-        assert_eq!(parse_query(None, None, None).ok(), Some(ScopeQuery::default()));
+        assert_eq!(
+            parse_query(None, None, None).ok(),
+            Some(ScopeQuery::default())
+        );
         let q = parse_query(Some("project"), Some("p1"), Some("false")).ok();
         assert_eq!(
             q,
@@ -165,13 +168,19 @@ mod tests {
             let e = parse_query(k, i, inh).err().map(|e| (e.code, e.message));
             let (code, message) = e.unwrap_or_default();
             assert_eq!(code, "scope-invalid");
-            assert!(message.starts_with("scope query parameters malformed: "), "{message}");
+            assert!(
+                message.starts_with("scope query parameters malformed: "),
+                "{message}"
+            );
         }
     }
 
     #[test]
     fn body_scope() {
-        assert_eq!(parse_body(Some(&json!("tenant")), None).ok(), Some(Scope::Tenant));
+        assert_eq!(
+            parse_body(Some(&json!("tenant")), None).ok(),
+            Some(Scope::Tenant)
+        );
         assert!(parse_body(None, None).is_err());
         assert!(parse_body(Some(&json!("tenant")), Some(&json!("x"))).is_err());
         assert!(parse_body(Some(&json!("project")), None).is_err());
