@@ -521,4 +521,135 @@ both_stores!(
     a_failed_sync_registers_nothing_and_says_why,
     stdio_when_allowed,
     list_filters_pages_and_redacts,
+    resources_and_prompts_proxy,
 );
+
+/// A server process killed when dropped.
+struct Catalog {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for Catalog {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts tests/servers/fastmcp_catalog.py (resources and prompts) over streamable HTTP.
+fn catalog_server() -> Option<Catalog> {
+    use std::io::BufRead as _;
+    let py = mcp_support::python()?;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/fastmcp_catalog.py");
+    let mut child = std::process::Command::new(py)
+        .arg(script)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().strip_prefix("PORT ").unwrap().parse().unwrap();
+    Some(Catalog { child, port })
+}
+
+async fn resources_and_prompts_proxy(kind: DatabaseKind) {
+    let Some(server) = catalog_server() else {
+        return;
+    };
+    let e = env(kind).await;
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    assert_eq!(
+        e.acme
+            .post_json("/v1/mcp/endpoints", &http_body("cat", &url))
+            .await
+            .status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        e.acme.get("/v1/tools/cat.ping").await.status,
+        StatusCode::OK
+    );
+
+    let r = e.acme.get("/v1/mcp/endpoints/cat/resources").await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.json());
+    let data = r.json()["data"].as_array().unwrap().clone();
+    let readme = data.iter().find(|d| d["uri"] == "docs://readme").unwrap();
+    assert_eq!(
+        readme,
+        &json!({"uri": "docs://readme", "name": "readme", "description": "The readme", "mimeType": "text/markdown"})
+    );
+
+    let r = e
+        .acme
+        .get("/v1/mcp/endpoints/cat/resources/docs%3A%2F%2Freadme")
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.json());
+    assert_eq!(
+        r.json(),
+        json!({"uri": "docs://readme", "mimeType": "text/markdown", "text": "# Catalog\nHello."})
+    );
+    let r = e
+        .acme
+        .get("/v1/mcp/endpoints/cat/resources/docs%3A%2F%2Fbroken")
+        .await;
+    let v = refused(&r, StatusCode::BAD_GATEWAY, "mcp-resource-read-failed");
+    assert_eq!(v["error"]["details"]["endpointId"], "cat");
+    let r = e
+        .acme
+        .get("/v1/mcp/endpoints/cat/resources/docs%3A%2F%2Fnope")
+        .await;
+    refused(&r, StatusCode::NOT_FOUND, "mcp-resource-not-found");
+
+    let r = e.acme.get("/v1/mcp/endpoints/cat/prompts").await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.json());
+    assert_eq!(
+        r.json(),
+        json!({"data": [{"name": "greet", "description": "Greet someone", "arguments": [{"name": "name", "required": true}]}]})
+    );
+    let r = e
+        .acme
+        .post_json(
+            "/v1/mcp/endpoints/cat/prompts/greet",
+            &json!({"arguments": {"name": "Ada"}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.json());
+    assert_eq!(
+        r.json(),
+        json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Say hello to Ada."}}]})
+    );
+    let r = e
+        .acme
+        .post_json(
+            "/v1/mcp/endpoints/cat/prompts/greet",
+            &json!({"arguments": {"name": 1}}),
+        )
+        .await;
+    refused(&r, StatusCode::BAD_REQUEST, "bad-input");
+    let r = e
+        .acme
+        .post_json("/v1/mcp/endpoints/cat/prompts/greet", &json!({}))
+        .await;
+    refused(&r, StatusCode::BAD_GATEWAY, "mcp-prompt-get-failed");
+    let r = e
+        .acme
+        .post_json("/v1/mcp/endpoints/cat/prompts/nope", &json!({}))
+        .await;
+    refused(&r, StatusCode::NOT_FOUND, "mcp-prompt-not-found");
+    let r = e.acme.get("/v1/mcp/endpoints/missing/prompts").await;
+    refused(&r, StatusCode::NOT_FOUND, "mcp-endpoint-not-found");
+    // The server going away is a 502, not a hang.
+    drop(server);
+    let r = e.acme.get("/v1/mcp/endpoints/cat/resources").await;
+    refused(&r, StatusCode::BAD_GATEWAY, "mcp-resource-read-failed");
+    let r = e.acme.get("/v1/mcp/endpoints/cat/prompts").await;
+    refused(&r, StatusCode::BAD_GATEWAY, "mcp-prompt-get-failed");
+    e.db.cleanup().await.unwrap();
+}

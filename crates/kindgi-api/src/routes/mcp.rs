@@ -1,6 +1,7 @@
 //! `/v1/mcp/endpoints` (platform-api.md §6): register (validated by [`mcp_validate`],
 //! synced into the tool registry by [`mcp_sync`]), list (paging, `transport`, scope
 //! triplet), get (credential headers `[redacted]`) and unregister (its tools retire).
+//! The resources and prompts proxy routes are in [`super::mcp_proxy`].
 //! A `stdio` endpoint needs [`AppState::allow_stdio_mcp`], else `403 host-access-denied`.
 //!
 //! Beyond the reference (additive, documented in docs/mcp.md): a read answers
@@ -39,6 +40,7 @@ pub fn routes() -> Router<AppState> {
             "/v1/mcp/endpoints/{endpoint_id}/unregister",
             post(unregister),
         )
+        .merge(super::mcp_proxy::routes())
 }
 
 fn store(state: &AppState) -> McpEndpointStore {

@@ -2,6 +2,7 @@
 
 pub mod conversations;
 pub mod mcp;
+pub mod mcp_proxy;
 pub mod mcp_sync;
 pub mod mcp_validate;
 pub mod scope_params;
