@@ -39,7 +39,11 @@ async fn open_read_close(kind: DatabaseKind) {
     let c = r.json();
     let id = c["id"].as_str().unwrap().to_owned();
     assert!(uuid::Uuid::parse_str(&id).is_ok());
-    assert_eq!(c["tenantId"], "acme");
+    assert_eq!(
+        c["tenantId"],
+        kindgi_api::routes::conversations::tenant_uuid("acme")
+    );
+    assert!(uuid::Uuid::parse_str(c["tenantId"].as_str().unwrap()).is_ok());
     assert_eq!(c["title"], "Untitled conversation");
     assert_eq!(c["status"], "open");
     assert_eq!(c["turnCount"], 0);

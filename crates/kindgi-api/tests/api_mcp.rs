@@ -5,6 +5,7 @@
 //! as `<endpointId>.<tool>` at 1.0.0, retire on unregister, come back on re-register).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod catalog;
 #[path = "../../kindgi-mcp/tests/support/mod.rs"]
 mod mcp_support;
 mod support;
@@ -524,43 +525,8 @@ both_stores!(
     resources_and_prompts_proxy,
 );
 
-/// A server process killed when dropped.
-struct Catalog {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Drop for Catalog {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts tests/servers/fastmcp_catalog.py (resources and prompts) over streamable HTTP.
-fn catalog_server() -> Option<Catalog> {
-    use std::io::BufRead as _;
-    let py = mcp_support::python()?;
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/fastmcp_catalog.py");
-    let mut child = std::process::Command::new(py)
-        .arg(script)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.trim().strip_prefix("PORT ").unwrap().parse().unwrap();
-    Some(Catalog { child, port })
-}
-
 async fn resources_and_prompts_proxy(kind: DatabaseKind) {
-    let Some(server) = catalog_server() else {
+    let Some(server) = catalog::catalog_server() else {
         return;
     };
     let e = env(kind).await;

@@ -64,6 +64,24 @@ pub fn conversation_error(e: ConversationError) -> ApiError {
     }
 }
 
+/// The namespace of wire tenant ids derived from tenant names (a fixed random UUID).
+const TENANT_NAMESPACE: uuid::Uuid =
+    uuid::Uuid::from_u128(0x3e0f_9a7d_5c21_4b86_a4d3_17c9_e2b0_6f58);
+
+/// `tenant` as the wire's `tenantId` (`format: uuid`; the official SDK refuses anything
+/// else): the tenant itself when it is a UUID, else a UUID v5 derived from its name, stable
+/// across restarts and databases.
+pub fn tenant_uuid(tenant: &str) -> String {
+    match uuid::Uuid::parse_str(tenant) {
+        Ok(u) => u.to_string(),
+        Err(_) => uuid::Uuid::new_v5(
+            &TENANT_NAMESPACE,
+            format!("kindgi-tenant:{tenant}").as_bytes(),
+        )
+        .to_string(),
+    }
+}
+
 /// RFC 3339 UTC with milliseconds.
 pub fn rfc3339(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
@@ -79,7 +97,7 @@ fn store(state: &AppState) -> ConversationStore {
 pub fn serialize(c: &Conversation) -> Value {
     let mut o = Map::new();
     o.insert("id".into(), json!(c.id));
-    o.insert("tenantId".into(), json!(c.tenant_id));
+    o.insert("tenantId".into(), json!(tenant_uuid(&c.tenant_id)));
     o.insert("agentId".into(), json!(c.agent_id));
     o.insert("agentVersion".into(), json!(c.agent_version));
     o.insert("title".into(), json!(c.title));
