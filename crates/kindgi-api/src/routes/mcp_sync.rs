@@ -27,6 +27,9 @@ pub const MCP_TOOL_VERSION: &str = "1.0.0";
 /// The bound on connecting plus `tools/list` during a register.
 pub const SYNC_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The most tools one endpoint may bring (a sync listing more fails, registering none).
+pub const MAX_TOOLS_PER_ENDPOINT: usize = 512;
+
 /// Schema dialects an MCP tool's schemas may declare (others are skipped).
 const DIALECTS: [&str; 4] = [
     "http://json-schema.org/draft-06/schema",
@@ -138,6 +141,12 @@ pub async fn list_manifests(
     let listed = client.list_tools().await;
     client.close().await;
     let mut manifests = listed.map_err(|e| e.to_string())?;
+    if manifests.len() > MAX_TOOLS_PER_ENDPOINT {
+        return Err(format!(
+            "the server lists {} tools, more than the {MAX_TOOLS_PER_ENDPOINT} one endpoint may bring",
+            manifests.len()
+        ));
+    }
     manifests
         .retain(|m| ToolId::parse(&m.id).is_ok() && dialect_ok(&m.input) && dialect_ok(&m.output));
     for m in &mut manifests {
