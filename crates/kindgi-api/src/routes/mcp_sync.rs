@@ -83,12 +83,18 @@ pub fn endpoint_uri(body: &Value) -> Result<String, String> {
             let lower = url.to_ascii_lowercase();
             let secure = lower.starts_with("https://");
             if !secure && !lower.starts_with("http://") {
-                return Err(format!(
-                    "config.url \"{}\" is not an http(s) URL",
-                    echo(&url)
-                ));
+                return Err("config.url is not an http(s) URL".into());
             }
             let rest = &url[if secure { 8 } else { 7 }..];
+            // Never echoed: a user:password@ in the URL is a credential.
+            if rest
+                .split(['/', '?', '#'])
+                .next()
+                .unwrap_or_default()
+                .contains('@')
+            {
+                return Err("config.url carries credentials (user:password@host); send them by reference with `auth` instead".into());
+            }
             let scheme = match (t, secure) {
                 ("streamable-http", false) => "mcp+http",
                 ("streamable-http", true) => "mcp+https",
@@ -282,6 +288,13 @@ mod tests {
         assert!(endpoint_uri(&secret).is_err());
         let ftp = json!({"config": {"transport": "streamable-http", "url": "ftp://h/mcp"}});
         assert!(endpoint_uri(&ftp).is_err());
+        let userinfo =
+            json!({"config": {"transport": "streamable-http", "url": "http://u:hunter2@h/mcp"}});
+        let why = endpoint_uri(&userinfo).err().unwrap_or_default();
+        assert!(
+            why.contains("credentials") && !why.contains("hunter2"),
+            "{why}"
+        );
     }
 
     #[test]
