@@ -12,6 +12,9 @@
 //!   timeouts, connection caps, a bounded drain) until a stop; [`testing`] holds an
 //!   in-process client for tests.
 //!
+//! * [`routes`]: tools, MCP endpoints (and their resources/prompts proxies) and
+//!   conversations; a host sets [`AppState::allow_stdio_mcp`] and [`AppState::agent_exists`].
+//!
 //! Routes, codes and examples: `docs/api.md`.
 
 pub mod auth;

@@ -1,9 +1,9 @@
 //! Kindgi storage: the embedded SQLite default and PostgreSQL, for API keys, the tool
-//! registry, runs and their journal.
+//! registry, runs and their journal, registered MCP endpoints and conversations.
 //!
 //! Start with [`Database::connect`] (a SQLite file path, `sqlite:` URL or `postgres://` URL)
 //! and [`Database::migrate`]. Each module owns its tables and its migration
-//! (`tokens`, `tools`, `runs`); see [`db`] for the connection and migration design, and
+//! (`tokens`, `tools`, `runs`, `mcp_endpoints`, `conversations`); see [`db`] for the connection and migration design, and
 //! `docs/store.md` for the table layout. Every statement is written once for both databases
 //! ([`sql`]: `$N` placeholders, [`on_pool!`]).
 
