@@ -15,6 +15,9 @@
 //!   timeouts, connection caps, a bounded drain) until a stop; [`testing`] holds an
 //!   in-process client for tests.
 //!
+//! * [`routes`]: tools, MCP endpoints (and their resources/prompts proxies) and
+//!   conversations; a host sets [`AppState::allow_stdio_mcp`] and [`AppState::agent_exists`].
+//!
 //! Routes, codes and examples: `docs/api.md`.
 
 pub mod auth;
@@ -65,6 +68,8 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         .merge(routes::guardrails::routes())
         .merge(routes::projects::routes())
         .merge(routes::env::routes().merge(routes::secrets::routes()))
+        .merge(routes::mcp::routes())
+        .merge(routes::conversations::routes())
         .merge(extra)
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

@@ -31,7 +31,20 @@ pub struct AppState {
     pub(crate) store_registry: Option<StoreRegistry>,
     /// Idempotency keys whose first request is running in this process.
     pub(crate) in_flight: InFlight,
+    /// Whether `POST /v1/mcp/endpoints` may register a `stdio` endpoint (a command run on
+    /// this host). Off by default; `kindgi dev` turns it on, `kindgi server` only with
+    /// `--allow-stdio-mcp`. Off: `403 host-access-denied`.
+    pub allow_stdio_mcp: bool,
+    /// Whether an agent version exists, for `POST /v1/conversations`; `None` accepts any.
+    pub agent_exists: Option<AgentExists>,
 }
+
+/// `(tenant, agentId, version)` → whether that agent version is registered (and active).
+pub type AgentExists = Arc<
+    dyn Fn(String, String, String) -> kindgi_tools::BoxFuture<'static, Result<bool, String>>
+        + Send
+        + Sync,
+>;
 
 impl std::fmt::Debug for AppState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -61,6 +74,8 @@ impl AppState {
             registry,
             store_registry: None,
             in_flight: InFlight::default(),
+            allow_stdio_mcp: false,
+            agent_exists: None,
         }
     }
 

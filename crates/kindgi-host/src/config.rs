@@ -93,6 +93,8 @@ pub struct HostConfig {
     /// The key secrets are sealed with at rest; `None`: secret writes are refused with how to
     /// set one (`kindgi dev` keeps one in `.kindgi/secrets.key`).
     pub secrets_key: Option<kindgi_store::seal::SealKey>,
+    /// `POST /v1/mcp/endpoints` may register `stdio` endpoints (commands run on this host).
+    pub allow_stdio_mcp: bool,
 }
 
 impl std::fmt::Debug for HostConfig {
@@ -121,6 +123,7 @@ impl HostConfig {
             read_only_registry: false,
             served_env: kindgi_api::routes::values::DEFAULT_SERVED_ENV.to_owned(),
             secrets_key: None,
+            allow_stdio_mcp: false,
         }
     }
 }

@@ -54,7 +54,18 @@ impl Host {
                 message: e.to_string(),
             })?,
         };
-        let state = AppState::new(db.clone()).read_only_registry(config.read_only_registry);
+        let mut state = AppState::new(db.clone()).read_only_registry(config.read_only_registry);
+        state.allow_stdio_mcp = config.allow_stdio_mcp;
+        let defs = state.definitions.clone();
+        state.agent_exists = Some(std::sync::Arc::new(move |tenant, id, version| {
+            let defs = defs.clone();
+            Box::pin(async move {
+                defs.get_agent(&tenant, &id, Some(&version))
+                    .await
+                    .map(|r| r.is_some_and(|r| !r.is_unregistered()))
+                    .map_err(|e| e.to_string())
+            })
+        }));
         let services = PackServices::default();
         let registry: std::sync::Arc<dyn kindgi_tools::registry::ToolRegistry> =
             state.registry.clone();
@@ -85,6 +96,18 @@ impl Host {
         }
         for server in &config.mcp {
             crate::mcp::start(name, server, &registrar).await;
+        }
+        // MCP endpoints registered through the API: their tools are synced again at each boot.
+        match kindgi_api::routes::mcp::sync_all(&state).await {
+            Ok(failed) => {
+                for (endpoint, why) in failed {
+                    say(
+                        name,
+                        &format!("warning: MCP endpoint {endpoint} did not sync: {why}"),
+                    );
+                }
+            }
+            Err(e) => say(name, &format!("warning: MCP endpoints not synced: {e}")),
         }
         match rt.recover().await {
             Ok(ids) if !ids.is_empty() => {

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
+use kindgi_mcp::{ConnectOptions, DEFAULT_CALL_TIMEOUT, McpClient, McpSource, mcp_dispatchers};
 use kindgi_pack::dispatch::PackServiceCaller;
 use kindgi_runtime::definitions::DefinitionSource;
 use kindgi_runtime::resolve::RegistryToolFactory;
@@ -65,11 +66,16 @@ impl DefinitionSource for StoreDefinitions {
     }
 }
 
-/// Tenant → pack id → the caller of the service serving that pack now.
+/// Tenant → pack id → the caller of the service serving that pack now; and the MCP
+/// servers registry MCP tools (`POST /v1/mcp/endpoints`) were reached on, by address.
 #[derive(Debug, Clone, Default)]
 pub struct PackServices {
     inner: Arc<RwLock<HashMap<String, HashMap<String, Arc<PackServiceCaller>>>>>,
+    /// MCP address → its tools as dispatchers, by the server's own tool name.
+    mcp: Arc<tokio::sync::Mutex<HashMap<String, McpTools>>>,
 }
+
+type McpTools = HashMap<String, Arc<dyn ToolDispatcher>>;
 
 impl PackServices {
     pub fn set(&self, tenant: &str, pack_id: &str, caller: Arc<PackServiceCaller>) {
@@ -92,6 +98,9 @@ impl RegistryToolFactory for PackServices {
         tenant: &str,
         manifest: &ToolManifest,
     ) -> Result<Option<Arc<dyn ToolDispatcher>>, String> {
+        if manifest.is_mcp() {
+            return self.mcp_tool(manifest).await;
+        }
         // A pack's tool ids are `<pack>.<name>`: the prefix names the pack.
         let Some((pack, _)) = manifest.id.split_once('.') else {
             return Ok(None);
@@ -105,5 +114,35 @@ impl RegistryToolFactory for PackServices {
             pack.to_owned(),
             caller,
         ))))
+    }
+}
+
+impl PackServices {
+    /// The dispatcher of a registry MCP tool: its server (`mcpEndpoint`) connected once and
+    /// its tools listed once, the one whose MCP name the manifest records.
+    async fn mcp_tool(
+        &self,
+        manifest: &ToolManifest,
+    ) -> Result<Option<Arc<dyn ToolDispatcher>>, String> {
+        let Some(address) = manifest.mcp_endpoint.clone() else {
+            return Ok(None);
+        };
+        let name = kindgi_mcp::mcp_tool_name(manifest).to_owned();
+        let mut servers = self.mcp.lock().await;
+        if !servers.contains_key(&address) {
+            let client = McpClient::connect(&address, ConnectOptions::default())
+                .await
+                .map_err(|e| format!("its MCP server could not be reached: {e}"))?;
+            let source: Arc<dyn McpSource> = Arc::new(client);
+            let tools = mcp_dispatchers(source, DEFAULT_CALL_TIMEOUT)
+                .await
+                .map_err(|e| format!("its MCP server did not list its tools: {e}"))?;
+            let by_name = tools
+                .into_iter()
+                .map(|t| (kindgi_mcp::mcp_tool_name(t.manifest()).to_owned(), t))
+                .collect();
+            servers.insert(address.clone(), by_name);
+        }
+        Ok(servers.get(&address).and_then(|t| t.get(&name)).cloned())
     }
 }

@@ -412,3 +412,6 @@ impl McpSource for McpClient {
         Box::pin(McpClient::call_tool(self, name, input, timeout))
     }
 }
+
+#[path = "sync.rs"]
+mod sync;

@@ -252,6 +252,8 @@ impl Database {
         crate::idempotency::migrate(self).await?;
         crate::runs::migrate(self).await?;
         crate::values::migrate(self).await?;
+        crate::mcp_endpoints::migrate(self).await?;
+        crate::conversations::migrate(self).await?;
         Ok(())
     }
 

@@ -1,18 +1,20 @@
 //! Kindgi storage: the embedded SQLite default and PostgreSQL, for API keys, the tool
-//! registry, runs and their journal.
+//! registry, runs and their journal, registered MCP endpoints and conversations.
 //!
 //! Start with [`Database::connect`] (a SQLite file path, `sqlite:` URL or `postgres://` URL)
 //! and [`Database::migrate`]. Each module owns its tables and its migration
-//! (`tokens`, `tools`, `definitions`, `runs`, `values`); see [`db`] for the connection and migration design, and
+//! (`tokens`, `tools`, `definitions`, `runs`, `values`, `mcp_endpoints`, `conversations`); see [`db`] for the connection and migration design, and
 //! `docs/store.md` for the table layout. Every statement is written once for both databases
 //! ([`sql`]: `$N` placeholders, [`on_pool!`]). Secret values are sealed at rest by [`seal`]
 //! (AES-256-GCM under the operator's key) before [`values`] stores them.
 
+pub mod conversations;
 pub mod db;
 pub mod definitions;
 pub mod error;
 pub mod file_mode;
 pub mod idempotency;
+pub mod mcp_endpoints;
 pub mod runs;
 pub mod seal;
 pub mod sql;

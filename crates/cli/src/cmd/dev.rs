@@ -80,6 +80,7 @@ async fn dev(args: DevArgs) -> Result<(), Box<dyn std::error::Error>> {
     config.supervisor = kindgi_dev::supervisor::SupervisorConfig::from_env(!args.no_watch);
     // The pack's files are the truth: the API's registries serve them and take no writes.
     config.read_only_registry = true;
+    config.allow_stdio_mcp = true;
     config.served_env = super::server::served_env()?;
     // Secrets sealed under the operator's key when there is one, else the folder's own.
     config.secrets_key =

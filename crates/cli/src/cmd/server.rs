@@ -61,6 +61,9 @@ pub struct ServerArgs {
     /// An MCP server whose tools are registered (mcp+stdio://…, mcp+http(s)://…); repeatable.
     #[arg(long, value_name = "ENDPOINT")]
     pub mcp: Vec<String>,
+    /// Let `POST /v1/mcp/endpoints` register `stdio` endpoints: commands this server runs.
+    #[arg(long)]
+    pub allow_stdio_mcp: bool,
     /// The tenant of the pack or MCP server named just before (default "default").
     #[arg(long, value_name = "T")]
     pub tenant: Vec<String>,
@@ -268,6 +271,7 @@ async fn serve(
     );
     config.limits = args.limits();
     config.served_env = served_env()?;
+    config.allow_stdio_mcp = args.allow_stdio_mcp;
     // Secrets are sealed under the operator's key; without one, secret writes are refused
     // with how to set it.
     config.secrets_key = kindgi_store::seal::SealKey::from_env()

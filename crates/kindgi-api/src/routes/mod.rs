@@ -3,13 +3,19 @@
 //! versioned registries share.
 
 pub mod agents;
+pub mod conversations;
 pub mod env;
 pub mod flows;
 pub mod guardrails;
+pub mod mcp;
+pub mod mcp_proxy;
+pub mod mcp_sync;
+pub mod mcp_validate;
 pub mod projects;
 pub mod query;
 pub mod registry;
 pub mod scope;
+pub mod scope_params;
 pub mod secrets;
 pub mod tools;
 pub mod values;

@@ -1,0 +1,328 @@
+//! `/v1/mcp/endpoints` (platform-api.md §6): register (validated by [`mcp_validate`],
+//! synced into the tool registry by [`mcp_sync`]), list (paging, `transport`, scope
+//! triplet), get (credential headers `[redacted]`) and unregister (its tools retire).
+//! The resources and prompts proxy routes are in [`super::mcp_proxy`].
+//! A `stdio` endpoint needs [`AppState::allow_stdio_mcp`], else `403 host-access-denied`.
+//!
+//! Beyond the reference (additive, documented in docs/mcp.md): a read answers
+//! `toolIds` (what the last sync registered) and, when it registered nothing because it
+//! failed, `syncError`.
+
+use std::collections::HashMap;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use kindgi_store::mcp_endpoints::{
+    McpEndpointFilter, McpEndpointRecord, McpEndpointStore, RegisterOutcome,
+};
+use serde_json::{Map, Value, json};
+
+use super::mcp_sync;
+use super::mcp_validate::{self, TRANSPORTS};
+use super::scope_params::{self, Scope};
+use crate::auth::Tenant;
+use crate::error::ApiError;
+use crate::json_body::JsonBody;
+use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
+use crate::projects::default_project_id;
+use crate::state::AppState;
+
+/// The MCP endpoint routes, to be merged into the `/v1` router.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v1/mcp/endpoints", post(register).get(list))
+        .route("/v1/mcp/endpoints/{endpoint_id}", get(get_one))
+        .route(
+            "/v1/mcp/endpoints/{endpoint_id}/unregister",
+            post(unregister),
+        )
+        .merge(super::mcp_proxy::routes())
+}
+
+fn store(state: &AppState) -> McpEndpointStore {
+    McpEndpointStore::new(state.db.clone())
+}
+
+fn echo(s: &str) -> String {
+    s.chars().take(200).collect()
+}
+
+fn not_found(endpoint_id: &str, message: String) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "mcp-endpoint-not-found", message)
+        .with_details(json!({ "endpointId": echo(endpoint_id) }))
+}
+
+/// The wire form of a stored endpoint.
+fn serialize(record: &McpEndpointRecord) -> Value {
+    let mut v = mcp_validate::redacted(&record.body);
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("toolIds".into(), json!(record.tool_ids));
+        if let Some(e) = &record.sync_error {
+            obj.insert("syncError".into(), Value::String(e.clone()));
+        }
+    }
+    v
+}
+
+/// The project an endpoint's tools are filed under.
+fn tools_project(tenant: &str, scope: &Scope) -> String {
+    match scope {
+        Scope::Project(id) => id.clone(),
+        Scope::Tenant | Scope::Org(_) => default_project_id(tenant),
+    }
+}
+
+/// This runtime has one project per tenant and no orgs: anything else is `scope-invalid`.
+fn check_scope(tenant: &str, scope: Scope) -> Result<Scope, ApiError> {
+    match scope {
+        Scope::Tenant => Ok(Scope::Tenant),
+        Scope::Project(id) if id.eq_ignore_ascii_case(&default_project_id(tenant)) => {
+            Ok(Scope::Project(default_project_id(tenant)))
+        }
+        Scope::Project(id) => Err(scope_params::scope_invalid(format!(
+            "Project \"{}\" not found for tenant",
+            echo(&id)
+        ))
+        .with_details(json!({ "projectId": echo(&id) }))),
+        Scope::Org(id) => Err(scope_params::scope_invalid(format!(
+            "Org \"{}\" not found for tenant",
+            echo(&id)
+        ))
+        .with_details(json!({ "orgId": echo(&id) }))),
+    }
+}
+
+fn host_access_denied(endpoint_id: &str) -> ApiError {
+    let message = format!(
+        "MCP endpoint \"{}\" uses the stdio transport, which runs a command on the server's host; this server refuses that (start it with --allow-stdio-mcp to allow it). Run the MCP server over HTTP (streamable-http) instead.",
+        echo(endpoint_id)
+    );
+    ApiError::new(StatusCode::FORBIDDEN, "host-access-denied", message.clone()).with_details(
+        json!({
+            "action": "admin",
+            "resource": format!("mcp_endpoint:{}", echo(endpoint_id)),
+            "reason": message,
+        }),
+    )
+}
+
+async fn register(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let value: Value = serde_json::from_slice(&body)
+        .map_err(|_| ApiError::bad_input("Request body must be valid JSON"))?;
+    let Value::Object(object) = value else {
+        return Err(ApiError::bad_input("Request body must be an object"));
+    };
+    let endpoint =
+        mcp_validate::validate(&object).map_err(mcp_validate::Invalid::into_api_error)?;
+    let endpoint_id = endpoint["endpointId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let transport = endpoint["transport"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    if transport == "stdio" && !state.allow_stdio_mcp {
+        return Err(host_access_denied(&endpoint_id));
+    }
+    let scope = scope_params::parse_body(object.get("scopeKind"), object.get("scopeId"))?;
+    let scope = check_scope(&tenant, scope)?;
+    let (scope_kind, scope_id) = scope.key();
+    let mut record = McpEndpointRecord {
+        tenant_id: tenant.clone(),
+        endpoint_id: endpoint_id.clone(),
+        name: endpoint["name"].as_str().unwrap_or_default().to_owned(),
+        transport,
+        body: endpoint,
+        scope_kind,
+        scope_id,
+        tool_ids: Vec::new(),
+        sync_error: None,
+        created_at: 0,
+        unregistered_at: None,
+    };
+    let store = store(&state);
+    let outcome = store
+        .register(&record)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    if outcome == RegisterOutcome::AlreadyRegistered {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "mcp-endpoint-already-registered",
+            format!(
+                "MCP endpoint \"{}\" is already registered",
+                echo(&endpoint_id)
+            ),
+        )
+        .with_details(json!({ "endpointId": echo(&endpoint_id) })));
+    }
+    let project = tools_project(&tenant, &scope);
+    match mcp_sync::sync(&*state.registry, &record, &project, mcp_sync::SYNC_TIMEOUT).await {
+        Ok(ids) => record.tool_ids = ids,
+        Err(why) => {
+            tracing::warn!(endpoint = %endpoint_id, %why, "MCP endpoint sync registered no tools");
+            record.sync_error = Some(why);
+        }
+    }
+    store
+        .record_sync(
+            &tenant,
+            &endpoint_id,
+            &record.tool_ids,
+            record.sync_error.as_deref(),
+        )
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "endpointId": endpoint_id })),
+    )
+        .into_response())
+}
+
+fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
+    q.get(name).map(String::as_str)
+}
+
+async fn list(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) =
+        query.map_err(|e| ApiError::bad_input(format!("The query string is not valid: {e}")))?;
+    let limit = clamp_limit(param(&q, "limit"));
+    let transport = param(&q, "transport").filter(|t| !t.is_empty());
+    if let Some(t) = transport {
+        if !TRANSPORTS.contains(&t) {
+            return Err(ApiError::bad_input(format!(
+                "Unknown transport \"{}\" — must be one of {}",
+                echo(t),
+                TRANSPORTS.join(" / ")
+            )));
+        }
+    }
+    let scope = scope_params::parse_query(
+        param(&q, "scopeKind"),
+        param(&q, "scopeId"),
+        param(&q, "inherit"),
+    )?;
+    let inherit = scope.inherit.unwrap_or(true);
+    let scopes: Vec<(String, String)> = match &scope.scope {
+        None => Vec::new(),
+        Some(s) if inherit && *s != Scope::Tenant => vec![s.key(), Scope::Tenant.key()],
+        Some(s) => vec![s.key()],
+    };
+    let after: Option<Value> = decode_cursor(param(&q, "cursor"))?;
+    let after = match after {
+        None => None,
+        Some(v) => Some(
+            v.get("id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| ApiError::bad_input("`cursor` is malformed"))?,
+        ),
+    };
+    let filter = McpEndpointFilter {
+        transport: transport.map(str::to_owned),
+        scopes,
+        after,
+        limit: limit + 1,
+    };
+    let mut rows = store(&state)
+        .list(&tenant, &filter)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    let more = rows.len() > limit;
+    rows.truncate(limit);
+    let next = more
+        .then(|| {
+            rows.last()
+                .map(|r| encode_cursor(&json!({ "id": r.endpoint_id })))
+        })
+        .flatten();
+    let data = rows.iter().map(serialize).collect();
+    Ok(Json(page(data, next, Map::new())).into_response())
+}
+
+async fn get_one(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path(endpoint_id): Path<String>,
+) -> Result<Response, ApiError> {
+    let record = store(&state)
+        .get(&tenant, &endpoint_id)
+        .await
+        .map_err(|e| ApiError::internal(&e))?
+        .ok_or_else(|| {
+            not_found(
+                &endpoint_id,
+                format!(
+                    "No MCP endpoint registered with id \"{}\"",
+                    echo(&endpoint_id)
+                ),
+            )
+        })?;
+    Ok(Json(serialize(&record)).into_response())
+}
+
+async fn unregister(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path(endpoint_id): Path<String>,
+) -> Result<Response, ApiError> {
+    let record = store(&state)
+        .unregister(&tenant, &endpoint_id)
+        .await
+        .map_err(|e| ApiError::internal(&e))?
+        .ok_or_else(|| {
+            not_found(
+                &endpoint_id,
+                format!("No MCP endpoint \"{}\" to unregister", echo(&endpoint_id)),
+            )
+        })?;
+    mcp_sync::retire_tools(&*state.registry, &tenant, &record.tool_ids).await;
+    Ok(Json(json!({ "endpointId": endpoint_id, "unregistered": true })).into_response())
+}
+
+/// Syncs every registered endpoint of every tenant into `state.registry` (a host calls it
+/// at boot, as the reference runtime does); returns `(endpoint, error)` for those whose
+/// sync registered no tools.
+pub async fn sync_all(state: &AppState) -> Result<Vec<(String, String)>, kindgi_store::StoreError> {
+    let store = store(state);
+    let mut failed = Vec::new();
+    for record in store.all_active().await? {
+        let scope = match record.scope_kind.as_str() {
+            "project" => Scope::Project(record.scope_id.clone()),
+            _ => Scope::Tenant,
+        };
+        let project = tools_project(&record.tenant_id, &scope);
+        let outcome =
+            mcp_sync::sync(&*state.registry, &record, &project, mcp_sync::SYNC_TIMEOUT).await;
+        let (ids, error) = match outcome {
+            Ok(ids) => (ids, None),
+            Err(e) => {
+                failed.push((record.endpoint_id.clone(), e.clone()));
+                (Vec::new(), Some(e))
+            }
+        };
+        store
+            .record_sync(
+                &record.tenant_id,
+                &record.endpoint_id,
+                &ids,
+                error.as_deref(),
+            )
+            .await?;
+    }
+    Ok(failed)
+}

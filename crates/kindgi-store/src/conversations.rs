@@ -1,0 +1,575 @@
+//! Conversations and their messages (platform-api.md §11): `conversations` (one row per
+//! conversation: its agent pinned at open, status by `closed_at`, a turn count and the next
+//! message sequence) and `conversation_messages` (append-only, keyed by
+//! `(conversation_id, sequence)`).
+//!
+//! The API opens, lists, reads and closes conversations; the runtime, running a turn, checks
+//! the conversation takes turns ([`ConversationStore::check_open`]), reads its
+//! [`history`](ConversationStore::history), [`appends`](ConversationStore::append_message)
+//! the turn's messages and [`bumps`](ConversationStore::bump_turn) the turn count. A
+//! message's sequence is taken from the conversation row in the same transaction as the
+//! insert, so concurrent appends get distinct, gap-free sequences on both databases.
+//! Every statement is written once for both ([`on_pool!`](crate::on_pool)); JSON is TEXT and
+//! times are Unix milliseconds.
+
+use serde_json::Value;
+use sqlx::Row;
+use thiserror::Error;
+
+use crate::{Database, StoreError, now_millis};
+
+const SCHEMA: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS conversations (
+        id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        agent_version TEXT NOT NULL,
+        title TEXT NOT NULL,
+        participant_id TEXT,
+        project_id TEXT,
+        opened_by TEXT,
+        scope TEXT NOT NULL,
+        metadata TEXT,
+        opened_at BIGINT NOT NULL,
+        closed_at BIGINT,
+        unregistered_at BIGINT,
+        turn_count BIGINT NOT NULL DEFAULT 0,
+        last_message_at BIGINT,
+        next_sequence BIGINT NOT NULL DEFAULT 0
+    )",
+    "CREATE INDEX IF NOT EXISTS conversations_tenant_opened_idx ON conversations (tenant_id, opened_at, id)",
+    "CREATE TABLE IF NOT EXISTS conversation_messages (
+        conversation_id TEXT NOT NULL,
+        sequence BIGINT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_call TEXT,
+        actor TEXT,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (conversation_id, sequence)
+    )",
+];
+
+/// Creates the tables (idempotent).
+pub async fn migrate(db: &Database) -> Result<(), StoreError> {
+    db.apply_schema("conversations", SCHEMA, SCHEMA).await
+}
+
+/// A conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub id: String,
+    pub tenant_id: String,
+    pub agent_id: String,
+    pub agent_version: String,
+    pub title: String,
+    pub participant_id: Option<String>,
+    pub project_id: Option<String>,
+    pub opened_by: Option<String>,
+    /// Free-form scope object.
+    pub scope: Value,
+    pub metadata: Option<Value>,
+    pub opened_at: i64,
+    pub closed_at: Option<i64>,
+    pub unregistered_at: Option<i64>,
+    pub turn_count: i64,
+    pub last_message_at: Option<i64>,
+}
+
+/// What opening a conversation needs (the store picks the id and the time).
+#[derive(Debug, Clone, Default)]
+pub struct NewConversation {
+    pub agent_id: String,
+    pub agent_version: String,
+    pub title: String,
+    pub participant_id: Option<String>,
+    pub project_id: Option<String>,
+    pub opened_by: Option<String>,
+    pub scope: Value,
+    pub metadata: Option<Value>,
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Agent,
+    Tool,
+    System,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Agent => "agent",
+            Role::Tool => "tool",
+            Role::System => "system",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "user" => Some(Role::User),
+            "agent" => Some(Role::Agent),
+            "tool" => Some(Role::Tool),
+            "system" => Some(Role::System),
+            _ => None,
+        }
+    }
+}
+
+/// The tool call a `tool` message answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallRef {
+    pub tool_id: String,
+    pub invocation_id: String,
+}
+
+/// One message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub sequence: i64,
+    pub role: Role,
+    /// A string, or structured content.
+    pub content: Value,
+    pub tool_call: Option<ToolCallRef>,
+    pub actor: Option<String>,
+    pub created_at: i64,
+}
+
+/// A conversation-domain failure; [`ConversationError::code`] and
+/// [`ConversationError::status`] are its Platform API answer.
+#[derive(Debug, Error)]
+pub enum ConversationError {
+    #[error("No conversation with id \"{id}\"")]
+    NotFound { id: String },
+    #[error("Conversation \"{id}\" is closed")]
+    Closed { id: String },
+    #[error(transparent)]
+    Storage(#[from] StoreError),
+}
+
+impl ConversationError {
+    /// The wire error code (`conversation-not-found`, `conversation-closed`, or
+    /// `internal-server-error` for a storage failure).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConversationError::NotFound { .. } => "conversation-not-found",
+            ConversationError::Closed { .. } => "conversation-closed",
+            ConversationError::Storage(_) => "internal-server-error",
+        }
+    }
+
+    /// The HTTP status: 404, 409 or 500.
+    pub fn status(&self) -> u16 {
+        match self {
+            ConversationError::NotFound { .. } => 404,
+            ConversationError::Closed { .. } => 409,
+            ConversationError::Storage(_) => 500,
+        }
+    }
+
+    /// The envelope's `details`: `{conversationId}` (none for storage failures).
+    pub fn details(&self) -> Option<Value> {
+        match self {
+            ConversationError::NotFound { id } | ConversationError::Closed { id } => {
+                Some(serde_json::json!({ "conversationId": id }))
+            }
+            ConversationError::Storage(_) => None,
+        }
+    }
+}
+
+/// A page request for [`ConversationStore::list`] (newest first).
+#[derive(Debug, Clone, Default)]
+pub struct ConversationFilter {
+    pub agent_id: Option<String>,
+    /// `Some(true)`: open only; `Some(false)`: closed only.
+    pub open: Option<bool>,
+    pub project_id: Option<String>,
+    /// Start after (older than) this `(opened_at, id)` position.
+    pub before: Option<(i64, String)>,
+    pub limit: usize,
+}
+
+/// The store over a migrated [`Database`].
+#[derive(Debug, Clone)]
+pub struct ConversationStore {
+    db: Database,
+}
+
+const COLUMNS: &str = "id, tenant_id, agent_id, agent_version, title, participant_id, project_id, opened_by, scope, metadata, opened_at, closed_at, unregistered_at, turn_count, last_message_at";
+
+fn corrupt(what: String, e: serde_json::Error) -> StoreError {
+    StoreError::Corrupt {
+        what,
+        reason: e.to_string(),
+    }
+}
+
+macro_rules! conversation_from_row {
+    ($row:expr) => {{
+        let row = $row;
+        let d = |source: sqlx::Error| StoreError::Query {
+            op: "conversations.decode",
+            source,
+        };
+        let id: String = row.try_get("id").map_err(&d)?;
+        let scope: String = row.try_get("scope").map_err(&d)?;
+        let metadata: Option<String> = row.try_get("metadata").map_err(&d)?;
+        Conversation {
+            scope: serde_json::from_str(&scope)
+                .map_err(|e| corrupt(format!("conversation {id} scope"), e))?,
+            metadata: metadata
+                .map(|m| serde_json::from_str(&m))
+                .transpose()
+                .map_err(|e| corrupt(format!("conversation {id} metadata"), e))?,
+            tenant_id: row.try_get("tenant_id").map_err(&d)?,
+            agent_id: row.try_get("agent_id").map_err(&d)?,
+            agent_version: row.try_get("agent_version").map_err(&d)?,
+            title: row.try_get("title").map_err(&d)?,
+            participant_id: row.try_get("participant_id").map_err(&d)?,
+            project_id: row.try_get("project_id").map_err(&d)?,
+            opened_by: row.try_get("opened_by").map_err(&d)?,
+            opened_at: row.try_get("opened_at").map_err(&d)?,
+            closed_at: row.try_get("closed_at").map_err(&d)?,
+            unregistered_at: row.try_get("unregistered_at").map_err(&d)?,
+            turn_count: row.try_get("turn_count").map_err(&d)?,
+            last_message_at: row.try_get("last_message_at").map_err(&d)?,
+            id,
+        }
+    }};
+}
+
+macro_rules! message_from_row {
+    ($row:expr, $conversation:expr) => {{
+        let row = $row;
+        let d = |source: sqlx::Error| StoreError::Query {
+            op: "conversation_messages.decode",
+            source,
+        };
+        let sequence: i64 = row.try_get("sequence").map_err(&d)?;
+        let what = |part: &str| format!("conversation {} message {sequence} {part}", $conversation);
+        let role: String = row.try_get("role").map_err(&d)?;
+        let content: String = row.try_get("content").map_err(&d)?;
+        let tool_call: Option<String> = row.try_get("tool_call").map_err(&d)?;
+        let tool_call = match tool_call {
+            None => None,
+            Some(text) => {
+                let v: Value =
+                    serde_json::from_str(&text).map_err(|e| corrupt(what("toolCall"), e))?;
+                Some(ToolCallRef {
+                    tool_id: v
+                        .get("toolId")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    invocation_id: v
+                        .get("invocationId")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                })
+            }
+        };
+        Message {
+            sequence,
+            role: Role::parse(&role).ok_or_else(|| StoreError::Corrupt {
+                what: what("role"),
+                reason: format!("unknown role {role:?}"),
+            })?,
+            content: serde_json::from_str(&content).map_err(|e| corrupt(what("content"), e))?,
+            tool_call,
+            actor: row.try_get("actor").map_err(&d)?,
+            created_at: row.try_get("created_at").map_err(&d)?,
+        }
+    }};
+}
+
+impl ConversationStore {
+    pub fn new(db: Database) -> ConversationStore {
+        ConversationStore { db }
+    }
+
+    /// Opens a conversation for `tenant` (a new UUID, opened now).
+    pub async fn open(
+        &self,
+        tenant: &str,
+        new: NewConversation,
+    ) -> Result<Conversation, StoreError> {
+        let conversation = Conversation {
+            id: uuid::Uuid::new_v4().to_string(),
+            tenant_id: tenant.to_owned(),
+            agent_id: new.agent_id,
+            agent_version: new.agent_version,
+            title: new.title,
+            participant_id: new.participant_id,
+            project_id: new.project_id,
+            opened_by: new.opened_by,
+            scope: new.scope,
+            metadata: new.metadata,
+            opened_at: now_millis(),
+            closed_at: None,
+            unregistered_at: None,
+            turn_count: 0,
+            last_message_at: None,
+        };
+        let scope = conversation.scope.to_string();
+        let metadata = conversation.metadata.as_ref().map(Value::to_string);
+        crate::on_pool!(self.db, write, |pool| {
+            sqlx::query(
+                "INSERT INTO conversations (id, tenant_id, agent_id, agent_version, title, participant_id, project_id, opened_by, scope, metadata, opened_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            )
+            .bind(&conversation.id)
+            .bind(tenant)
+            .bind(&conversation.agent_id)
+            .bind(&conversation.agent_version)
+            .bind(&conversation.title)
+            .bind(&conversation.participant_id)
+            .bind(&conversation.project_id)
+            .bind(&conversation.opened_by)
+            .bind(&scope)
+            .bind(&metadata)
+            .bind(conversation.opened_at)
+            .execute(pool)
+            .await
+            .map(drop)
+        })
+        .map_err(StoreError::query("conversations.open"))?;
+        Ok(conversation)
+    }
+
+    /// `tenant`'s conversation `id` (not unregistered).
+    pub async fn get(&self, tenant: &str, id: &str) -> Result<Option<Conversation>, StoreError> {
+        crate::on_pool!(self.db, read, |pool| {
+            let row = sqlx::query(&format!(
+                "SELECT {COLUMNS} FROM conversations WHERE id = $1 AND tenant_id = $2 AND unregistered_at IS NULL"
+            ))
+            .bind(id)
+            .bind(tenant)
+            .fetch_optional(pool)
+            .await
+            .map_err(StoreError::query("conversations.get"))?;
+            match row {
+                None => Ok(None),
+                Some(row) => Ok(Some(conversation_from_row!(&row))),
+            }
+        })
+    }
+
+    /// The conversation, or `NotFound`.
+    pub async fn require(&self, tenant: &str, id: &str) -> Result<Conversation, ConversationError> {
+        self.get(tenant, id)
+            .await?
+            .ok_or_else(|| ConversationError::NotFound { id: id.to_owned() })
+    }
+
+    /// For a turn: the conversation when it exists and is open; `NotFound` / `Closed` else.
+    pub async fn check_open(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Conversation, ConversationError> {
+        let conversation = self.require(tenant, id).await?;
+        if conversation.closed_at.is_some() {
+            return Err(ConversationError::Closed { id: id.to_owned() });
+        }
+        Ok(conversation)
+    }
+
+    /// A page of `tenant`'s conversations, newest first (`opened_at desc, id desc`).
+    pub async fn list(
+        &self,
+        tenant: &str,
+        filter: &ConversationFilter,
+    ) -> Result<Vec<Conversation>, StoreError> {
+        let mut sql = format!(
+            "SELECT {COLUMNS} FROM conversations WHERE tenant_id = $1 AND unregistered_at IS NULL"
+        );
+        let mut n = 1;
+        let mut next = || {
+            n += 1;
+            format!("${n}")
+        };
+        if filter.agent_id.is_some() {
+            sql.push_str(&format!(" AND agent_id = {}", next()));
+        }
+        match filter.open {
+            Some(true) => sql.push_str(" AND closed_at IS NULL"),
+            Some(false) => sql.push_str(" AND closed_at IS NOT NULL"),
+            None => {}
+        }
+        if filter.project_id.is_some() {
+            sql.push_str(&format!(" AND project_id = {}", next()));
+        }
+        if filter.before.is_some() {
+            let (a, b, c) = (next(), next(), next());
+            sql.push_str(&format!(
+                " AND (opened_at < {a} OR (opened_at = {b} AND id < {c}))"
+            ));
+        }
+        let limit = next();
+        sql.push_str(&format!(" ORDER BY opened_at DESC, id DESC LIMIT {limit}"));
+        let limit = i64::try_from(filter.limit.max(1)).unwrap_or(i64::MAX);
+        crate::on_pool!(self.db, read, |pool| {
+            let mut q = sqlx::query(&sql).bind(tenant);
+            if let Some(a) = &filter.agent_id {
+                q = q.bind(a);
+            }
+            if let Some(p) = &filter.project_id {
+                q = q.bind(p);
+            }
+            if let Some((at, id)) = &filter.before {
+                q = q.bind(*at).bind(*at).bind(id);
+            }
+            let rows = q
+                .bind(limit)
+                .fetch_all(pool)
+                .await
+                .map_err(StoreError::query("conversations.list"))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in &rows {
+                out.push(conversation_from_row!(row));
+            }
+            Ok(out)
+        })
+    }
+
+    /// Closes the conversation (idempotent: an already closed one keeps its `closed_at`).
+    pub async fn close(&self, tenant: &str, id: &str) -> Result<Conversation, ConversationError> {
+        let now = now_millis();
+        crate::on_pool!(self.db, write, |pool| {
+            sqlx::query(
+                "UPDATE conversations SET closed_at = $3
+                 WHERE id = $1 AND tenant_id = $2 AND closed_at IS NULL AND unregistered_at IS NULL",
+            )
+            .bind(id)
+            .bind(tenant)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map(drop)
+        })
+        .map_err(StoreError::query("conversations.close"))?;
+        self.require(tenant, id).await
+    }
+
+    /// Counts one more turn.
+    pub async fn bump_turn(&self, tenant: &str, id: &str) -> Result<i64, ConversationError> {
+        let count: Option<i64> = crate::on_pool!(self.db, write, |pool| {
+            sqlx::query_scalar(
+                "UPDATE conversations SET turn_count = turn_count + 1
+                 WHERE id = $1 AND tenant_id = $2 AND unregistered_at IS NULL
+                 RETURNING turn_count",
+            )
+            .bind(id)
+            .bind(tenant)
+            .fetch_optional(pool)
+            .await
+        })
+        .map_err(StoreError::query("conversations.bump_turn"))?;
+        count.ok_or_else(|| ConversationError::NotFound { id: id.to_owned() })
+    }
+
+    /// Appends a message; returns it with its sequence (0, 1, 2, … per conversation).
+    pub async fn append_message(
+        &self,
+        tenant: &str,
+        id: &str,
+        role: Role,
+        content: &Value,
+        tool_call: Option<&ToolCallRef>,
+        actor: Option<&str>,
+    ) -> Result<Message, ConversationError> {
+        let now = now_millis();
+        let content_text = content.to_string();
+        let tool_call_text = tool_call.map(|t| {
+            serde_json::json!({ "toolId": t.tool_id, "invocationId": t.invocation_id }).to_string()
+        });
+        let sequence: Option<i64> = crate::on_pool!(self.db, write, |pool| {
+            async {
+                let mut tx = pool.begin().await?;
+                let next: Option<i64> = sqlx::query_scalar(
+                    "UPDATE conversations SET next_sequence = next_sequence + 1, last_message_at = $3
+                     WHERE id = $1 AND tenant_id = $2 AND unregistered_at IS NULL
+                     RETURNING next_sequence",
+                )
+                .bind(id)
+                .bind(tenant)
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some(next) = next else {
+                    return Ok(None);
+                };
+                let sequence = next - 1;
+                sqlx::query(
+                    "INSERT INTO conversation_messages (conversation_id, sequence, role, content, tool_call, actor, created_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(id)
+                .bind(sequence)
+                .bind(role.as_str())
+                .bind(&content_text)
+                .bind(&tool_call_text)
+                .bind(actor)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok::<_, sqlx::Error>(Some(sequence))
+            }
+            .await
+        })
+        .map_err(StoreError::query("conversations.append_message"))?;
+        let sequence = sequence.ok_or_else(|| ConversationError::NotFound { id: id.to_owned() })?;
+        Ok(Message {
+            sequence,
+            role,
+            content: content.clone(),
+            tool_call: tool_call.cloned(),
+            actor: actor.map(str::to_owned),
+            created_at: now,
+        })
+    }
+
+    /// Messages with `sequence >= from`, ascending, at most `limit`.
+    pub async fn messages(
+        &self,
+        tenant: &str,
+        id: &str,
+        from: i64,
+        limit: usize,
+    ) -> Result<Vec<Message>, ConversationError> {
+        self.require(tenant, id).await?;
+        let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
+        let out: Result<Vec<Message>, StoreError> = crate::on_pool!(self.db, read, |pool| {
+            let rows = sqlx::query(
+                "SELECT sequence, role, content, tool_call, actor, created_at FROM conversation_messages
+                 WHERE conversation_id = $1 AND sequence >= $2 ORDER BY sequence ASC LIMIT $3",
+            )
+            .bind(id)
+            .bind(from)
+            .bind(limit)
+            .fetch_all(pool)
+            .await
+            .map_err(StoreError::query("conversations.messages"))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in &rows {
+                out.push(message_from_row!(row, id));
+            }
+            Ok(out)
+        });
+        Ok(out?)
+    }
+
+    /// The whole history, ascending (for the runtime to build a turn's context).
+    pub async fn history(&self, tenant: &str, id: &str) -> Result<Vec<Message>, ConversationError> {
+        self.messages(tenant, id, 0, MAX_HISTORY).await
+    }
+}
+
+/// The most messages [`ConversationStore::history`] reads.
+pub const MAX_HISTORY: usize = 10_000;
