@@ -12,6 +12,7 @@ pub mod error;
 pub mod file_mode;
 pub mod idempotency;
 pub mod runs;
+pub mod service_accounts;
 pub mod sql;
 pub mod testing;
 pub mod tokens;
