@@ -57,6 +57,7 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         )
         .route("/v1/openapi.json", get(openapi))
         .merge(routes::tools::routes())
+        .merge(routes::tokens::routes().merge(routes::service_accounts::routes()))
         .merge(extra)
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
