@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use kindgi_pack::conformance::{self, Implementation, KitOptions};
 
 #[derive(Debug, clap::Subcommand)]
