@@ -56,6 +56,20 @@ fn read_manifest(file: &str) -> Result<serde_json::Map<String, Value>, CliError>
     }
 }
 
+/// The Default project's id; a server without `/v1/projects/default` (an older `kindgi
+/// server`) gets the project named `default`, as before.
+async fn default_project(client: &crate::api::ApiClient) -> Result<String, CliError> {
+    match client.get("/v1/projects/default", vec![]).await {
+        Ok(p) => p
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| CliError::Local("GET /v1/projects/default answered no `id`".into())),
+        Err(CliError::Api { status: 404, .. }) => Ok("default".into()),
+        Err(e) => Err(e),
+    }
+}
+
 pub async fn register(args: RegisterArgs) -> ExitCode {
     let label = "tools register";
     let quiet = args.api.quiet;
@@ -71,13 +85,7 @@ async fn register_inner(args: RegisterArgs, label: &str) -> Result<ExitCode, Cli
     if !manifest.contains_key("projectId") {
         let project = match args.project.clone().filter(|p| !p.is_empty()) {
             Some(p) => p,
-            None => client
-                .get("/v1/projects/default", vec![])
-                .await?
-                .get("id")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| CliError::Local("GET /v1/projects/default answered no `id`".into()))?,
+            None => default_project(&client).await?,
         };
         manifest.insert("projectId".into(), Value::String(project));
     }
