@@ -25,23 +25,43 @@ fn runs_server(last: &'static str, extra: serde_json::Value) -> Mock {
     let reads = Arc::new(AtomicUsize::new(0));
     Mock::start(move |s| match (s.method.as_str(), s.path.as_str()) {
         ("POST", "/v1/runs") => (201, run_json("pending", json!({}))),
-        ("GET", p) if p == format!("/v1/runs/{RUN}") => match reads.fetch_add(1, Ordering::SeqCst) {
-            0 => (200, run_json("running", json!({}))),
-            _ => (200, run_json(last, extra.clone())),
-        },
+        ("GET", p) if p == format!("/v1/runs/{RUN}") => {
+            match reads.fetch_add(1, Ordering::SeqCst) {
+                0 => (200, run_json("running", json!({}))),
+                _ => (200, run_json(last, extra.clone())),
+            }
+        }
         _ => (404, envelope("route-not-found", "no")),
     })
 }
 
 fn run(m: &Mock, args: &[&str]) -> Out {
     let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    kindgi(dir.path(), home.path(), args, &[("KINDGI_API_URL", &m.url), ("KINDGI_API_TOKEN", "tok")])
+    kindgi(
+        dir.path(),
+        home.path(),
+        args,
+        &[("KINDGI_API_URL", &m.url), ("KINDGI_API_TOKEN", "tok")],
+    )
 }
 
 #[test]
 fn start_sends_wait_false_then_polls_and_prints_the_run() {
-    let m = runs_server("completed", json!({"output": {"reply": "hi", "warnings": [{"message": "careful"}]}}));
-    let out = run(&m, &["runs", "start", "--agent=a.b", "--input={\"userMessage\":\"hi\"}", "--segment=company:acme", "--idempotency-key=k1"]);
+    let m = runs_server(
+        "completed",
+        json!({"output": {"reply": "hi", "warnings": [{"message": "careful"}]}}),
+    );
+    let out = run(
+        &m,
+        &[
+            "runs",
+            "start",
+            "--agent=a.b",
+            "--input={\"userMessage\":\"hi\"}",
+            "--segment=company:acme",
+            "--idempotency-key=k1",
+        ],
+    );
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.json()["status"], "completed");
     assert_eq!(out.json()["output"]["reply"], "hi");
@@ -56,16 +76,35 @@ fn start_sends_wait_false_then_polls_and_prints_the_run() {
     assert_eq!(post.header("idempotency-key"), Some("k1"));
     assert_eq!(post.header("authorization"), Some("Bearer tok"));
     assert_eq!(post.header("accept"), Some("application/json"));
-    assert_eq!(post.header("content-type"), Some("application/json; charset=utf-8"));
-    let gets: Vec<_> = seen[1..].iter().map(|s| (s.method.as_str(), s.path.as_str())).collect();
+    assert_eq!(
+        post.header("content-type"),
+        Some("application/json; charset=utf-8")
+    );
+    let gets: Vec<_> = seen[1..]
+        .iter()
+        .map(|s| (s.method.as_str(), s.path.as_str()))
+        .collect();
     let path = format!("/v1/runs/{RUN}");
     assert_eq!(gets, vec![("GET", path.as_str()), ("GET", path.as_str())]);
 }
 
 #[test]
 fn a_failed_run_is_printed_and_exits_1_with_its_failure() {
-    let m = runs_server("failed", json!({"failure": {"code": "budget-exceeded", "message": "over budget"}, "failureMessage": "x"}));
-    let out = run(&m, &["runs", "start", "--flow=f", "--flow-version=1.0.0", "--input={}", "--dry-run"]);
+    let m = runs_server(
+        "failed",
+        json!({"failure": {"code": "budget-exceeded", "message": "over budget"}, "failureMessage": "x"}),
+    );
+    let out = run(
+        &m,
+        &[
+            "runs",
+            "start",
+            "--flow=f",
+            "--flow-version=1.0.0",
+            "--input={}",
+            "--dry-run",
+        ],
+    );
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(out.json()["status"], "failed");
     assert_eq!(out.stderr.trim(), "Error [budget-exceeded]: over budget");
@@ -75,7 +114,17 @@ fn a_failed_run_is_printed_and_exits_1_with_its_failure() {
     );
     // --no-wait: one POST, no reads.
     let m = runs_server("completed", json!({}));
-    let out = run(&m, &["runs", "start", "--flow=f", "--input={}", "--no-wait", "--raw"]);
+    let out = run(
+        &m,
+        &[
+            "runs",
+            "start",
+            "--flow=f",
+            "--input={}",
+            "--no-wait",
+            "--raw",
+        ],
+    );
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.stdout.lines().count(), 1, "raw is one line");
     assert_eq!(m.requests().len(), 1);
@@ -100,35 +149,67 @@ fn resume_exits_by_what_the_run_waits_for() {
     let out = run(&m, &["runs", "resume", "c"]);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.json()["kind"], "not-waiting");
-    assert!(m.requests().iter().all(|s| s.method == "GET"), "resume never POSTs");
+    assert!(
+        m.requests().iter().all(|s| s.method == "GET"),
+        "resume never POSTs"
+    );
 }
 
 #[test]
 fn errors_print_their_tag() {
-    let m = Mock::start(|s| match (s.method.as_str(), s.path.as_str()) {
+    let m = Mock::start(|s| {
+        match (s.method.as_str(), s.path.as_str()) {
         ("GET", "/v1/runs/x") => (404, envelope("run-not-found", "No run with id x")),
         ("POST", "/v1/runs/x/cancel") => (409, envelope("run-already-terminal", "Cannot cancel run: already completed")),
         ("GET", "/v1/runs/y") => (502, "<html>bad gateway</html>".into()),
         ("GET", p) if p.starts_with("/v1/runs?") => (200, json!({"data": [{"id": "r1", "status": "completed", "agent": {"id": "a.b", "version": "1.0.0"}, "createdAt": "t"}], "hasMore": true, "nextCursor": "c2"}).to_string()),
         ("POST", "/v1/runs/z/cancel") => (200, run_json("cancelled", json!({}))),
         _ => (404, envelope("route-not-found", "no")),
+    }
     });
     let out = run(&m, &["runs", "get", "x"]);
-    assert_eq!((out.code, out.stderr.trim()), (1, "Error [not-found]: No run with id x"));
+    assert_eq!(
+        (out.code, out.stderr.trim()),
+        (1, "Error [not-found]: No run with id x")
+    );
     let out = run(&m, &["runs", "cancel", "x"]);
-    assert_eq!((out.code, out.stderr.trim()), (1, "Error [run-already-terminal]: Cannot cancel run: already completed"));
+    assert_eq!(
+        (out.code, out.stderr.trim()),
+        (
+            1,
+            "Error [run-already-terminal]: Cannot cancel run: already completed"
+        )
+    );
     let out = run(&m, &["runs", "get", "y"]);
-    assert_eq!((out.code, out.stderr.trim()), (1, "Error [http-502]: HTTP 502 without recognizable error envelope"));
+    assert_eq!(
+        (out.code, out.stderr.trim()),
+        (
+            1,
+            "Error [http-502]: HTTP 502 without recognizable error envelope"
+        )
+    );
     let out = run(&m, &["runs", "cancel", "z"]);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.json(), json!({"ok": true, "runId": "z"}));
-    let cancel = m.requests().into_iter().find(|s| s.path == "/v1/runs/z/cancel").unwrap();
+    let cancel = m
+        .requests()
+        .into_iter()
+        .find(|s| s.path == "/v1/runs/z/cancel")
+        .unwrap();
     assert_eq!(cancel.body, "{}");
     let out = run(&m, &["runs", "list", "--agent=a.b", "--limit=5", "--table"]);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.lines().nth(1).unwrap().contains("a.b@1.0.0"), "{}", out.stdout);
+    assert!(
+        out.stdout.lines().nth(1).unwrap().contains("a.b@1.0.0"),
+        "{}",
+        out.stdout
+    );
     assert_eq!(out.stderr.trim(), "Next page: --cursor=c2");
-    let list = m.requests().into_iter().find(|s| s.path.starts_with("/v1/runs?")).unwrap();
+    let list = m
+        .requests()
+        .into_iter()
+        .find(|s| s.path.starts_with("/v1/runs?"))
+        .unwrap();
     assert_eq!(list.path, "/v1/runs?limit=5&agentId=a.b");
 }
 
@@ -136,12 +217,30 @@ fn errors_print_their_tag() {
 fn usage_errors_exit_2_before_anything_is_sent() {
     let m = runs_server("completed", json!({}));
     for (args, what) in [
-        (vec!["runs", "start", "--flow=x", "--input={bad"], "Error: --input is not valid JSON"),
-        (vec!["runs", "start", "--input={}"], "Error: --agent=<agent-id> or --flow=<flow-id> is required"),
-        (vec!["runs", "start", "--flow=x"], "Error: --input=<json|@file> is required"),
-        (vec!["runs", "start", "--flow=x", "--agent=y", "--input={}"], "Error: give --agent or --flow, not both"),
-        (vec!["runs", "start", "--flow=x", "--input=@nope.json"], "nope.json"),
-        (vec!["runs", "start", "--flow=x", "--input={}", "--segment=bad"], "--segment must be key:value"),
+        (
+            vec!["runs", "start", "--flow=x", "--input={bad"],
+            "Error: --input is not valid JSON",
+        ),
+        (
+            vec!["runs", "start", "--input={}"],
+            "Error: --agent=<agent-id> or --flow=<flow-id> is required",
+        ),
+        (
+            vec!["runs", "start", "--flow=x"],
+            "Error: --input=<json|@file> is required",
+        ),
+        (
+            vec!["runs", "start", "--flow=x", "--agent=y", "--input={}"],
+            "Error: give --agent or --flow, not both",
+        ),
+        (
+            vec!["runs", "start", "--flow=x", "--input=@nope.json"],
+            "nope.json",
+        ),
+        (
+            vec!["runs", "start", "--flow=x", "--input={}", "--segment=bad"],
+            "--segment must be key:value",
+        ),
         (vec!["runs", "get"], "Error: missing <run-id>"),
     ] {
         let out = run(&m, &args);
@@ -149,7 +248,11 @@ fn usage_errors_exit_2_before_anything_is_sent() {
         assert!(out.stderr.contains(what), "{args:?}: {}", out.stderr);
     }
     let out = run(&m, &["runs", "get"]);
-    assert!(out.stderr.contains("Usage: kindgi runs get --help"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Usage: kindgi runs get --help"),
+        "{}",
+        out.stderr
+    );
     let out = run(&m, &["runs", "list", "--replays=never"]);
     assert_eq!(out.code, 2, "a bad enum flag: {out:?}");
     assert!(m.requests().is_empty());
@@ -157,10 +260,24 @@ fn usage_errors_exit_2_before_anything_is_sent() {
 
 #[test]
 fn an_unreachable_api_is_a_network_error() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let url = format!("http://127.0.0.1:{port}");
-    let out = kindgi(dir.path(), home.path(), &["runs", "get", "abc", "--url", &url, "--token", "k"], &[]);
+    let out = kindgi(
+        dir.path(),
+        home.path(),
+        &["runs", "get", "abc", "--url", &url, "--token", "k"],
+        &[],
+    );
     assert_eq!(out.code, 1, "{out:?}");
-    assert!(out.stderr.starts_with("Error [network]: cannot reach the API"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("Error [network]: cannot reach the API"),
+        "{}",
+        out.stderr
+    );
 }

@@ -129,7 +129,10 @@ fn round_trip(database: &str) {
     let o = kindgi(&[&["tools", "register", file][..], &api].concat());
     assert_eq!(o.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.starts_with("Error [tool-already-registered]: "), "{stderr}");
+    assert!(
+        stderr.starts_with("Error [tool-already-registered]: "),
+        "{stderr}"
+    );
 
     let o = kindgi(&[&["tools", "list"][..], &api].concat());
     assert_eq!(o.status.code(), Some(0));

@@ -90,8 +90,14 @@ impl Server {
             .spawn()
             .unwrap();
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().to_owned();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap()
+            .to_owned();
         Server { child, url }
     }
 }
@@ -104,7 +110,10 @@ impl Drop for Server {
 }
 
 fn bootstrap(db: &str) -> String {
-    let o = Command::new(BIN).args(["tokens", "create", "--database", db, "--tenant", "acme"]).output().unwrap();
+    let o = Command::new(BIN)
+        .args(["tokens", "create", "--database", db, "--tenant", "acme"])
+        .output()
+        .unwrap();
     assert!(o.status.success());
     String::from_utf8(o.stdout).unwrap().trim().to_owned()
 }
@@ -117,18 +126,43 @@ fn tokens_over_the_api() {
     let db = db.to_str().unwrap();
     let admin = bootstrap(db);
     let server = Server::start(db);
-    let env = [("KINDGI_API_URL", server.url.as_str()), ("KINDGI_API_TOKEN", admin.as_str())];
-    let k = |args: &[&str], env: &[(&str, &str)]| api_common::kindgi(dir.path(), dir.path(), args, env);
-    let out = k(&["tokens", "create", "--label", "ci", "--expires", "30d", "--for", "user:u1"], &env);
+    let env = [
+        ("KINDGI_API_URL", server.url.as_str()),
+        ("KINDGI_API_TOKEN", admin.as_str()),
+    ];
+    let k =
+        |args: &[&str], env: &[(&str, &str)]| api_common::kindgi(dir.path(), dir.path(), args, env);
+    let out = k(
+        &[
+            "tokens",
+            "create",
+            "--label",
+            "ci",
+            "--expires",
+            "30d",
+            "--for",
+            "user:u1",
+        ],
+        &env,
+    );
     assert_eq!(out.code, 0, "{out:?}");
     let made = out.json();
     let id = made["meta"]["id"].as_str().unwrap().to_owned();
     let secret = made["secret"].as_str().unwrap().to_owned();
-    assert_eq!(made["meta"]["principal"], serde_json::json!({"kind": "user", "id": "u1"}));
+    assert_eq!(
+        made["meta"]["principal"],
+        serde_json::json!({"kind": "user", "id": "u1"})
+    );
     assert_eq!(made["meta"]["label"], "ci");
     assert!(made["meta"]["expiresAt"].is_string());
     // u1's key sees only u1's keys; the admin's --for narrows.
-    let mine = k(&["tokens", "list"], &[("KINDGI_API_URL", &server.url), ("KINDGI_API_TOKEN", &secret)]);
+    let mine = k(
+        &["tokens", "list"],
+        &[
+            ("KINDGI_API_URL", &server.url),
+            ("KINDGI_API_TOKEN", &secret),
+        ],
+    );
     assert_eq!(mine.code, 0, "{mine:?}");
     assert_eq!(mine.json()["data"].as_array().unwrap().len(), 1);
     assert_eq!(mine.json()["data"][0]["id"], Value::String(id.clone()));
@@ -140,18 +174,45 @@ fn tokens_over_the_api() {
     let got = k(&["tokens", "get", &id], &env);
     assert_eq!(got.json()["id"], Value::String(id.clone()));
     // A member key cannot mint an admin key: `auth`.
-    let out = k(&["tokens", "create", "--role", "admin"], &[("KINDGI_API_URL", &server.url), ("KINDGI_API_TOKEN", &secret)]);
+    let out = k(
+        &["tokens", "create", "--role", "admin"],
+        &[
+            ("KINDGI_API_URL", &server.url),
+            ("KINDGI_API_TOKEN", &secret),
+        ],
+    );
     assert_eq!(out.code, 1, "{out:?}");
     assert!(out.stderr.starts_with("Error [auth]: "), "{}", out.stderr);
     let out = k(&["tokens", "revoke", &id], &env);
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(out.json(), serde_json::json!({"tokenId": id, "revoked": true}));
-    let out = k(&["tokens", "list"], &[("KINDGI_API_URL", &server.url), ("KINDGI_API_TOKEN", &secret)]);
+    assert_eq!(
+        out.json(),
+        serde_json::json!({"tokenId": id, "revoked": true})
+    );
+    let out = k(
+        &["tokens", "list"],
+        &[
+            ("KINDGI_API_URL", &server.url),
+            ("KINDGI_API_TOKEN", &secret),
+        ],
+    );
     assert_eq!(out.code, 1, "{out:?}");
-    assert!(out.stderr.starts_with("Error [auth]: "), "a revoked key: {}", out.stderr);
-    let out = k(&["tokens", "get", "00000000-0000-4000-8000-000000000000"], &env);
+    assert!(
+        out.stderr.starts_with("Error [auth]: "),
+        "a revoked key: {}",
+        out.stderr
+    );
+    let out = k(
+        &["tokens", "get", "00000000-0000-4000-8000-000000000000"],
+        &env,
+    );
     assert_eq!(out.code, 1, "{out:?}");
-    assert!(out.stderr.starts_with("Error [not-found]: No token with id "), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("Error [not-found]: No token with id "),
+        "{}",
+        out.stderr
+    );
     let out = k(&["tokens", "create", "--for", "robot:x"], &env);
     assert_eq!(out.code, 2, "{out:?}");
 }
@@ -164,8 +225,15 @@ fn official_cli() -> Option<PathBuf> {
     }
     let required = std::env::var("KINDGI_REQUIRE_REFERENCE").is_ok_and(|v| v == "1")
         || std::env::var("CI").is_ok_and(|v| !v.is_empty());
-    assert!(!required, "the official CLI is not installed at {} (scripts/setup-reference)", cli.display());
-    eprintln!("skipped: the official CLI is not installed at {}", cli.display());
+    assert!(
+        !required,
+        "the official CLI is not installed at {} (scripts/setup-reference)",
+        cli.display()
+    );
+    eprintln!(
+        "skipped: the official CLI is not installed at {}",
+        cli.display()
+    );
     None
 }
 
@@ -187,7 +255,11 @@ fn the_official_cli_manages_keys_on_our_server() {
             .env("KINDGI_API_TOKEN", &admin)
             .output()
             .unwrap();
-        (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
     };
     let (code, stdout, stderr) = run(&["tokens", "create", "--label", "ci", "--capability", "x"]);
     assert_eq!(code, 1, "a capability the admin lacks: {stdout} {stderr}");
@@ -201,7 +273,10 @@ fn the_official_cli_manages_keys_on_our_server() {
     assert_eq!(made["meta"]["label"], "ci");
     let (code, stdout, stderr) = run(&["tokens", "list"]);
     assert_eq!(code, 0, "{stdout} {stderr}");
-    assert!(stdout.contains(&id) && !stdout.contains(&secret), "{stdout}");
+    assert!(
+        stdout.contains(&id) && !stdout.contains(&secret),
+        "{stdout}"
+    );
     let (code, stdout, stderr) = run(&["tokens", "revoke", &id]);
     assert_eq!(code, 0, "{stdout} {stderr}");
     let revoked: Value = serde_json::from_str(&stdout).unwrap();

@@ -15,9 +15,18 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Out {
 #[test]
 fn reads_use_the_official_paths_and_queries() {
     let m = Mock::start(|_| (200, json!({"data": [], "hasMore": false}).to_string()));
-    let env = [("KINDGI_API_URL", m.url.as_str()), ("KINDGI_API_TOKEN", "k")];
+    let env = [
+        ("KINDGI_API_URL", m.url.as_str()),
+        ("KINDGI_API_TOKEN", "k"),
+    ];
     for args in [
-        vec!["tools", "list", "--name=acme.", "--include-retired", "--limit=3"],
+        vec![
+            "tools",
+            "list",
+            "--name=acme.",
+            "--include-retired",
+            "--limit=3",
+        ],
         vec!["tools", "get", "acme.x"],
         vec!["tools", "versions", "acme.x", "--include-unregistered"],
         vec!["tools", "get-version", "acme.x", "1.0.0"],
@@ -47,19 +56,34 @@ fn reads_use_the_official_paths_and_queries() {
 #[test]
 fn register_takes_the_default_project_when_none_is_given() {
     let m = Mock::start(|s| match s.path.as_str() {
-        "/v1/projects/default" => (200, json!({"id": "0b0e2a5c-0000-4000-8000-000000000001"}).to_string()),
-        _ => (201, json!({"toolId": "acme.x", "version": "1.0.0"}).to_string()),
+        "/v1/projects/default" => (
+            200,
+            json!({"id": "0b0e2a5c-0000-4000-8000-000000000001"}).to_string(),
+        ),
+        _ => (
+            201,
+            json!({"toolId": "acme.x", "version": "1.0.0"}).to_string(),
+        ),
     });
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("t.json");
     std::fs::write(&f, r#"{"id":"acme.x","version":"1.0.0"}"#).unwrap();
-    let env = [("KINDGI_API_URL", m.url.as_str()), ("KINDGI_API_TOKEN", "k")];
+    let env = [
+        ("KINDGI_API_URL", m.url.as_str()),
+        ("KINDGI_API_TOKEN", "k"),
+    ];
     let out = run(&["tools", "register", f.to_str().unwrap()], &env);
     assert_eq!(out.code, 0, "{out:?}");
     let seen = m.requests();
     assert_eq!(seen[0].path, "/v1/projects/default");
-    assert_eq!(seen[1].json()["projectId"], "0b0e2a5c-0000-4000-8000-000000000001");
-    let out = run(&["tools", "register", f.to_str().unwrap(), "--project", "p2"], &env);
+    assert_eq!(
+        seen[1].json()["projectId"],
+        "0b0e2a5c-0000-4000-8000-000000000001"
+    );
+    let out = run(
+        &["tools", "register", f.to_str().unwrap(), "--project", "p2"],
+        &env,
+    );
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(m.requests().last().unwrap().json()["projectId"], "p2");
 }
@@ -69,23 +93,48 @@ fn bad_manifest_files_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("bad.json");
     std::fs::write(&f, "{oops").unwrap();
-    let env = [("KINDGI_API_URL", "http://127.0.0.1:9"), ("KINDGI_API_TOKEN", "k")];
+    let env = [
+        ("KINDGI_API_URL", "http://127.0.0.1:9"),
+        ("KINDGI_API_TOKEN", "k"),
+    ];
     let o = run(&["tools", "register", f.to_str().unwrap()], &env);
     assert_eq!(o.code, 2, "{o:?}");
     assert!(o.stderr.contains("is not JSON"), "{}", o.stderr);
     std::fs::write(&f, "[1]").unwrap();
-    assert_eq!(run(&["tools", "register", f.to_str().unwrap()], &env).code, 2);
-    assert_eq!(run(&["tools", "register", "/nonexistent/tool.json"], &env).code, 2);
+    assert_eq!(
+        run(&["tools", "register", f.to_str().unwrap()], &env).code,
+        2
+    );
+    assert_eq!(
+        run(&["tools", "register", "/nonexistent/tool.json"], &env).code,
+        2
+    );
     let o = run(&["tools", "get"], &env);
     assert_eq!(o.code, 2, "{o:?}");
-    assert!(o.stderr.contains("Usage: kindgi tools get --help"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("Usage: kindgi tools get --help"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
 fn unreachable_api_exits_1() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let url = format!("http://127.0.0.1:{port}");
-    let o = run(&["tools", "get", "acme.x", "--api", &url, "--token", "kgi_x"], &[]);
+    let o = run(
+        &["tools", "get", "acme.x", "--api", &url, "--token", "kgi_x"],
+        &[],
+    );
     assert_eq!(o.code, 1, "{o:?}");
-    assert!(o.stderr.starts_with("Error [network]: cannot reach the API"), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .starts_with("Error [network]: cannot reach the API"),
+        "{}",
+        o.stderr
+    );
 }

@@ -64,7 +64,12 @@ struct FileFields {
 
 /// Decide the address and key for a command `cmd` run in `cwd` with home folder `home`.
 /// `Err` is the message to print (exit 1).
-pub fn resolve(given: &Given, cwd: &Path, home: Option<&Path>, cmd: &str) -> Result<Resolved, String> {
+pub fn resolve(
+    given: &Given,
+    cwd: &Path,
+    home: Option<&Path>,
+    cmd: &str,
+) -> Result<Resolved, String> {
     let needs_files = given.url.is_none() || given.token.is_none();
     let rc = if needs_files && !given.hosted {
         let path = cwd.join(RC_FILE);
@@ -283,9 +288,15 @@ mod tests {
 
     #[test]
     fn addresses_compare_after_normalising() {
-        assert!(same_address("http://localhost:4000/", "http://127.0.0.1:4000"));
+        assert!(same_address(
+            "http://localhost:4000/",
+            "http://127.0.0.1:4000"
+        ));
         assert!(same_address("HTTP://[::1]:80", "http://localhost"));
-        assert!(!same_address("http://127.0.0.1:4000", "http://127.0.0.1:4001"));
+        assert!(!same_address(
+            "http://127.0.0.1:4000",
+            "http://127.0.0.1:4001"
+        ));
         assert!(!same_address("https://127.0.0.1", "http://127.0.0.1"));
     }
 
@@ -305,31 +316,62 @@ mod tests {
     #[test]
     fn precedence_is_per_field() {
         let Ok(cwd) = tempfile::tempdir() else { return };
-        let Ok(home) = tempfile::tempdir() else { return };
-        write(home.path(), ".kindgi/config.json", r#"{"apiUrl":"http://127.0.0.1:2","token":"home"}"#);
+        let Ok(home) = tempfile::tempdir() else {
+            return;
+        };
+        write(
+            home.path(),
+            ".kindgi/config.json",
+            r#"{"apiUrl":"http://127.0.0.1:2","token":"home"}"#,
+        );
         let none = Given::default();
         let r = resolve(&none, cwd.path(), Some(home.path()), "x");
-        assert_eq!(r.map(|r| (r.url, r.token)), Ok(("http://127.0.0.1:2".into(), Some("home".into()))));
+        assert_eq!(
+            r.map(|r| (r.url, r.token)),
+            Ok(("http://127.0.0.1:2".into(), Some("home".into())))
+        );
         // The folder file wins, with its own key.
-        write(cwd.path(), RC_FILE, r#"{"apiUrl":"http://127.0.0.1:1/","token":"rc"}"#);
+        write(
+            cwd.path(),
+            RC_FILE,
+            r#"{"apiUrl":"http://127.0.0.1:1/","token":"rc"}"#,
+        );
         let r = resolve(&none, cwd.path(), Some(home.path()), "x");
         let r = r.unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((r.url.as_str(), r.token.as_deref()), ("http://127.0.0.1:1", Some("rc")));
+        assert_eq!(
+            (r.url.as_str(), r.token.as_deref()),
+            ("http://127.0.0.1:1", Some("rc"))
+        );
         assert!(r.note.is_some_and(|n| n.contains("pass --hosted")));
         // --hosted skips it.
-        let hosted = Given { hosted: true, ..Given::default() };
+        let hosted = Given {
+            hosted: true,
+            ..Given::default()
+        };
         let r = resolve(&hosted, cwd.path(), Some(home.path()), "x");
         assert_eq!(r.map(|r| r.token), Ok(Some("home".into())));
         // A flag token goes wherever the address is.
-        let t = Given { token: Some("flag".into()), ..Given::default() };
+        let t = Given {
+            token: Some("flag".into()),
+            ..Given::default()
+        };
         let r = resolve(&t, cwd.path(), Some(home.path()), "x");
-        assert_eq!(r.map(|r| (r.url, r.token)), Ok(("http://127.0.0.1:1".into(), Some("flag".into()))));
+        assert_eq!(
+            r.map(|r| (r.url, r.token)),
+            Ok(("http://127.0.0.1:1".into(), Some("flag".into())))
+        );
         // A file key is not sent to another address.
-        let u = Given { url: Some("http://127.0.0.1:3".into()), ..Given::default() };
+        let u = Given {
+            url: Some("http://127.0.0.1:3".into()),
+            ..Given::default()
+        };
         let r = resolve(&u, cwd.path(), Some(home.path()), "x");
         assert!(r.is_err_and(|e| e.contains("is sent only there")));
         // The same address, written differently, takes it.
-        let u = Given { url: Some("http://localhost:1".into()), ..Given::default() };
+        let u = Given {
+            url: Some("http://localhost:1".into()),
+            ..Given::default()
+        };
         let r = resolve(&u, cwd.path(), Some(home.path()), "x");
         assert_eq!(r.map(|r| r.token), Ok(Some("rc".into())));
         // Home fills what the folder file lacks.
@@ -338,8 +380,13 @@ mod tests {
         assert_eq!(r.map(|r| r.token), Ok(Some("home".into())));
         // Malformed JSON is fatal; no address anywhere says how to give one.
         write(cwd.path(), RC_FILE, "{nope");
-        assert!(resolve(&none, cwd.path(), Some(home.path()), "x").is_err_and(|e| e.contains("not valid JSON")));
-        let Ok(empty) = tempfile::tempdir() else { return };
+        assert!(
+            resolve(&none, cwd.path(), Some(home.path()), "x")
+                .is_err_and(|e| e.contains("not valid JSON"))
+        );
+        let Ok(empty) = tempfile::tempdir() else {
+            return;
+        };
         let r = resolve(&none, empty.path(), Some(empty.path()), "x");
         assert!(r.is_err_and(|e| e.starts_with("API URL not configured")));
     }

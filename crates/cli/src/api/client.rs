@@ -84,14 +84,22 @@ impl ApiClient {
         }
         if let Some(b) = call.body {
             req = req
-                .header(reqwest::header::CONTENT_TYPE, "application/json; charset=utf-8")
+                .header(
+                    reqwest::header::CONTENT_TYPE,
+                    "application/json; charset=utf-8",
+                )
                 .body(b.to_string());
         }
         req
     }
 
     /// Send a call; the answer's JSON on 2xx, else the [`CliError`] it is.
-    pub async fn request(&self, method: Method, path: &str, call: Call<'_>) -> Result<Value, CliError> {
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        call: Call<'_>,
+    ) -> Result<Value, CliError> {
         let resp = self
             .builder(method, path, &call)
             .send()
@@ -108,11 +116,28 @@ impl ApiClient {
         }
     }
 
-    pub async fn get(&self, path: &str, query: Vec<(&'static str, String)>) -> Result<Value, CliError> {
-        self.request(Method::GET, path, Call { query, ..Call::default() }).await
+    pub async fn get(
+        &self,
+        path: &str,
+        query: Vec<(&'static str, String)>,
+    ) -> Result<Value, CliError> {
+        self.request(
+            Method::GET,
+            path,
+            Call {
+                query,
+                ..Call::default()
+            },
+        )
+        .await
     }
 
-    pub async fn post(&self, path: &str, body: &Value, idempotency_key: Option<&str>) -> Result<Value, CliError> {
+    pub async fn post(
+        &self,
+        path: &str,
+        body: &Value,
+        idempotency_key: Option<&str>,
+    ) -> Result<Value, CliError> {
         self.request(
             Method::POST,
             path,
@@ -127,7 +152,11 @@ impl ApiClient {
 
     fn network(&self, e: &reqwest::Error) -> CliError {
         let what = if e.is_timeout() {
-            format!("the API at {} did not answer within {} s", self.base, TIMEOUT.as_secs())
+            format!(
+                "the API at {} did not answer within {} s",
+                self.base,
+                TIMEOUT.as_secs()
+            )
         } else {
             format!("cannot reach the API at {}: {}", self.base, root_cause(e))
         };

@@ -116,7 +116,10 @@ fn issue_line(issue: &Value) -> String {
         .and_then(Value::as_str)
         .filter(|p| !p.is_empty())
         .unwrap_or("<root>");
-    let message = issue.get("message").and_then(Value::as_str).unwrap_or("invalid");
+    let message = issue
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("invalid");
     format!("{path}: {message}")
 }
 
@@ -147,20 +150,41 @@ mod tests {
         assert_eq!(tag(401, Some("auth-revoked")), "auth");
         assert_eq!(tag(403, Some("role-exceeds-principal")), "auth");
         assert_eq!(tag(429, Some("approvals-pending-limit")), "rate-limited");
-        assert_eq!(tag(409, Some("approval-already-decided")), "approval-already-decided");
+        assert_eq!(
+            tag(409, Some("approval-already-decided")),
+            "approval-already-decided"
+        );
         assert_eq!(tag(400, Some("bad-input")), "invalid-request");
         assert_eq!(tag(500, Some("journal-error")), "journal-error");
-        assert_eq!(tag(422, Some("run-resume-not-supported")), "run-resume-not-supported");
+        assert_eq!(
+            tag(422, Some("run-resume-not-supported")),
+            "run-resume-not-supported"
+        );
     }
 
     #[test]
     fn rendering() {
-        let e = CliError::from_answer(404, &json!({"error": {"code": "run-not-found", "message": "No run"}}));
+        let e = CliError::from_answer(
+            404,
+            &json!({"error": {"code": "run-not-found", "message": "No run"}}),
+        );
         assert_eq!(e.render("runs get"), "Error [not-found]: No run");
         let e = CliError::from_answer(502, &json!("<html>"));
-        assert_eq!(e.render("x"), "Error [http-502]: HTTP 502 without recognizable error envelope");
-        let e = CliError::from_answer(400, &json!({"error": {"code": "validation-failed", "message": "bad", "details": {"issues": [{"instancePath": "/a", "message": "must be string"}]}}}));
-        assert_eq!(e.render("x"), "Error [invalid-request]: bad\n  ✗ /a: must be string");
-        assert_eq!(CliError::Usage("no".into()).render("runs get"), "Error: no\nUsage: kindgi runs get --help");
+        assert_eq!(
+            e.render("x"),
+            "Error [http-502]: HTTP 502 without recognizable error envelope"
+        );
+        let e = CliError::from_answer(
+            400,
+            &json!({"error": {"code": "validation-failed", "message": "bad", "details": {"issues": [{"instancePath": "/a", "message": "must be string"}]}}}),
+        );
+        assert_eq!(
+            e.render("x"),
+            "Error [invalid-request]: bad\n  ✗ /a: must be string"
+        );
+        assert_eq!(
+            CliError::Usage("no".into()).render("runs get"),
+            "Error: no\nUsage: kindgi runs get --help"
+        );
     }
 }

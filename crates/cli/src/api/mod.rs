@@ -54,11 +54,18 @@ impl ApiArgs {
     /// The client for command `cmd` (e.g. `runs get`), from the flags, the environment and
     /// the config files.
     pub fn connect(&self, cmd: &str) -> Result<ApiClient, CliError> {
-        let given = address::Given::from_flags_and_env(self.url.as_deref(), self.token.as_deref(), self.hosted);
+        let given = address::Given::from_flags_and_env(
+            self.url.as_deref(),
+            self.token.as_deref(),
+            self.hosted,
+        );
         let cwd = std::env::current_dir()
             .map_err(|e| CliError::Local(format!("cannot read the current folder: {e}")))?;
-        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(std::path::PathBuf::from);
-        let resolved = address::resolve(&given, &cwd, home.as_deref(), cmd).map_err(CliError::Local)?;
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(std::path::PathBuf::from);
+        let resolved =
+            address::resolve(&given, &cwd, home.as_deref(), cmd).map_err(CliError::Local)?;
         if let Some(note) = &resolved.note
             && !self.quiet
         {

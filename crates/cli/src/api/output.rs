@@ -47,7 +47,11 @@ impl Output {
         let rows: Vec<Vec<String>> = page
             .get("data")
             .and_then(Value::as_array)
-            .map(|d| d.iter().map(|r| columns.iter().map(|(_, f)| f(r)).collect()).collect())
+            .map(|d| {
+                d.iter()
+                    .map(|r| columns.iter().map(|(_, f)| f(r)).collect())
+                    .collect()
+            })
             .unwrap_or_default();
         let mut widths: Vec<usize> = columns.iter().map(|(h, _)| h.chars().count()).collect();
         for row in &rows {
@@ -64,7 +68,11 @@ impl Output {
             parts.join("  ").trim_end().to_owned()
         };
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", line(columns.iter().map(|(h, _)| (*h).to_owned()).collect()));
+        let _ = writeln!(
+            out,
+            "{}",
+            line(columns.iter().map(|(h, _)| (*h).to_owned()).collect())
+        );
         for row in rows {
             let _ = writeln!(out, "{}", line(row));
         }

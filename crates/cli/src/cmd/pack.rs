@@ -33,7 +33,10 @@ pub fn run(command: PackCommand, runtime: &tokio::runtime::Runtime) -> anyhow::R
     }
 }
 
-fn conformance_cmd(args: ConformanceArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
+fn conformance_cmd(
+    args: ConformanceArgs,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
     let only = args
         .only
         .as_deref()

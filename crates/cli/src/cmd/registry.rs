@@ -121,7 +121,11 @@ async fn read(kind: &str, label: &str, command: ReadCommand) -> Result<(), CliEr
         } => {
             let mut q = Vec::new();
             push(&mut q, "name", name.clone());
-            push(&mut q, "includeRetired", include_retired.then(|| "true".into()));
+            push(
+                &mut q,
+                "includeRetired",
+                include_retired.then(|| "true".into()),
+            );
             push(&mut q, "limit", limit.map(|l| l.to_string()));
             push(&mut q, "cursor", cursor.clone());
             (format!("/v1/{kind}"), q, true)
@@ -148,7 +152,11 @@ async fn read(kind: &str, label: &str, command: ReadCommand) -> Result<(), CliEr
         } => {
             let id = required(id.clone(), "id")?;
             let mut q = Vec::new();
-            push(&mut q, "includeTombstoned", include_unregistered.then(|| "true".into()));
+            push(
+                &mut q,
+                "includeTombstoned",
+                include_unregistered.then(|| "true".into()),
+            );
             push(&mut q, "limit", limit.map(|l| l.to_string()));
             push(&mut q, "cursor", cursor.clone());
             (format!("/v1/{kind}/{}/versions", segment(&id)), q, true)
@@ -156,7 +164,11 @@ async fn read(kind: &str, label: &str, command: ReadCommand) -> Result<(), CliEr
         ReadCommand::GetVersion { id, version, .. } => {
             let id = required(id.clone(), "id")?;
             let v = required(version.clone(), "version")?;
-            (format!("/v1/{kind}/{}/versions/{}", segment(&id), segment(&v)), Vec::new(), false)
+            (
+                format!("/v1/{kind}/{}/versions/{}", segment(&id), segment(&v)),
+                Vec::new(),
+                false,
+            )
         }
     };
     let body = command.api().connect(label)?.get(&path, query).await?;

@@ -116,7 +116,10 @@ async fn dispatch(command: RunsCommand, name: &str, api: &ApiArgs) -> Result<Exi
         RunsCommand::Start(args) => super::runs_start::start(args, name).await,
         RunsCommand::Get { id, .. } => {
             let id = required(id, "run-id")?;
-            let run = api.connect(name)?.get(&format!("/v1/runs/{}", segment(&id)), vec![]).await?;
+            let run = api
+                .connect(name)?
+                .get(&format!("/v1/runs/{}", segment(&id)), vec![])
+                .await?;
             out.json(&run);
             Ok(ExitCode::SUCCESS)
         }
@@ -157,7 +160,11 @@ async fn dispatch(command: RunsCommand, name: &str, api: &ApiArgs) -> Result<Exi
             let id = required(id, "run-id")?;
             let client = api.connect(name)?;
             client
-                .post(&format!("/v1/runs/{}/cancel", segment(&id)), &json!({}), None)
+                .post(
+                    &format!("/v1/runs/{}/cancel", segment(&id)),
+                    &json!({}),
+                    None,
+                )
                 .await?;
             out.json(&json!({"ok": true, "runId": id}));
             Ok(ExitCode::SUCCESS)
@@ -206,7 +213,9 @@ pub async fn journal(
             all.extend(d.iter().cloned());
         }
         match page.get("nextCursor").and_then(Value::as_str) {
-            Some(c) if page.get("hasMore") == Some(&Value::Bool(true)) => cursor = Some(c.to_owned()),
+            Some(c) if page.get("hasMore") == Some(&Value::Bool(true)) => {
+                cursor = Some(c.to_owned())
+            }
             _ => return Ok(json!({"data": all, "hasMore": false})),
         }
     }
@@ -216,7 +225,10 @@ pub async fn journal(
 }
 
 fn run_subject(r: &Value) -> String {
-    match (r.pointer("/agent/id").and_then(Value::as_str), r.pointer("/agent/version")) {
+    match (
+        r.pointer("/agent/id").and_then(Value::as_str),
+        r.pointer("/agent/version"),
+    ) {
         (Some(a), Some(Value::String(v))) => format!("{a}@{v}"),
         (Some(a), _) => a.to_owned(),
         _ => cell(r, "/flowId"),

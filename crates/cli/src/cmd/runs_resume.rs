@@ -29,8 +29,14 @@ pub async fn resume(client: &ApiClient, id: &str, out: &Output) -> Result<ExitCo
 }
 
 async fn answer(client: &ApiClient, id: &str) -> Result<Value, CliError> {
-    let run = client.get(&format!("/v1/runs/{}", segment(id)), vec![]).await?;
-    let status = run.get("status").and_then(Value::as_str).unwrap_or("").to_owned();
+    let run = client
+        .get(&format!("/v1/runs/{}", segment(id)), vec![])
+        .await?;
+    let status = run
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
     let base = |kind: &str| json!({"kind": kind, "runId": id, "status": status});
     let with = |mut v: Value, k: &str, x: Value| {
         if let Some(o) = v.as_object_mut() {
@@ -59,7 +65,11 @@ async fn answer(client: &ApiClient, id: &str) -> Result<Value, CliError> {
         return Ok(with(v, "alsoWaitsOn", other));
     }
     let journal = super::runs::journal(client, id, None, None, None).await?;
-    let entries = journal.get("data").and_then(Value::as_array).cloned().unwrap_or_default();
+    let entries = journal
+        .get("data")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if status != "suspended" {
         let waits = runtime_waits(&entries);
         return Ok(if waits.is_empty() {
@@ -70,16 +80,30 @@ async fn answer(client: &ApiClient, id: &str) -> Result<Value, CliError> {
     }
     let open = open_waits(&entries);
     if open.is_empty() {
-        return Ok(with(base("runtime"), "waits", json!([{"what": "no-open-wait"}])));
+        return Ok(with(
+            base("runtime"),
+            "waits",
+            json!([{"what": "no-open-wait"}]),
+        ));
     }
     let mut waits = Vec::new();
     let mut tokens = Vec::new();
     for token in open {
-        match token.strip_prefix("child:").and_then(|r| r.rsplit_once(':')).map(|(c, _)| c.to_owned()) {
+        match token
+            .strip_prefix("child:")
+            .and_then(|r| r.rsplit_once(':'))
+            .map(|(c, _)| c.to_owned())
+        {
             Some(child) => {
-                let got = client.get(&format!("/v1/runs/{}", segment(&child)), vec![]).await.ok();
+                let got = client
+                    .get(&format!("/v1/runs/{}", segment(&child)), vec![])
+                    .await
+                    .ok();
                 let mut w = json!({"what": "child-run", "childRunId": child});
-                if let (Some(s), Some(o)) = (got.as_ref().and_then(|g| g.get("status")), w.as_object_mut()) {
+                if let (Some(s), Some(o)) = (
+                    got.as_ref().and_then(|g| g.get("status")),
+                    w.as_object_mut(),
+                ) {
                     o.insert("childStatus".into(), s.clone());
                 }
                 waits.push(w);
@@ -90,7 +114,8 @@ async fn answer(client: &ApiClient, id: &str) -> Result<Value, CliError> {
     if tokens.is_empty() {
         return Ok(with(base("runtime"), "waits", Value::Array(waits)));
     }
-    let mut q: Vec<(&'static str, String)> = tokens.iter().map(|t| ("waitTokenId", t.clone())).collect();
+    let mut q: Vec<(&'static str, String)> =
+        tokens.iter().map(|t| ("waitTokenId", t.clone())).collect();
     q.push(("limit", "100".into()));
     let linked: Vec<Value> = match client.get("/v1/approvals", q).await {
         Ok(page) => page
@@ -98,19 +123,30 @@ async fn answer(client: &ApiClient, id: &str) -> Result<Value, CliError> {
             .and_then(Value::as_array)
             .map(|d| {
                 d.iter()
-                    .filter(|a| a.get("waitTokenId").and_then(Value::as_str).is_some_and(|t| tokens.iter().any(|x| x == t)))
+                    .filter(|a| {
+                        a.get("waitTokenId")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| tokens.iter().any(|x| x == t))
+                    })
                     .cloned()
                     .collect()
             })
             .unwrap_or_default(),
         Err(_) => Vec::new(),
     };
-    let is_open = |a: &Value| a.get("status").and_then(Value::as_str).is_some_and(|s| OPEN_APPROVAL.contains(&s));
+    let is_open = |a: &Value| {
+        a.get("status")
+            .and_then(Value::as_str)
+            .is_some_and(|s| OPEN_APPROVAL.contains(&s))
+    };
     for a in linked.iter().filter(|a| !is_open(a)) {
         waits.push(json!({"what": "decided-approval", "approvalId": a.get("id"), "approvalStatus": a.get("status")}));
     }
     for t in &tokens {
-        if !linked.iter().any(|a| a.get("waitTokenId").and_then(Value::as_str) == Some(t)) {
+        if !linked
+            .iter()
+            .any(|a| a.get("waitTokenId").and_then(Value::as_str) == Some(t))
+        {
             waits.push(json!({"what": "unattributed", "tokenId": t}));
         }
     }
@@ -124,7 +160,10 @@ async fn answer(client: &ApiClient, id: &str) -> Result<Value, CliError> {
 
 fn approval_of_waiting_for(a: &Value) -> Value {
     let mut o = serde_json::Map::new();
-    o.insert("id".into(), a.get("approvalId").cloned().unwrap_or(Value::Null));
+    o.insert(
+        "id".into(),
+        a.get("approvalId").cloned().unwrap_or(Value::Null),
+    );
     for k in ["title", "requiredRole", "status", "tool"] {
         if let Some(v) = a.get(k) {
             o.insert(k.into(), v.clone());
@@ -135,7 +174,11 @@ fn approval_of_waiting_for(a: &Value) -> Value {
 
 /// Tokens of `wait.suspended` entries with no later `wait.resumed`/`wait.cancelled`.
 fn open_waits(entries: &[Value]) -> Vec<String> {
-    let token = |e: &Value| e.pointer("/payload/tokenId").and_then(Value::as_str).map(str::to_owned);
+    let token = |e: &Value| {
+        e.pointer("/payload/tokenId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     let mut open: Vec<String> = Vec::new();
     for e in entries {
         match (e.get("kind").and_then(Value::as_str), token(e)) {
@@ -152,11 +195,17 @@ fn open_waits(entries: &[Value]) -> Vec<String> {
 fn runtime_waits(entries: &[Value]) -> Vec<Value> {
     let mut waits: Vec<(String, Value)> = Vec::new();
     for e in entries {
-        let Some(node) = e.get("nodeId").and_then(Value::as_str) else { continue };
+        let Some(node) = e.get("nodeId").and_then(Value::as_str) else {
+            continue;
+        };
         waits.retain(|(n, _)| n != node);
         match e.get("kind").and_then(Value::as_str) {
-            Some("step.retry-scheduled") => waits.push((node.into(), json!({"what": "retry", "nodeId": node}))),
-            Some("step.concurrency-deferred") => waits.push((node.into(), json!({"what": "lease", "nodeId": node}))),
+            Some("step.retry-scheduled") => {
+                waits.push((node.into(), json!({"what": "retry", "nodeId": node})))
+            }
+            Some("step.concurrency-deferred") => {
+                waits.push((node.into(), json!({"what": "lease", "nodeId": node})))
+            }
             _ => {}
         }
     }

@@ -60,20 +60,24 @@ fn read_input(raw: &str) -> Result<Value, CliError> {
     let (text, from) = match raw.strip_prefix('@') {
         Some(path) => {
             let len = std::fs::metadata(path)
-                .map_err(|e| CliError::Usage(format!("--input @{path}: cannot read the file: {e}")))?
+                .map_err(|e| {
+                    CliError::Usage(format!("--input @{path}: cannot read the file: {e}"))
+                })?
                 .len();
             if len > MAX_INPUT_BYTES {
                 return Err(CliError::Usage(format!(
                     "--input @{path}: the file is over {MAX_INPUT_BYTES} bytes"
                 )));
             }
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CliError::Usage(format!("--input @{path}: cannot read the file: {e}")))?;
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                CliError::Usage(format!("--input @{path}: cannot read the file: {e}"))
+            })?;
             (text, format!("the file {path}"))
         }
         None => (raw.to_owned(), "--input".to_owned()),
     };
-    serde_json::from_str(&text).map_err(|e| CliError::Usage(format!("{from} is not valid JSON: {e}")))
+    serde_json::from_str(&text)
+        .map_err(|e| CliError::Usage(format!("{from} is not valid JSON: {e}")))
 }
 
 /// The `POST /v1/runs` body, or the usage error.
@@ -81,8 +85,14 @@ pub fn body(args: &StartArgs) -> Result<Value, CliError> {
     let nonempty = |o: &Option<String>| o.clone().filter(|s| !s.is_empty());
     let mut b = Map::new();
     match (nonempty(&args.agent), nonempty(&args.flow)) {
-        (Some(_), Some(_)) => return Err(CliError::Usage("give --agent or --flow, not both".into())),
-        (None, None) => return Err(CliError::Usage("--agent=<agent-id> or --flow=<flow-id> is required".into())),
+        (Some(_), Some(_)) => {
+            return Err(CliError::Usage("give --agent or --flow, not both".into()));
+        }
+        (None, None) => {
+            return Err(CliError::Usage(
+                "--agent=<agent-id> or --flow=<flow-id> is required".into(),
+            ));
+        }
         (Some(a), None) => {
             if args.flow_version.is_some() {
                 return Err(CliError::Usage("--flow-version goes with --flow".into()));
@@ -111,8 +121,14 @@ pub fn body(args: &StartArgs) -> Result<Value, CliError> {
     let mut segments = Vec::new();
     for raw in &args.segments {
         match raw.split_once(':') {
-            Some((k, v)) if !k.is_empty() && !v.is_empty() => segments.push(json!({"key": k, "value": v})),
-            _ => return Err(CliError::Usage(format!("--segment must be key:value, got \"{raw}\""))),
+            Some((k, v)) if !k.is_empty() && !v.is_empty() => {
+                segments.push(json!({"key": k, "value": v}))
+            }
+            _ => {
+                return Err(CliError::Usage(format!(
+                    "--segment must be key:value, got \"{raw}\""
+                )));
+            }
         }
     }
     if !segments.is_empty() {
@@ -155,11 +171,18 @@ enum Followed {
 }
 
 fn is_live(run: &Value) -> bool {
-    matches!(run.get("status").and_then(Value::as_str), Some("pending" | "running"))
+    matches!(
+        run.get("status").and_then(Value::as_str),
+        Some("pending" | "running")
+    )
 }
 
 async fn follow(client: &ApiClient, mut run: Value) -> Result<Followed, CliError> {
-    let id = run.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let id = run
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     let path = format!("/v1/runs/{}", segment(&id));
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
@@ -206,7 +229,10 @@ fn outcome(run: &Value, out: &Output) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if !out.quiet {
-        let code = run.pointer("/failure/code").and_then(Value::as_str).unwrap_or("run-failed");
+        let code = run
+            .pointer("/failure/code")
+            .and_then(Value::as_str)
+            .unwrap_or("run-failed");
         let message = run
             .pointer("/failure/message")
             .or_else(|| run.get("failureMessage"))

@@ -33,7 +33,9 @@ pub async fn stream(client: &ApiClient, id: &str, out: &Output) -> Result<ExitCo
             req = req.header("Last-Event-Id", l);
         }
         let ended = match req.send().await {
-            Ok(resp) if resp.status().is_success() => read_events(resp, &mut events, &mut last_id).await,
+            Ok(resp) if resp.status().is_success() => {
+                read_events(resp, &mut events, &mut last_id).await
+            }
             Ok(resp) => {
                 let status = resp.status().as_u16();
                 let body = resp.json::<Value>().await.unwrap_or(Value::Null);
@@ -46,8 +48,12 @@ pub async fn stream(client: &ApiClient, id: &str, out: &Output) -> Result<ExitCo
         }
         tries += 1;
         if tries > MAX_RECONNECTS {
-            let why = ended.err().unwrap_or_else(|| "the stream kept closing".into());
-            return Err(CliError::Network(format!("the event stream of run {id} ended before the run did: {why}")));
+            let why = ended
+                .err()
+                .unwrap_or_else(|| "the stream kept closing".into());
+            return Err(CliError::Network(format!(
+                "the event stream of run {id} ended before the run did: {why}"
+            )));
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_secs(30));
@@ -73,11 +79,18 @@ async fn read_events(
         buf.extend_from_slice(&chunk);
         while let Some(nl) = buf.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = buf.drain(..=nl).collect();
-            let line = String::from_utf8_lossy(&line).trim_end_matches(['\r', '\n']).to_owned();
+            let line = String::from_utf8_lossy(&line)
+                .trim_end_matches(['\r', '\n'])
+                .to_owned();
             if line.is_empty() {
                 if !data.is_empty() {
-                    let v: Value = serde_json::from_str(&data).unwrap_or(Value::String(data.clone()));
-                    let kind = v.get("kind").and_then(Value::as_str).unwrap_or("").to_owned();
+                    let v: Value =
+                        serde_json::from_str(&data).unwrap_or(Value::String(data.clone()));
+                    let kind = v
+                        .get("kind")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned();
                     if events.len() >= MAX_EVENTS {
                         return Err(format!("more than {MAX_EVENTS} events"));
                     }

@@ -120,17 +120,27 @@ fn principal(raw: &str) -> Result<(&'static str, String), CliError> {
     let kind = match kind {
         "user" => "user",
         "sa" | "service-account" => "service-account",
-        _ => return Err(CliError::Usage(format!("--for must be user:<id> or sa:<id>, got \"{raw}\""))),
+        _ => {
+            return Err(CliError::Usage(format!(
+                "--for must be user:<id> or sa:<id>, got \"{raw}\""
+            )));
+        }
     };
     if id.is_empty() {
-        return Err(CliError::Usage(format!("--for must be user:<id> or sa:<id>, got \"{raw}\"")));
+        return Err(CliError::Usage(format!(
+            "--for must be user:<id> or sa:<id>, got \"{raw}\""
+        )));
     }
     Ok((kind, id.to_owned()))
 }
 
 /// `30d`, `12h`, `90m` from now, or an ISO date, as RFC 3339.
 pub fn expiry(raw: &str, now: chrono::DateTime<chrono::Utc>) -> Result<String, CliError> {
-    let bad = || CliError::Usage(format!("--expires must be like 30d, 12h, 90m or an ISO date, got \"{raw}\""));
+    let bad = || {
+        CliError::Usage(format!(
+            "--expires must be like 30d, 12h, 90m or an ISO date, got \"{raw}\""
+        ))
+    };
     let (n, unit) = raw.split_at(raw.len().saturating_sub(1));
     if let Ok(n) = n.parse::<i64>()
         && n > 0
@@ -145,7 +155,9 @@ pub fn expiry(raw: &str, now: chrono::DateTime<chrono::Utc>) -> Result<String, C
         return Ok((now + d).to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     }
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(raw) {
-        return Ok(t.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+        return Ok(t
+            .with_timezone(&chrono::Utc)
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     }
     if let Ok(d) = chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
         let t = d.and_hms_opt(0, 0, 0).ok_or_else(bad)?.and_utc();
@@ -157,10 +169,21 @@ pub fn expiry(raw: &str, now: chrono::DateTime<chrono::Utc>) -> Result<String, C
 /// The official client's mapping of `OA:ApiToken` (`tokenId` → `id`).
 fn meta(wire: &Value) -> Value {
     let mut m = Map::new();
-    m.insert("id".into(), wire.get("tokenId").cloned().unwrap_or(Value::Null));
+    m.insert(
+        "id".into(),
+        wire.get("tokenId").cloned().unwrap_or(Value::Null),
+    );
     for k in [
-        "principal", "role", "capabilities", "label", "projectId", "createdBy", "createdAt",
-        "lastUsedAt", "expiresAt", "revokedAt",
+        "principal",
+        "role",
+        "capabilities",
+        "label",
+        "projectId",
+        "createdBy",
+        "createdAt",
+        "lastUsedAt",
+        "expiresAt",
+        "revokedAt",
     ] {
         if let Some(v) = wire.get(k) {
             m.insert(k.into(), v.clone());
@@ -171,7 +194,13 @@ fn meta(wire: &Value) -> Value {
 
 const COLUMNS: &[Column] = &[
     ("ID", |r| cell(r, "/id")),
-    ("PRINCIPAL", |r| format!("{}:{}", cell(r, "/principal/kind"), cell(r, "/principal/id"))),
+    ("PRINCIPAL", |r| {
+        format!(
+            "{}:{}",
+            cell(r, "/principal/kind"),
+            cell(r, "/principal/id")
+        )
+    }),
     ("ROLE", |r| cell(r, "/role")),
     ("LABEL", |r| cell(r, "/label")),
     ("CREATED", |r| cell(r, "/createdAt")),
@@ -203,11 +232,19 @@ async fn api_command(command: TokensCommand, label: &str, api: &ApiArgs) -> Resu
             if let Some(p) = &a.project {
                 body.insert("projectId".into(), json!(p));
             }
-            let wire = api.connect(label)?.post("/v1/tokens", &Value::Object(body), None).await?;
+            let wire = api
+                .connect(label)?
+                .post("/v1/tokens", &Value::Object(body), None)
+                .await?;
             let secret = wire.get("token").cloned().unwrap_or(Value::Null);
             out.json(&json!({"meta": meta(&wire), "secret": secret}));
         }
-        TokensCommand::List { for_, limit, cursor, .. } => {
+        TokensCommand::List {
+            for_,
+            limit,
+            cursor,
+            ..
+        } => {
             let mut q = Vec::new();
             push(&mut q, "limit", limit.map(|l| l.to_string()));
             push(&mut q, "cursor", cursor);
@@ -224,16 +261,28 @@ async fn api_command(command: TokensCommand, label: &str, api: &ApiArgs) -> Resu
             out.page(&page, COLUMNS);
         }
         TokensCommand::Get { id, .. } => {
-            let id = id.filter(|s| !s.is_empty()).ok_or_else(|| CliError::Usage("missing <token-id>".into()))?;
-            let wire = api.connect(label)?.get(&format!("/v1/tokens/{}", segment(&id)), vec![]).await?;
+            let id = id
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| CliError::Usage("missing <token-id>".into()))?;
+            let wire = api
+                .connect(label)?
+                .get(&format!("/v1/tokens/{}", segment(&id)), vec![])
+                .await?;
             out.json(&meta(&wire));
         }
         TokensCommand::Revoke { id, .. } => {
             let id = id.filter(|s| !s.is_empty()).ok_or_else(|| {
-                CliError::Usage("missing <token-id> (or --database D --key-id K to revoke in the database)".into())
+                CliError::Usage(
+                    "missing <token-id> (or --database D --key-id K to revoke in the database)"
+                        .into(),
+                )
             })?;
             api.connect(label)?
-                .post(&format!("/v1/tokens/{}/revoke", segment(&id)), &json!({}), None)
+                .post(
+                    &format!("/v1/tokens/{}/revoke", segment(&id)),
+                    &json!({}),
+                    None,
+                )
                 .await?;
             out.json(&json!({"tokenId": id, "revoked": true}));
         }
@@ -244,14 +293,18 @@ async fn api_command(command: TokensCommand, label: &str, api: &ApiArgs) -> Resu
 async fn create_offline(a: CreateArgs) -> anyhow::Result<ExitCode> {
     let database = a.database.unwrap_or_else(|| DEFAULT_DATABASE.to_owned());
     let Some(tenant) = a.tenant else {
-        eprintln!("Error: --tenant is required with --database\nUsage: kindgi tokens create --help");
+        eprintln!(
+            "Error: --tenant is required with --database\nUsage: kindgi tokens create --help"
+        );
         return Ok(ExitCode::from(2));
     };
     let db = open(&database).await?;
     let expires_at = a
         .expires_in_days
         .map(|d| kindgi_store::now_millis() + i64::from(d) * 86_400_000);
-    let result = TokenStore::new(db.clone()).create(&tenant, expires_at).await;
+    let result = TokenStore::new(db.clone())
+        .create(&tenant, expires_at)
+        .await;
     db.close().await;
     match result {
         Ok(key) => {
@@ -272,7 +325,9 @@ async fn create_offline(a: CreateArgs) -> anyhow::Result<ExitCode> {
 
 async fn revoke_offline(database: &str, key_id: Option<String>) -> anyhow::Result<ExitCode> {
     let Some(key_id) = key_id else {
-        eprintln!("Error: --key-id is required with --database\nUsage: kindgi tokens revoke --help");
+        eprintln!(
+            "Error: --key-id is required with --database\nUsage: kindgi tokens revoke --help"
+        );
         return Ok(ExitCode::from(2));
     };
     let db = open(database).await?;
@@ -292,7 +347,9 @@ async fn revoke_offline(database: &str, key_id: Option<String>) -> anyhow::Resul
 }
 
 async fn open(url: &str) -> anyhow::Result<Database> {
-    let db = Database::connect(url).await.context("cannot open the database")?;
+    let db = Database::connect(url)
+        .await
+        .context("cannot open the database")?;
     db.migrate().await?;
     Ok(db)
 }
@@ -306,17 +363,32 @@ mod tests {
         let now = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
             .map(|t| t.with_timezone(&chrono::Utc))
             .unwrap_or_default();
-        assert_eq!(expiry("30d", now).ok().as_deref(), Some("2026-01-31T00:00:00.000Z"));
-        assert_eq!(expiry("12h", now).ok().as_deref(), Some("2026-01-01T12:00:00.000Z"));
-        assert_eq!(expiry("90m", now).ok().as_deref(), Some("2026-01-01T01:30:00.000Z"));
-        assert_eq!(expiry("2027-02-03", now).ok().as_deref(), Some("2027-02-03T00:00:00.000Z"));
+        assert_eq!(
+            expiry("30d", now).ok().as_deref(),
+            Some("2026-01-31T00:00:00.000Z")
+        );
+        assert_eq!(
+            expiry("12h", now).ok().as_deref(),
+            Some("2026-01-01T12:00:00.000Z")
+        );
+        assert_eq!(
+            expiry("90m", now).ok().as_deref(),
+            Some("2026-01-01T01:30:00.000Z")
+        );
+        assert_eq!(
+            expiry("2027-02-03", now).ok().as_deref(),
+            Some("2027-02-03T00:00:00.000Z")
+        );
         assert!(expiry("soon", now).is_err());
         assert!(expiry("0d", now).is_err());
     }
 
     #[test]
     fn principals() {
-        assert_eq!(principal("sa:x").ok(), Some(("service-account", "x".to_owned())));
+        assert_eq!(
+            principal("sa:x").ok(),
+            Some(("service-account", "x".to_owned()))
+        );
         assert_eq!(principal("user:u1").ok(), Some(("user", "u1".to_owned())));
         assert!(principal("robot:x").is_err());
         assert!(principal("user:").is_err());

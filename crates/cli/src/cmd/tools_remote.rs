@@ -42,16 +42,23 @@ fn read_manifest(file: &str) -> Result<serde_json::Map<String, Value>, CliError>
             .map_err(|e| CliError::Usage(format!("cannot read {file}: {e}")))?
             .len();
         if len > MAX_MANIFEST_BYTES {
-            return Err(CliError::Usage(format!("{file} is over {MAX_MANIFEST_BYTES} bytes")));
+            return Err(CliError::Usage(format!(
+                "{file} is over {MAX_MANIFEST_BYTES} bytes"
+            )));
         }
-        std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("cannot read {file}: {e}")))?
+        std::fs::read_to_string(file)
+            .map_err(|e| CliError::Usage(format!("cannot read {file}: {e}")))?
     };
     if text.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(CliError::Usage(format!("{file} is over {MAX_MANIFEST_BYTES} bytes")));
+        return Err(CliError::Usage(format!(
+            "{file} is over {MAX_MANIFEST_BYTES} bytes"
+        )));
     }
     match serde_json::from_str(&text) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(CliError::Usage(format!("{file} must hold a JSON object (a tool manifest)"))),
+        Ok(_) => Err(CliError::Usage(format!(
+            "{file} must hold a JSON object (a tool manifest)"
+        ))),
         Err(e) => Err(CliError::Usage(format!("{file} is not JSON: {e}"))),
     }
 }
@@ -90,7 +97,11 @@ async fn register_inner(args: RegisterArgs, label: &str) -> Result<ExitCode, Cli
         manifest.insert("projectId".into(), Value::String(project));
     }
     let answer = client
-        .post("/v1/tools", &Value::Object(manifest), args.idempotency_key.as_deref())
+        .post(
+            "/v1/tools",
+            &Value::Object(manifest),
+            args.idempotency_key.as_deref(),
+        )
         .await?;
     args.api.output().json(&answer);
     Ok(ExitCode::SUCCESS)

@@ -109,7 +109,8 @@ fn serve_one(mut stream: std::net::TcpStream, log: &Mutex<Vec<Seen>>, answer: &A
 
 /// An error envelope.
 pub fn envelope(code: &str, message: &str) -> String {
-    serde_json::json!({"error": {"code": code, "message": message, "requestId": "req-1"}}).to_string()
+    serde_json::json!({"error": {"code": code, "message": message, "requestId": "req-1"}})
+        .to_string()
 }
 
 #[derive(Debug)]
