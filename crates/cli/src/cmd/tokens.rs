@@ -238,6 +238,10 @@ async fn api_command(command: TokensCommand, label: &str, api: &ApiArgs) -> Resu
                 .await?;
             let secret = wire.get("token").cloned().unwrap_or(Value::Null);
             out.json(&json!({"meta": meta(&wire), "secret": secret}));
+            if !api.quiet {
+                let id = wire.get("tokenId").and_then(Value::as_str).unwrap_or("?");
+                eprintln!("⚠ The secret of key {id} is shown once, above: store it now.");
+            }
         }
         TokensCommand::List {
             for_,
