@@ -172,6 +172,12 @@ fn errors_print_their_tag() {
         (out.code, out.stderr.trim()),
         (1, "Error [not-found]: No run with id x")
     );
+    let out = run(&m, &["runs", "get", "x", "--verbose"]);
+    assert!(
+        out.stderr.contains("\"requestId\": \"req-1\""),
+        "--verbose shows the envelope: {}",
+        out.stderr
+    );
     let out = run(&m, &["runs", "cancel", "x"]);
     assert_eq!(
         (out.code, out.stderr.trim()),

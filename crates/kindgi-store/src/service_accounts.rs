@@ -60,8 +60,7 @@ impl Grant {
 
 /// True when a stored grants array holds `tenant-admin`.
 pub fn grants_tenant_admin(grants_json: &str) -> bool {
-    serde_json::from_str::<Vec<Grant>>(grants_json)
-        .is_ok_and(|g| g.contains(&Grant::TenantAdmin))
+    serde_json::from_str::<Vec<Grant>>(grants_json).is_ok_and(|g| g.contains(&Grant::TenantAdmin))
 }
 
 /// A service account (`OA:ServiceAccount`); times are ms since the epoch.

@@ -33,6 +33,8 @@ pub enum CliError {
         code: Option<String>,
         message: String,
         issues: Vec<String>,
+        /// The whole answer body (printed with `--verbose`).
+        raw: Value,
     },
 }
 
@@ -45,6 +47,7 @@ impl CliError {
                 code: None,
                 message: format!("HTTP {status} without recognizable error envelope"),
                 issues: Vec::new(),
+                raw: body.clone(),
             };
         };
         let code = error.get("code").and_then(Value::as_str).map(str::to_owned);
@@ -63,6 +66,7 @@ impl CliError {
             code,
             message,
             issues,
+            raw: body.clone(),
         }
     }
 
@@ -74,11 +78,14 @@ impl CliError {
         }
     }
 
-    /// Print the error on stderr (`usage` is the command, e.g. `runs start`); returns the
-    /// exit code.
-    pub fn report(&self, usage: &str, quiet: bool) -> ExitCode {
+    /// Print the error on stderr (`usage` is the command, e.g. `runs start`; `verbose` adds
+    /// the whole answer body); returns the exit code.
+    pub fn report(&self, usage: &str, quiet: bool, verbose: bool) -> ExitCode {
         if !quiet || matches!(self, CliError::Usage(_)) {
             eprintln!("{}", self.render(usage));
+            if let (true, CliError::Api { raw, .. }) = (verbose, self) {
+                eprintln!("{}", serde_json::to_string_pretty(raw).unwrap_or_default());
+            }
         }
         self.exit_code()
     }
@@ -94,6 +101,7 @@ impl CliError {
                 code,
                 message,
                 issues,
+                ..
             } => {
                 let tag = tag(*status, code.as_deref());
                 let mut out = format!("Error [{tag}]: {message}");

@@ -100,7 +100,7 @@ pub async fn run(kind: &str, command: ReadCommand) -> ExitCode {
     let api = command.api().clone();
     match read(kind, &label, command).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => e.report(&label, api.quiet),
+        Err(e) => e.report(&label, api.quiet, api.verbose),
     }
 }
 

@@ -106,7 +106,7 @@ pub async fn run(command: RunsCommand) -> ExitCode {
     };
     match dispatch(command, name, &api).await {
         Ok(code) => code,
-        Err(e) => e.report(name, api.quiet),
+        Err(e) => e.report(name, api.quiet, api.verbose),
     }
 }
 

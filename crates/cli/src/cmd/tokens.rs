@@ -110,7 +110,7 @@ async fn run_api(command: TokensCommand) -> ExitCode {
     };
     match api_command(command, label, &api).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => e.report(label, api.quiet),
+        Err(e) => e.report(label, api.quiet, api.verbose),
     }
 }
 

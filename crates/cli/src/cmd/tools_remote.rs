@@ -79,10 +79,10 @@ async fn default_project(client: &crate::api::ApiClient) -> Result<String, CliEr
 
 pub async fn register(args: RegisterArgs) -> ExitCode {
     let label = "tools register";
-    let quiet = args.api.quiet;
+    let (quiet, verbose) = (args.api.quiet, args.api.verbose);
     match register_inner(args, label).await {
         Ok(code) => code,
-        Err(e) => e.report(label, quiet),
+        Err(e) => e.report(label, quiet, verbose),
     }
 }
 
