@@ -34,7 +34,7 @@ pub enum CliError {
         message: String,
         issues: Vec<String>,
         /// The whole answer body (printed with `--verbose`).
-        raw: Value,
+        raw: Box<Value>,
     },
 }
 
@@ -47,7 +47,7 @@ impl CliError {
                 code: None,
                 message: format!("HTTP {status} without recognizable error envelope"),
                 issues: Vec::new(),
-                raw: body.clone(),
+                raw: Box::new(body.clone()),
             };
         };
         let code = error.get("code").and_then(Value::as_str).map(str::to_owned);
@@ -66,7 +66,7 @@ impl CliError {
             code,
             message,
             issues,
-            raw: body.clone(),
+            raw: Box::new(body.clone()),
         }
     }
 
