@@ -60,6 +60,7 @@ async fn mint_list_get_revoke(kind: DatabaseKind) {
     assert_eq!(got.status, StatusCode::OK);
     assert!(got.json().get("token").is_none());
     assert_eq!(got.json()["tokenId"], json!(id));
+    assert!(got.json().get("lastUsedAt").is_none(), "not used yet");
     // The new key works, and pages.
     let new = client(&e, &secret);
     let page = new.get("/v1/tokens?limit=1").await.json();
@@ -71,6 +72,8 @@ async fn mint_list_get_revoke(kind: DatabaseKind) {
         .await
         .json();
     assert_eq!(page2["hasMore"], false);
+    let used = tok.get(&format!("/v1/tokens/{id}")).await.json();
+    assert!(used["lastUsedAt"].is_string(), "used now: {used}");
     assert_ne!(page2["data"][0]["tokenId"], page["data"][0]["tokenId"]);
 
     // 101: a mint under an Idempotency-Key is never replayed.

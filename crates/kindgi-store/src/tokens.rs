@@ -62,7 +62,11 @@ const ADDED_COLUMNS: &[(&str, &str)] = &[
     ("label", "TEXT"),
     ("project_id", "TEXT"),
     ("created_by", "TEXT"),
+    ("last_used_at", "BIGINT"),
 ];
+
+/// How stale `last_used_at` may get before an authentication writes it again.
+pub const LAST_USED_RESOLUTION_MS: i64 = 60_000;
 
 /// Keys made before `token_id` existed get one derived from their hash (UUID-shaped).
 const FILL_TOKEN_IDS: &str = "UPDATE api_keys SET token_id = substr(key_hash, 1, 8) || '-' || substr(key_hash, 9, 4) || '-' || substr(key_hash, 13, 4) || '-' || substr(key_hash, 17, 4) || '-' || substr(key_hash, 21, 12) WHERE token_id IS NULL";
@@ -232,6 +236,8 @@ pub struct TokenRecord {
     pub created_at: i64,
     pub expires_at: Option<i64>,
     pub revoked_at: Option<i64>,
+    /// When the key last authenticated a request (kept to [`LAST_USED_RESOLUTION_MS`]).
+    pub last_used_at: Option<i64>,
 }
 
 impl TokenRecord {
@@ -349,7 +355,7 @@ pub fn generate_key() -> String {
 }
 
 /// Every column of a key row but the hash, in [`record_from_row!`]'s order.
-const COLUMNS: &str = "token_id, key_id, tenant, principal_kind, principal_id, role, capabilities, label, project_id, created_by, created_at, expires_at, revoked_at";
+const COLUMNS: &str = "token_id, key_id, tenant, principal_kind, principal_id, role, capabilities, label, project_id, created_by, created_at, expires_at, revoked_at, last_used_at";
 
 /// Decodes a row selected with [`COLUMNS`] into a [`TokenRecord`] (a macro: the row type
 /// differs per backend).
@@ -383,6 +389,7 @@ macro_rules! record_from_row {
             created_at: row.try_get("created_at").map_err(corrupt)?,
             expires_at: row.try_get("expires_at").map_err(corrupt)?,
             revoked_at: row.try_get("revoked_at").map_err(corrupt)?,
+            last_used_at: row.try_get("last_used_at").map_err(corrupt)?,
         }
     }};
 }
@@ -457,6 +464,7 @@ impl TokenStore {
             created_at: now_millis(),
             expires_at: new.expires_at,
             revoked_at: None,
+            last_used_at: None,
         };
         let caps = serde_json::to_string(&record.capabilities).unwrap_or_else(|_| "[]".into());
         let kind = record.principal.as_ref().map(|p| p.kind.as_str());
@@ -494,7 +502,7 @@ impl TokenStore {
         let hash = hash_key(key);
         let found = crate::on_pool!(self.db, read, |pool| {
             let row = sqlx::query(
-                "SELECT k.key_hash, k.token_id, k.key_id, k.tenant, k.principal_kind, k.principal_id, k.role, k.capabilities, k.label, k.project_id, k.created_by, k.created_at, k.expires_at, k.revoked_at, s.id AS sa_id, s.unregistered_at AS sa_unregistered_at, s.grants AS sa_grants FROM api_keys k LEFT JOIN service_accounts s ON k.principal_kind = 'service-account' AND s.id = k.principal_id AND s.tenant = k.tenant WHERE k.key_hash = $1",
+                "SELECT k.key_hash, k.token_id, k.key_id, k.tenant, k.principal_kind, k.principal_id, k.role, k.capabilities, k.label, k.project_id, k.created_by, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, s.id AS sa_id, s.unregistered_at AS sa_unregistered_at, s.grants AS sa_grants FROM api_keys k LEFT JOIN service_accounts s ON k.principal_kind = 'service-account' AND s.id = k.principal_id AND s.tenant = k.tenant WHERE k.key_hash = $1",
             )
             .bind(&hash)
             .fetch_optional(pool)
@@ -535,6 +543,13 @@ impl TokenStore {
         if record.expires_at.is_some_and(|t| t <= now_millis()) {
             return Ok(KeyStatus::Expired);
         }
+        let now = now_millis();
+        if record
+            .last_used_at
+            .is_none_or(|t| t < now - LAST_USED_RESOLUTION_MS)
+        {
+            self.touch(&hash, now).await;
+        }
         let tenant_admin = record.role == KeyRole::Admin
             && (!is_sa || grants.is_some_and(|g| crate::service_accounts::grants_tenant_admin(&g)));
         Ok(KeyStatus::Valid {
@@ -546,6 +561,26 @@ impl TokenStore {
                 tenant_admin,
             }),
         })
+    }
+
+    /// Record that the key hashed `hash` was used at `now` (at most once a
+    /// [`LAST_USED_RESOLUTION_MS`] per key). A failure is logged, not returned: it must not
+    /// refuse the request.
+    async fn touch(&self, hash: &str, now: i64) {
+        let result = crate::on_pool!(self.db, write, |pool| {
+            sqlx::query(
+                "UPDATE api_keys SET last_used_at = $1 WHERE key_hash = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
+            )
+            .bind(now)
+            .bind(hash)
+            .bind(now - LAST_USED_RESOLUTION_MS)
+            .execute(pool)
+            .await
+            .map(drop)
+        });
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "cannot record when an API key was last used");
+        }
     }
 
     /// Revoke the key named `key_id`. Revoking twice is not an error.

@@ -63,6 +63,7 @@ pub fn token_json(r: &TokenRecord) -> Map<String, Value> {
     opt("createdAt", Some(json!(iso(r.created_at))));
     opt("expiresAt", r.expires_at.map(|t| json!(iso(t))));
     opt("revokedAt", r.revoked_at.map(|t| json!(iso(t))));
+    opt("lastUsedAt", r.last_used_at.map(|t| json!(iso(t))));
     m
 }
 
