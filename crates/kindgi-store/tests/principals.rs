@@ -268,3 +268,59 @@ async fn an_old_api_keys_table_is_upgraded_and_its_keys_still_work() {
     );
     db.close().await;
 }
+
+/// The same upgrade on PostgreSQL: a table stripped back to the first release's columns
+/// gains them again (`ADD COLUMN IF NOT EXISTS`), its key still works and gets a token id.
+#[tokio::test]
+async fn postgres_old_api_keys_table_is_upgraded() {
+    let t = TestDatabase::new(DatabaseKind::Postgres).await.unwrap();
+    let key = kindgi_store::tokens::generate_key();
+    let hash = kindgi_store::tokens::hash_key(&key);
+    {
+        let kindgi_store::Backend::Postgres(p) = t.db.backend() else {
+            panic!("postgres")
+        };
+        sqlx::query("DROP INDEX IF EXISTS api_keys_token_id")
+            .execute(p)
+            .await
+            .unwrap();
+        for c in [
+            "token_id",
+            "principal_kind",
+            "principal_id",
+            "role",
+            "capabilities",
+            "label",
+            "project_id",
+            "created_by",
+            "last_used_at",
+        ] {
+            sqlx::query(&format!("ALTER TABLE api_keys DROP COLUMN {c}"))
+                .execute(p)
+                .await
+                .unwrap();
+        }
+        sqlx::query("INSERT INTO api_keys VALUES ($1, $2, 'acme', 1, NULL, NULL)")
+            .bind(&hash)
+            .bind(&hash[..16])
+            .execute(p)
+            .await
+            .unwrap();
+    }
+    t.db.migrate().await.unwrap();
+    let KeyStatus::Valid {
+        principal,
+        key: valid,
+        ..
+    } = TokenStore::new(t.db.clone())
+        .authenticate(&key)
+        .await
+        .unwrap()
+    else {
+        panic!("the old key no longer works")
+    };
+    assert_eq!(principal, None);
+    assert!(valid.tenant_admin);
+    assert_eq!(valid.record.token_id.len(), 36);
+    t.cleanup().await.unwrap();
+}
