@@ -2,12 +2,16 @@
 //! module validates them and calls into the library crates.
 //!
 //! Exit codes (every command): 0 success, 1 the thing checked or run failed (an invalid
-//! manifest, a failed run, a failed conformance check), 2 a usage error (clap's own code)
-//! or input that cannot be used at all (a schema that does not compile).
+//! manifest, a failed run, a failed conformance check, an API error), 2 a usage error
+//! (clap's own code) or input that cannot be used at all (a schema that does not compile);
+//! the API commands' own table (3/4 for `runs resume`, 130 on Ctrl-C) is in
+//! [`api::errors`]. The process has one tokio runtime, made here, that every API command
+//! runs on.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod api;
 mod cmd;
 
 #[derive(Debug, Parser)]
@@ -43,6 +47,12 @@ enum Command {
     /// Start runs and read them.
     #[command(subcommand)]
     Runs(cmd::runs::RunsCommand),
+    /// Read flow registrations: list, get, versions.
+    #[command(subcommand)]
+    Flows(cmd::registry::ReadCommand),
+    /// Read agent registrations: list, get, versions.
+    #[command(subcommand)]
+    Agents(cmd::registry::ReadCommand),
     /// Run a pack locally: build, index, supervise its pack service and serve the API.
     Dev(cmd::dev::DevArgs),
 }
@@ -50,14 +60,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Tools(c) => cmd::tools::run(c),
-        Command::Schema(c) => cmd::schema::run(c),
-        Command::Pack(c) => cmd::pack::run(c),
-        Command::Mcp(c) => cmd::mcp::run(c),
         Command::Server(a) => cmd::server::run(a),
-        Command::Tokens(c) => cmd::tokens::run(c),
-        Command::Runs(c) => cmd::runs::run(c),
         Command::Dev(a) => cmd::dev::run(a),
+        command => match tokio::runtime::Runtime::new() {
+            Ok(runtime) => run(command, &runtime),
+            Err(e) => Err(anyhow::anyhow!("cannot start the async runtime: {e}")),
+        },
     };
     match result {
         Ok(code) => code,
@@ -65,5 +73,21 @@ fn main() -> ExitCode {
             eprintln!("kindgi: {err:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// The commands that run on this process's runtime (`server` and `dev` make their own).
+fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Tools(c) => cmd::tools::run(c, runtime),
+        Command::Schema(c) => cmd::schema::run(c),
+        Command::Pack(c) => cmd::pack::run(c, runtime),
+        Command::Mcp(c) => cmd::mcp::run(c, runtime),
+        Command::Tokens(c) => cmd::tokens::run(c, runtime),
+        Command::Runs(c) => Ok(runtime.block_on(cmd::runs::run(c))),
+        Command::Flows(c) => Ok(runtime.block_on(cmd::registry::run("flows", c))),
+        Command::Agents(c) => Ok(runtime.block_on(cmd::registry::run("agents", c))),
+        Command::Server(a) => cmd::server::run(a),
+        Command::Dev(a) => cmd::dev::run(a),
     }
 }

@@ -177,12 +177,13 @@ fn usage_and_connection_problems_exit_2() {
         "call",
         &misbehaving("hang"),
         "boom",
+        // Long enough for python3 to start and answer initialize on a loaded machine.
         "--timeout-ms",
-        "300",
+        "3000",
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("did not answer tools/call \"boom\" within 300ms"),
+        stderr(&out).contains("did not answer tools/call \"boom\" within 3000ms"),
         "{}",
         stderr(&out)
     );

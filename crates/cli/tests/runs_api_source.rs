@@ -1,197 +1,186 @@
-//! `kindgi runs` takes its address and key from one source (issue 12, finding 7): a key from
-//! a flag or the environment never goes to an address from a `.kindgirc.json`, a key from a
-//! file never goes to another address, and a file is used only when it is the user's own,
-//! mode 0600, and names a loopback address. Real files and modes in temporary folders; a
-//! loopback listener records which key reached it.
+//! Where the API commands go, and with which key (platform-api.md §12.1, case 107): per
+//! field, flags > `KINDGI_API_URL`/`KINDGI_API_TOKEN` > `./.kindgirc.json` >
+//! `~/.kindgi/config.json`; a key from a file goes only to its own address; the
+//! `.kindgirc.json` is used only when it is the user's, 0600 and loopback. A loopback
+//! server records which key reached it.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::TcpListener;
-use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+mod api_common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_kindgi");
+use api_common::*;
 
-/// A one-request server on loopback: answers 404 (an envelope) and reports the
-/// `Authorization` header it got.
-fn listener() -> (String, mpsc::Receiver<String>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://127.0.0.1:{}", l.local_addr().unwrap().port());
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in l.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut auth = String::new();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("authorization:") {
-                    auth = v.trim().to_owned();
-                }
-            }
-            let body = r#"{"error":{"code":"run-not-found","message":"no run","requestId":"r"}}"#;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = tx.send(auth);
-        }
-    });
-    (url, rx)
+fn not_found() -> Mock {
+    Mock::start(|_| (404, envelope("run-not-found", "No run with id r")))
 }
 
-fn write_rc(dir: &Path, text: &str, mode: u32) {
-    let path = dir.join(".kindgirc.json");
-    std::fs::write(&path, text).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
-
-struct Out {
-    code: i32,
-    stderr: String,
-}
-
-fn runs_get(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
-    let mut c = Command::new(BIN);
-    c.args(["runs", "get", "run-1"])
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("KINDGI_API_URL")
-        .env_remove("KINDGI_API_TOKEN")
-        .stdin(Stdio::null());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let o = c.output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-fn got(rx: &mpsc::Receiver<String>) -> Option<String> {
-    rx.recv_timeout(Duration::from_millis(300)).ok()
+fn auths(m: &Mock) -> Vec<Option<String>> {
+    m.requests()
+        .iter()
+        .map(|s| s.header("authorization").map(str::to_owned))
+        .collect()
 }
 
 #[test]
-fn a_file_with_group_or_other_bits_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let (url, rx) = listener();
-    write_rc(
+fn the_folder_file_is_used_and_env_and_flags_override_it() {
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let p = not_found();
+    write_file(
         dir.path(),
-        &format!(r#"{{"url":"{url}","token":"kgi_file"}}"#),
-        0o644,
-    );
-    let out = runs_get(dir.path(), &[], &[]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains(".kindgirc.json"), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("mode 644") && out.stderr.contains("chmod 600"),
-        "{}",
-        out.stderr
-    );
-    assert_eq!(got(&rx), None, "nothing is sent");
-}
-
-#[test]
-fn a_file_naming_a_remote_address_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    write_rc(
-        dir.path(),
-        r#"{"url":"http://203.0.113.7:4000","token":"kgi_file"}"#,
+        ".kindgirc.json",
+        &format!(r#"{{"apiUrl":"{}","token":"t"}}"#, p.url),
         0o600,
     );
-    let out = runs_get(dir.path(), &[], &[]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = kindgi(dir.path(), home.path(), &["runs", "get", "r"], &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.stderr.trim(), "Error [not-found]: No run with id r");
+    assert_eq!(auths(&p), vec![Some("Bearer t".to_owned())]);
+    // The environment's key wins over the file's, and goes to the file's address.
+    let out = kindgi(
+        dir.path(),
+        home.path(),
+        &["runs", "get", "r"],
+        &[("KINDGI_API_TOKEN", "env")],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    // A flag wins over the environment.
+    kindgi(
+        dir.path(),
+        home.path(),
+        &["runs", "get", "r", "--token", "flag"],
+        &[("KINDGI_API_TOKEN", "env")],
+    );
+    assert_eq!(
+        auths(&p),
+        vec![
+            Some("Bearer t".into()),
+            Some("Bearer env".into()),
+            Some("Bearer flag".into())
+        ]
+    );
+    // An address from the environment wins over the file's; the file's key is not sent there.
+    let q = not_found();
+    let out = kindgi(
+        dir.path(),
+        home.path(),
+        &["runs", "get", "r"],
+        &[("KINDGI_API_URL", &q.url)],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("is sent only there"), "{}", out.stderr);
+    assert!(q.requests().is_empty(), "nothing is sent");
+    // With a key for it, it goes there.
+    let out = kindgi(
+        dir.path(),
+        home.path(),
+        &["runs", "get", "r", "--token", "k"],
+        &[("KINDGI_API_URL", &q.url)],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(auths(&q), vec![Some("Bearer k".to_owned())]);
+}
+
+#[test]
+fn the_home_config_fills_what_the_folder_file_lacks() {
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let p = not_found();
+    write_file(
+        home.path(),
+        ".kindgi/config.json",
+        &format!(r#"{{"apiUrl":"{}/","token":"home"}}"#, p.url),
+        0o600,
+    );
+    let out = kindgi(dir.path(), home.path(), &["runs", "get", "r"], &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    // The folder file names the same address (written differently) and no key: home's key.
+    let same = p.url.replace("127.0.0.1", "localhost");
+    write_file(
+        dir.path(),
+        ".kindgirc.json",
+        &format!(r#"{{"apiUrl":"{same}"}}"#),
+        0o600,
+    );
+    let out = kindgi(dir.path(), home.path(), &["runs", "get", "r"], &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(
+        auths(&p),
+        vec![Some("Bearer home".into()), Some("Bearer home".into())]
+    );
+    assert!(
+        p.requests().iter().all(|s| s.path == "/v1/runs/r"),
+        "the trailing / is dropped"
+    );
+    // A folder file for another address: its address wins, home's key is not sent there.
+    let q = not_found();
+    write_file(
+        dir.path(),
+        ".kindgirc.json",
+        &format!(r#"{{"apiUrl":"{}"}}"#, q.url),
+        0o600,
+    );
+    let out = kindgi(dir.path(), home.path(), &["runs", "get", "r"], &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("is sent only there"), "{}", out.stderr);
+    assert!(q.requests().is_empty());
+    // --hosted ignores the folder file.
+    let out = kindgi(
+        dir.path(),
+        home.path(),
+        &["runs", "get", "r", "--hosted"],
+        &[],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(auths(&p).len(), 3);
+}
+
+#[test]
+fn an_untrusted_or_broken_folder_file_is_refused_before_anything_is_sent() {
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let p = not_found();
+    write_file(
+        dir.path(),
+        ".kindgirc.json",
+        &format!(r#"{{"apiUrl":"{}","token":"t"}}"#, p.url),
+        0o644,
+    );
+    let out = kindgi(dir.path(), home.path(), &["runs", "get", "r"], &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("chmod 600"), "{}", out.stderr);
+    write_file(
+        dir.path(),
+        ".kindgirc.json",
+        r#"{"apiUrl":"http://example.com","token":"t"}"#,
+        0o600,
+    );
+    let out = kindgi(dir.path(), home.path(), &["runs", "get", "r"], &[]);
+    assert_eq!(out.code, 1, "{out:?}");
     assert!(
         out.stderr.contains("not a loopback address"),
         "{}",
         out.stderr
     );
+    write_file(dir.path(), ".kindgirc.json", "{nope", 0o600);
+    let out = kindgi(dir.path(), home.path(), &["runs", "get", "r"], &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("not valid JSON"), "{}", out.stderr);
+    // Our older `url` field is read too.
+    write_file(
+        dir.path(),
+        ".kindgirc.json",
+        &format!(r#"{{"url":"{}","token":"old"}}"#, p.url),
+        0o600,
+    );
+    kindgi(dir.path(), home.path(), &["runs", "get", "r"], &[]);
+    assert_eq!(auths(&p), vec![Some("Bearer old".to_owned())]);
 }
 
 #[test]
-fn a_given_key_never_goes_to_the_address_of_a_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let (url, rx) = listener();
-    write_rc(
-        dir.path(),
-        &format!(r#"{{"url":"{url}","token":"kgi_file"}}"#),
-        0o600,
+fn without_an_address_it_says_how_to_give_one() {
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = kindgi(dir.path(), home.path(), &["runs", "get", "r"], &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(
+        out.stderr.trim(),
+        "Error: API URL not configured. Set KINDGI_API_URL, pass --url=..., or run `kindgi auth login`."
     );
-    let sub = dir.path().join("sub");
-    std::fs::create_dir(&sub).unwrap();
-    for (args, env) in [
-        (vec![], vec![("KINDGI_API_TOKEN", "kgi_mine")]),
-        (vec!["--token", "kgi_mine"], vec![]),
-    ] {
-        let out = runs_get(&sub, &args, &env);
-        assert_eq!(out.code, 2, "{args:?} {env:?}: {}", out.stderr);
-        assert!(out.stderr.contains("no address"), "{}", out.stderr);
-        assert_eq!(
-            got(&rx),
-            None,
-            "the caller's key must not reach the file's address"
-        );
-    }
-}
-
-#[test]
-fn a_file_key_never_goes_to_another_address() {
-    let dir = tempfile::tempdir().unwrap();
-    let (file_url, file_rx) = listener();
-    let (other_url, other_rx) = listener();
-    write_rc(
-        dir.path(),
-        &format!(r#"{{"url":"{file_url}","token":"kgi_file"}}"#),
-        0o600,
-    );
-    let out = runs_get(dir.path(), &["--api", &other_url], &[]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("is sent only there"), "{}", out.stderr);
-    assert_eq!(got(&other_rx), None);
-    assert_eq!(got(&file_rx), None);
-    // The same address, spelt otherwise, may use the file's key.
-    let same = file_url.replace("127.0.0.1", "localhost");
-    let out = runs_get(dir.path(), &["--api", &same], &[]);
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert_eq!(got(&file_rx).as_deref(), Some("bearer kgi_file"));
-}
-
-#[test]
-fn pairs_go_where_they_say() {
-    let dir = tempfile::tempdir().unwrap();
-    let (file_url, file_rx) = listener();
-    let (env_url, env_rx) = listener();
-    // The official file shape (`apiUrl`), from a parent folder.
-    write_rc(
-        dir.path(),
-        &format!(r#"{{"apiUrl":"{file_url}","token":"kgi_file"}}"#),
-        0o600,
-    );
-    let sub = dir.path().join("a/b");
-    std::fs::create_dir_all(&sub).unwrap();
-    let out = runs_get(&sub, &[], &[]);
-    assert_eq!(out.code, 1, "the listener answers 404: {}", out.stderr);
-    assert_eq!(got(&file_rx).as_deref(), Some("bearer kgi_file"));
-    // The environment pair wins over the file, whole.
-    let out = runs_get(
-        &sub,
-        &[],
-        &[
-            ("KINDGI_API_URL", &env_url),
-            ("KINDGI_API_TOKEN", "kgi_env"),
-        ],
-    );
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert_eq!(got(&env_rx).as_deref(), Some("bearer kgi_env"));
-    assert_eq!(got(&file_rx), None);
 }

@@ -1,4 +1,6 @@
-//! `kindgi tokens create|revoke` against a real SQLite file.
+//! `kindgi tokens`: `create|revoke --database` against a real SQLite file, our CLI's
+//! `tokens create|list|get|revoke` against a real `kindgi server`, and the official CLI's
+//! (case 111).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
@@ -63,4 +65,223 @@ fn create_prints_a_fresh_key_once_and_revoke_works() {
         Some(2),
         "--tenant is required"
     );
+}
+
+mod api_common;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+
+use serde_json::Value;
+
+/// `kindgi server` on a free loopback port over `db`; killed on drop.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(db: &str) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["server", "--listen", "127.0.0.1:0", "--database", db])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap()
+            .to_owned();
+        Server { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn bootstrap(db: &str) -> String {
+    let o = Command::new(BIN)
+        .args(["tokens", "create", "--database", db, "--tenant", "acme"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    String::from_utf8(o.stdout).unwrap().trim().to_owned()
+}
+
+/// Our CLI's `tokens create|list|get|revoke` against a real `kindgi server`.
+#[test]
+fn tokens_over_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let db = db.to_str().unwrap();
+    let admin = bootstrap(db);
+    let server = Server::start(db);
+    let env = [
+        ("KINDGI_API_URL", server.url.as_str()),
+        ("KINDGI_API_TOKEN", admin.as_str()),
+    ];
+    let k =
+        |args: &[&str], env: &[(&str, &str)]| api_common::kindgi(dir.path(), dir.path(), args, env);
+    let out = k(
+        &[
+            "tokens",
+            "create",
+            "--label",
+            "ci",
+            "--expires",
+            "30d",
+            "--for",
+            "user:u1",
+        ],
+        &env,
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let made = out.json();
+    let id = made["meta"]["id"].as_str().unwrap().to_owned();
+    let secret = made["secret"].as_str().unwrap().to_owned();
+    assert_eq!(
+        made["meta"]["principal"],
+        serde_json::json!({"kind": "user", "id": "u1"})
+    );
+    assert_eq!(made["meta"]["label"], "ci");
+    assert!(made["meta"]["expiresAt"].is_string());
+    // u1's key sees only u1's keys; the admin's --for narrows.
+    let mine = k(
+        &["tokens", "list"],
+        &[
+            ("KINDGI_API_URL", &server.url),
+            ("KINDGI_API_TOKEN", &secret),
+        ],
+    );
+    assert_eq!(mine.code, 0, "{mine:?}");
+    assert_eq!(mine.json()["data"].as_array().unwrap().len(), 1);
+    assert_eq!(mine.json()["data"][0]["id"], Value::String(id.clone()));
+    assert!(!mine.stdout.contains(&secret));
+    let all = k(&["tokens", "list", "--for", "user:u1", "--table"], &env);
+    assert_eq!(all.code, 0, "{all:?}");
+    assert!(all.stdout.starts_with("ID"), "{}", all.stdout);
+    assert_eq!(all.stdout.lines().count(), 2, "{}", all.stdout);
+    let got = k(&["tokens", "get", &id], &env);
+    assert_eq!(got.json()["id"], Value::String(id.clone()));
+    // A member key cannot mint an admin key: `auth`.
+    let out = k(
+        &["tokens", "create", "--role", "admin"],
+        &[
+            ("KINDGI_API_URL", &server.url),
+            ("KINDGI_API_TOKEN", &secret),
+        ],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.starts_with("Error [auth]: "), "{}", out.stderr);
+    let out = k(&["tokens", "revoke", &id], &env);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.json(),
+        serde_json::json!({"tokenId": id, "revoked": true})
+    );
+    let out = k(
+        &["tokens", "list"],
+        &[
+            ("KINDGI_API_URL", &server.url),
+            ("KINDGI_API_TOKEN", &secret),
+        ],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.starts_with("Error [auth]: "),
+        "a revoked key: {}",
+        out.stderr
+    );
+    let out = k(
+        &["tokens", "get", "00000000-0000-4000-8000-000000000000"],
+        &env,
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("Error [not-found]: No token with id "),
+        "{}",
+        out.stderr
+    );
+    let out = k(&["tokens", "create", "--for", "robot:x"], &env);
+    assert_eq!(out.code, 2, "{out:?}");
+}
+
+fn official_cli() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let cli = root.join(".venv/bin/kindgi");
+    if cli.is_file() {
+        return Some(cli);
+    }
+    let required = std::env::var("KINDGI_REQUIRE_REFERENCE").is_ok_and(|v| v == "1")
+        || std::env::var("CI").is_ok_and(|v| !v.is_empty());
+    assert!(
+        !required,
+        "the official CLI is not installed at {} (scripts/setup-reference)",
+        cli.display()
+    );
+    eprintln!(
+        "skipped: the official CLI is not installed at {}",
+        cli.display()
+    );
+    None
+}
+
+/// Case 111: the official CLI (PyPI kindgi-cli) mints, lists and revokes keys on our server.
+#[test]
+fn the_official_cli_manages_keys_on_our_server() {
+    let Some(cli) = official_cli() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let db = db.to_str().unwrap();
+    let admin = bootstrap(db);
+    let server = Server::start(db);
+    let run = |args: &[&str]| {
+        let o = Command::new(&cli)
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env("KINDGI_API_URL", &server.url)
+            .env("KINDGI_API_TOKEN", &admin)
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = run(&["tokens", "create", "--label", "ci", "--capability", "x"]);
+    assert_eq!(code, 1, "a capability the admin lacks: {stdout} {stderr}");
+    assert!(stderr.contains("Error [auth]"), "{stderr}");
+    let (code, stdout, stderr) = run(&["tokens", "create", "--label", "ci", "--expires", "12h"]);
+    assert_eq!(code, 0, "{stdout} {stderr}");
+    let made: Value = serde_json::from_str(&stdout).unwrap();
+    let id = made["meta"]["id"].as_str().unwrap().to_owned();
+    let secret = made["secret"].as_str().unwrap().to_owned();
+    assert!(secret.starts_with("kgi_"));
+    assert_eq!(made["meta"]["label"], "ci");
+    let (code, stdout, stderr) = run(&["tokens", "list"]);
+    assert_eq!(code, 0, "{stdout} {stderr}");
+    assert!(
+        stdout.contains(&id) && !stdout.contains(&secret),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = run(&["tokens", "revoke", &id]);
+    assert_eq!(code, 0, "{stdout} {stderr}");
+    let revoked: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(revoked["revoked"], true);
+    let (code, stdout, _) = run(&["tokens", "get", &id]);
+    assert_eq!(code, 0);
+    assert!(serde_json::from_str::<Value>(&stdout).unwrap()["revokedAt"].is_string());
 }

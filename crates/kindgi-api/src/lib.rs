@@ -70,6 +70,7 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         .merge(routes::env::routes().merge(routes::secrets::routes()))
         .merge(routes::mcp::routes())
         .merge(routes::conversations::routes())
+        .merge(routes::tokens::routes().merge(routes::service_accounts::routes()))
         .merge(extra)
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

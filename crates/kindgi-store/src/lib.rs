@@ -17,6 +17,7 @@ pub mod idempotency;
 pub mod mcp_endpoints;
 pub mod runs;
 pub mod seal;
+pub mod service_accounts;
 pub mod sql;
 pub mod testing;
 pub mod tokens;

@@ -14,13 +14,27 @@ async fn tokens_round_trip(kind: DatabaseKind) {
     let created = store.create("acme", None).await.unwrap();
     assert!(created.key.starts_with("kgi_"));
     assert_eq!(created.key.len(), 4 + 43);
-    assert_eq!(
-        store.authenticate(&created.key).await.unwrap(),
+    match store.authenticate(&created.key).await.unwrap() {
         KeyStatus::Valid {
-            tenant: "acme".into(),
-            key_id: created.key_id.clone()
+            tenant,
+            key_id,
+            principal,
+            key,
+        } => {
+            assert_eq!(
+                (tenant.as_str(), key_id.as_str()),
+                ("acme", created.key_id.as_str())
+            );
+            assert_eq!(
+                principal,
+                Some(kindgi_store::tokens::Principal::user("admin"))
+            );
+            assert!(key.tenant_admin);
+            assert_eq!(key.record.token_id, created.token_id);
+            assert_eq!(key.record.started_by(), "person");
         }
-    );
+        other => panic!("not valid: {other:?}"),
+    }
     assert_eq!(
         store.authenticate("kgi_nope").await.unwrap(),
         KeyStatus::Unknown

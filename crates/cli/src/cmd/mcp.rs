@@ -11,7 +11,7 @@
 //! (bad endpoint or input, a server that cannot start, crashes, hangs past the timeout or
 //! answers garbage).
 
-use anyhow::{Context as _, anyhow};
+use anyhow::anyhow;
 use kindgi_mcp::{ConnectOptions, ManifestOptions, McpClient};
 use serde_json::Value;
 use std::process::ExitCode;
@@ -52,12 +52,7 @@ pub struct CallArgs {
     pub timeout_ms: u64,
 }
 
-pub fn run(command: McpCommand) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+pub fn run(command: McpCommand, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         match command {
             McpCommand::List(args) => list(args).await,

@@ -1,10 +1,13 @@
 //! One module per command group; each exposes its clap types and `run`.
 
-pub mod api_source;
 pub mod dev;
 pub mod mcp;
 pub mod pack;
+pub mod registry;
 pub mod runs;
+pub mod runs_resume;
+pub mod runs_start;
+pub mod runs_stream;
 pub mod schema;
 pub mod server;
 pub mod tokens;

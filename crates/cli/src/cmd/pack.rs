@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use kindgi_pack::conformance::{self, Implementation, KitOptions};
 
 #[derive(Debug, clap::Subcommand)]
@@ -28,13 +27,16 @@ pub struct ConformanceArgs {
     pub command: Vec<String>,
 }
 
-pub fn run(command: PackCommand) -> anyhow::Result<ExitCode> {
+pub fn run(command: PackCommand, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     match command {
-        PackCommand::Conformance(args) => conformance_cmd(args),
+        PackCommand::Conformance(args) => conformance_cmd(args, runtime),
     }
 }
 
-fn conformance_cmd(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
+fn conformance_cmd(
+    args: ConformanceArgs,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
     let only = args
         .only
         .as_deref()
@@ -50,10 +52,6 @@ fn conformance_cmd(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
         only,
         implementation,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
     let mut out = std::io::stdout();
     let summary = runtime.block_on(conformance::run(options, &mut out))?;
     Ok(if summary.failed == 0 {

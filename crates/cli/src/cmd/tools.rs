@@ -1,5 +1,5 @@
-//! `kindgi tools`: `check` works on files; `list`, `get` and `register` talk to a running API
-//! (see `tools_remote`).
+//! `kindgi tools`: `check` works on files; `list`, `get`, `versions`, `get-version` (see
+//! `registry`) and `register` (see `tools_remote`) talk to a running API.
 //!
 //! `kindgi tools check FILE... [--json] [--production]` validates tool manifests exactly as
 //! `POST /v1/tools` does. Exit 0 when every manifest is valid, 1 when any is invalid (a file
@@ -20,8 +20,10 @@ use super::tools_remote;
 pub enum ToolsCommand {
     /// Validate tool manifests (JSON files) as the API does when they are registered.
     Check(CheckArgs),
+    /// Register a tool manifest (FILE) on a running API.
+    Register(tools_remote::RegisterArgs),
     #[command(flatten)]
-    Remote(tools_remote::RemoteCommand),
+    Read(super::registry::ReadCommand),
 }
 
 #[derive(Debug, clap::Args)]
@@ -37,10 +39,11 @@ pub struct CheckArgs {
     pub production: bool,
 }
 
-pub fn run(command: ToolsCommand) -> anyhow::Result<ExitCode> {
+pub fn run(command: ToolsCommand, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     match command {
         ToolsCommand::Check(args) => check(args),
-        ToolsCommand::Remote(c) => tools_remote::run(c),
+        ToolsCommand::Register(args) => Ok(runtime.block_on(tools_remote::register(args))),
+        ToolsCommand::Read(c) => Ok(runtime.block_on(super::registry::run("tools", c))),
     }
 }
 
