@@ -94,55 +94,137 @@ async fn main() {
         r.bytes().await.unwrap();
     }
 
-    let issued = Arc::new(AtomicUsize::new(0));
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..concurrency {
-        let (http, key, target, issued) =
-            (http.clone(), key.clone(), target.clone(), issued.clone());
-        workers.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            let mut errors = 0usize;
-            while issued.fetch_add(1, Ordering::Relaxed) < requests && Instant::now() < deadline {
-                let t0 = Instant::now();
-                match http.get(target.as_str()).bearer_auth(&key).send().await {
-                    Ok(r) if r.status() == 200 => {
-                        r.bytes().await.unwrap();
-                    }
-                    _ => errors += 1,
-                }
-                latencies.push(t0.elapsed().as_micros() as u64);
-            }
-            (latencies, errors)
-        }));
-    }
-    let mut all = Vec::new();
-    let mut errors = 0;
-    for w in workers {
-        let (l, e) = w.await.unwrap();
-        all.extend(l);
-        errors += e;
-    }
-    let elapsed = started.elapsed();
-    all.sort_unstable();
-    let pct = |p: f64| {
-        all[((all.len() as f64 * p).ceil() as usize)
-            .saturating_sub(1)
-            .min(all.len() - 1)] as f64
-            / 1000.0
+    // The same body from a bare hyper endpoint (no routing, auth, store or middleware), in
+    // the same run, as the yardstick.
+    let body = http
+        .get(target.as_str())
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let bare = Arc::new(bare_endpoint(body).await);
+    let load = Load {
+        http: http.clone(),
+        key: key.clone(),
+        requests,
+        concurrency,
+        seconds,
     };
+    load.run(&bare, "bare hyper", &store).await;
+    let bare_rps = load.run(&bare, "bare hyper", &store).await;
+    let ours = load
+        .run(&target, "GET /v1/tools/{id}/versions/{v}", &store)
+        .await;
     println!(
-        "store={store} requests={} errors={errors} concurrency={concurrency} elapsed={:.2}s rps={:.0} p50={:.3}ms p90={:.3}ms p99={:.3}ms max={:.3}ms",
-        all.len(),
-        elapsed.as_secs_f64(),
-        all.len() as f64 / elapsed.as_secs_f64(),
-        pct(0.50),
-        pct(0.90),
-        pct(0.99),
-        pct(1.0),
+        "store={store} ratio={:.2} (ours / bare hyper, {concurrency} connections)",
+        ours / bare_rps
     );
     stop_tx.send(()).unwrap();
     server.await.unwrap().unwrap();
     t.cleanup().await.unwrap();
+}
+
+struct Load {
+    http: reqwest::Client,
+    key: String,
+    requests: usize,
+    concurrency: usize,
+    seconds: u64,
+}
+
+impl Load {
+    /// Runs the load against `target`, prints the figures, returns requests/s.
+    async fn run(&self, target: &Arc<String>, what: &str, store: &str) -> f64 {
+        let issued = Arc::new(AtomicUsize::new(0));
+        let deadline = Instant::now() + Duration::from_secs(self.seconds);
+        let started = Instant::now();
+        let mut workers = Vec::new();
+        for _ in 0..self.concurrency {
+            let (http, key, target, issued) = (
+                self.http.clone(),
+                self.key.clone(),
+                target.clone(),
+                issued.clone(),
+            );
+            let requests = self.requests;
+            workers.push(tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut errors = 0usize;
+                while issued.fetch_add(1, Ordering::Relaxed) < requests && Instant::now() < deadline
+                {
+                    let t0 = Instant::now();
+                    match http.get(target.as_str()).bearer_auth(&key).send().await {
+                        Ok(r) if r.status() == 200 => {
+                            r.bytes().await.unwrap();
+                        }
+                        _ => errors += 1,
+                    }
+                    latencies.push(t0.elapsed().as_micros() as u64);
+                }
+                (latencies, errors)
+            }));
+        }
+        let mut all = Vec::new();
+        let mut errors = 0;
+        for w in workers {
+            let (l, e) = w.await.unwrap();
+            all.extend(l);
+            errors += e;
+        }
+        let elapsed = started.elapsed();
+        all.sort_unstable();
+        let pct = |p: f64| {
+            all[((all.len() as f64 * p).ceil() as usize)
+                .saturating_sub(1)
+                .min(all.len() - 1)] as f64
+                / 1000.0
+        };
+        let rps = all.len() as f64 / elapsed.as_secs_f64();
+        println!(
+            "{what}: store={store} requests={} errors={errors} concurrency={} elapsed={:.2}s rps={rps:.0} p50={:.3}ms p90={:.3}ms p99={:.3}ms max={:.3}ms",
+            all.len(),
+            self.concurrency,
+            elapsed.as_secs_f64(),
+            pct(0.50),
+            pct(0.90),
+            pct(0.99),
+            pct(1.0),
+        );
+        rps
+    }
+}
+
+/// A bare hyper HTTP/1 endpoint answering every request with `body`; its URL.
+async fn bare_endpoint(body: bytes::Bytes) -> String {
+    use hyper::service::service_fn;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let body = body.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |_req| {
+                    let body = body.clone();
+                    async move {
+                        let mut r = hyper::Response::new(http_body_util::Full::new(body));
+                        r.headers_mut().insert(
+                            hyper::header::CONTENT_TYPE,
+                            hyper::header::HeaderValue::from_static("application/json"),
+                        );
+                        Ok::<_, std::convert::Infallible>(r)
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    url
 }

@@ -33,6 +33,7 @@ pub mod routes;
 pub mod runs;
 pub mod state;
 pub mod testing;
+pub mod version_cache;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};

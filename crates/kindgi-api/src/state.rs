@@ -37,6 +37,8 @@ pub struct AppState {
     pub allow_stdio_mcp: bool,
     /// Whether an agent version exists, for `POST /v1/conversations`; `None` accepts any.
     pub agent_exists: Option<AgentExists>,
+    /// Rendered exact tool versions (see [`crate::version_cache`]).
+    pub(crate) version_bodies: crate::version_cache::VersionBodies,
 }
 
 /// `(tenant, agentId, version)` → whether that agent version is registered (and active).
@@ -76,6 +78,7 @@ impl AppState {
             in_flight: InFlight::default(),
             allow_stdio_mcp: false,
             agent_exists: None,
+            version_bodies: Default::default(),
         }
     }
 

@@ -89,6 +89,8 @@ struct Inner {
     backend: Backend,
     /// Where it points, with any password removed (for logs and errors).
     display: String,
+    /// Cross-process change counters (SQLite files only; see [`crate::epoch`]).
+    epochs: crate::epoch::Epochs,
 }
 
 /// Where a URL points, once classified.
@@ -209,8 +211,13 @@ impl Database {
     /// Connect with explicit [`ConnectOptions`].
     pub async fn connect_with(url: &str, options: &ConnectOptions) -> Result<Database, StoreError> {
         let display = redact(url.trim());
+        let mut epochs = crate::epoch::Epochs::default();
         let backend = match classify(url)? {
-            Target::SqliteFile(path) => Backend::Sqlite(open_sqlite_file(&path, options).await?),
+            Target::SqliteFile(path) => {
+                let pools = open_sqlite_file(&path, options).await?;
+                epochs = crate::epoch::Epochs::beside(&path);
+                Backend::Sqlite(pools)
+            }
             Target::SqliteMemory => {
                 let opts =
                     sqlite_options(SqliteConnectOptions::from_str("sqlite::memory:").map_err(
@@ -240,7 +247,11 @@ impl Database {
             }
         };
         Ok(Database {
-            inner: Arc::new(Inner { backend, display }),
+            inner: Arc::new(Inner {
+                backend,
+                display,
+                epochs,
+            }),
         })
     }
 
@@ -287,6 +298,11 @@ impl Database {
     }
 
     /// Where this database is (URL or path, password removed).
+    /// The change epochs of this database (empty for in-memory SQLite and PostgreSQL).
+    pub fn epochs(&self) -> &crate::epoch::Epochs {
+        &self.inner.epochs
+    }
+
     pub fn display_target(&self) -> &str {
         &self.inner.display
     }

@@ -11,6 +11,7 @@
 pub mod conversations;
 pub mod db;
 pub mod definitions;
+pub mod epoch;
 pub mod error;
 pub mod file_mode;
 pub mod idempotency;

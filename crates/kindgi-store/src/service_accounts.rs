@@ -304,6 +304,7 @@ impl ServiceAccountStore {
                 .await
                 .map_err(StoreError::query(op))?;
             tx.commit().await.map_err(StoreError::query(op))?;
+            crate::tokens::TokenStore::changed(&self.db);
             Ok(account)
         })
     }
@@ -327,6 +328,7 @@ impl ServiceAccountStore {
             .map(drop)
         })
         .map_err(StoreError::query("service_accounts.unregister"))?;
+        crate::tokens::TokenStore::changed(&self.db);
         self.get(tenant, id)
             .await?
             .ok_or_else(|| ServiceAccountError::NotFound { id: id.to_owned() })

@@ -17,12 +17,16 @@
 //!
 //! Every statement is written once for both databases ([`crate::on_pool`]).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 use sqlx::Row as _;
 use subtle::ConstantTimeEq as _;
 use thiserror::Error;
 
+use crate::epoch::EpochKind;
 use crate::{Backend, Database, StoreError, now_millis};
 
 /// The prefix of every key (recognizable in logs and secret scanners).
@@ -408,11 +412,66 @@ pub struct TokenFilter {
 #[derive(Debug, Clone)]
 pub struct TokenStore {
     db: Database,
+    /// Valid keys by hash, each with the keys epoch it was read at (see [`crate::epoch`]):
+    /// used only while no key or service account changed in any process since.
+    cache: Arc<Mutex<HashMap<String, CachedKey>>>,
 }
+
+/// A valid key as last read.
+#[derive(Debug, Clone)]
+struct CachedKey {
+    status: KeyStatus,
+    epoch: u64,
+    /// When it was read (ms): an entry older than [`LAST_USED_RESOLUTION_MS`] is read again,
+    /// which also records the key's use.
+    read_at: i64,
+    expires_at: Option<i64>,
+}
+
+/// The most keys cached; past it the cache starts over.
+const MAX_CACHED_KEYS: usize = 10_000;
 
 impl TokenStore {
     pub fn new(db: Database) -> TokenStore {
-        TokenStore { db }
+        TokenStore {
+            db,
+            cache: Arc::default(),
+        }
+    }
+
+    /// Marks a key or service-account change, for every process's cache.
+    pub(crate) fn changed(db: &Database) {
+        db.epochs().bump(EpochKind::Keys);
+    }
+
+    fn cached(&self, hash: &str, epoch: Option<u64>, now: i64) -> Option<KeyStatus> {
+        let epoch = epoch?;
+        let g = self.cache.lock().ok()?;
+        let c = g.get(hash)?;
+        let fresh = c.epoch == epoch
+            && now - c.read_at < LAST_USED_RESOLUTION_MS
+            && c.expires_at.is_none_or(|t| t > now);
+        fresh.then(|| c.status.clone())
+    }
+
+    fn remember(&self, hash: String, status: &KeyStatus, epoch: Option<u64>, now: i64) {
+        let (Some(epoch), KeyStatus::Valid { key, .. }) = (epoch, status) else {
+            return;
+        };
+        if let Ok(mut g) = self.cache.lock() {
+            if g.len() >= MAX_CACHED_KEYS {
+                g.clear();
+            }
+            g.insert(
+                hash,
+                CachedKey {
+                    status: status.clone(),
+                    epoch,
+                    read_at: now,
+                    expires_at: key.record.expires_at,
+                },
+            );
+        }
     }
 
     /// Create a tenant admin's key for `tenant` (a person, [`BOOTSTRAP_USER`]), optionally
@@ -500,6 +559,20 @@ impl TokenStore {
             return Ok(KeyStatus::Unknown);
         }
         let hash = hash_key(key);
+        // The epoch is read before the row: a change committed after this read bumps it,
+        // so what is cached below is never newer than the epoch it is cached under.
+        let epoch = self.db.epochs().current(EpochKind::Keys);
+        let now = now_millis();
+        if let Some(status) = self.cached(&hash, epoch, now) {
+            return Ok(status);
+        }
+        let status = self.read_status(key, &hash).await?;
+        self.remember(hash, &status, epoch, now);
+        Ok(status)
+    }
+
+    async fn read_status(&self, _key: &str, hash: &str) -> Result<KeyStatus, StoreError> {
+        let hash = hash.to_owned();
         let found = crate::on_pool!(self.db, read, |pool| {
             let row = sqlx::query(
                 "SELECT k.key_hash, k.token_id, k.key_id, k.tenant, k.principal_kind, k.principal_id, k.role, k.capabilities, k.label, k.project_id, k.created_by, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, s.id AS sa_id, s.unregistered_at AS sa_unregistered_at, s.grants AS sa_grants FROM api_keys k LEFT JOIN service_accounts s ON k.principal_kind = 'service-account' AND s.id = k.principal_id AND s.tenant = k.tenant WHERE k.key_hash = $1",
@@ -597,6 +670,7 @@ impl TokenStore {
             .map(|r| r.rows_affected())
         })
         .map_err(StoreError::query("tokens.revoke"))?;
+        TokenStore::changed(&self.db);
         if affected == 0 {
             return Err(TokenError::UnknownKey {
                 key_id: key_id.to_owned(),
@@ -624,6 +698,7 @@ impl TokenStore {
             .map(drop)
         })
         .map_err(StoreError::query("tokens.revoke_token"))?;
+        TokenStore::changed(&self.db);
         self.get(tenant, token_id).await
     }
 

@@ -183,6 +183,7 @@ impl StoreRegistry {
             [&text, tenant, id, &manifest.version],
             |r| Ok(r.rows_affected())
         )?;
+        self.db.epochs().bump(crate::epoch::EpochKind::Registry);
         Ok(PutOutcome::Replaced)
     }
 
@@ -520,6 +521,7 @@ impl StoreRegistry {
             |r| Ok(r.rows_affected())
         )?;
         if changed > 0 {
+            self.db.epochs().bump(crate::epoch::EpochKind::Registry);
             return Ok(true);
         }
         // Nothing changed: either already in that state, or no such version.

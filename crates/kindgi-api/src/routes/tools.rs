@@ -29,6 +29,8 @@ use crate::projects::check_project_id;
 use crate::routes::query;
 use crate::routes::registry::{self, Writable};
 use crate::state::AppState;
+use crate::version_cache::VersionBodies;
+use bytes::Bytes;
 
 /// The properties of `OA:Tool` (and `OA:ToolVersionRow`), in order.
 const WIRE_KEYS: &[&str] = &[
@@ -420,12 +422,35 @@ async fn get_version(
     let Path((tool_id, version)) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
     check_version(&version)?;
+    // Read before the record: a change committed after this moves the epoch on.
+    let epoch = VersionBodies::epoch(&state);
+    if let Some(e) = epoch
+        && let Some(body) = state.version_bodies.get(e, &tenant, &tool_id, &version)
+    {
+        return Ok(json_bytes(body));
+    }
     let record = state
         .registry
         .get_version(&tenant, &tool_id, &version)
         .await
         .map_err(|e| ApiError::from_registry(e, Some(&version)))?;
-    Ok(Json(wire(&record)?).into_response())
+    let body =
+        Bytes::from(serde_json::to_vec(&wire(&record)?).map_err(|e| ApiError::internal(&e))?);
+    if let Some(e) = epoch {
+        state
+            .version_bodies
+            .put(e, &tenant, &tool_id, &version, body.clone());
+    }
+    Ok(json_bytes(body))
+}
+
+/// A JSON body already rendered.
+fn json_bytes(body: Bytes) -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
 }
 
 async fn unregister(

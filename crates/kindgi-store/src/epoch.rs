@@ -1,0 +1,106 @@
+//! Change epochs: cheap, cross-process "did anything change?" counters for one SQLite
+//! database file, so readers may cache what only changes when someone writes it — API keys
+//! (a revocation must take effect on the next request, whichever process revoked) and tool
+//! versions (immutable except for their tombstone).
+//!
+//! An epoch is the length of a small append-only file beside the database
+//! (`<db>-keys.epoch`, `<db>-registry.epoch`, mode 0600): a writer appends one byte after
+//! its change commits (`O_APPEND` writes of one byte are atomic between processes), and a
+//! reader's check is one `fstat` of a file it holds open — no query, no lock. A cache entry
+//! remembers the epoch it was filled at and is used only while the epoch is unchanged.
+//!
+//! Only for SQLite files: every process that writes the database sees these files. An
+//! in-memory database or PostgreSQL (other hosts may write it) has no epochs, and callers
+//! then do not cache. A file that cannot be opened disables the epoch (and so the cache)
+//! with a warning; it never refuses a request.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What an epoch counts changes of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EpochKind {
+    /// API keys and service accounts.
+    Keys,
+    /// The tool registry.
+    Registry,
+}
+
+/// The epochs of one database (none for in-memory SQLite and PostgreSQL).
+#[derive(Debug, Clone, Default)]
+pub struct Epochs {
+    keys: Option<Arc<File>>,
+    registry: Option<Arc<File>>,
+}
+
+fn open(path: &Path) -> Option<Arc<File>> {
+    match OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(f) => Some(Arc::new(f)),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "change epoch unavailable; reads are not cached");
+            None
+        }
+    }
+}
+
+impl Epochs {
+    /// The epochs beside the SQLite file `db_path`.
+    pub fn beside(db_path: &str) -> Epochs {
+        Epochs {
+            keys: open(Path::new(&format!("{db_path}-keys.epoch"))),
+            registry: open(Path::new(&format!("{db_path}-registry.epoch"))),
+        }
+    }
+
+    fn file(&self, kind: EpochKind) -> Option<&Arc<File>> {
+        match kind {
+            EpochKind::Keys => self.keys.as_ref(),
+            EpochKind::Registry => self.registry.as_ref(),
+        }
+    }
+
+    /// The epoch now, or `None` when there is none (do not cache).
+    pub fn current(&self, kind: EpochKind) -> Option<u64> {
+        self.file(kind)?.metadata().ok().map(|m| m.len())
+    }
+
+    /// Marks a committed change: every cache filled before it is stale from now on.
+    pub fn bump(&self, kind: EpochKind) {
+        if let Some(f) = self.file(kind)
+            && let Err(e) = (&**f).write_all(&[b'.'])
+        {
+            tracing::warn!(error = %e, "cannot mark a change epoch");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bump_from_another_handle_is_seen_at_once() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let db = dir.path().join("k.db").display().to_string();
+        let reader = Epochs::beside(&db);
+        let writer = Epochs::beside(&db);
+        let before = reader.current(EpochKind::Keys);
+        assert!(before.is_some());
+        writer.bump(EpochKind::Keys);
+        assert_ne!(reader.current(EpochKind::Keys), before);
+        assert_eq!(
+            reader.current(EpochKind::Registry),
+            writer.current(EpochKind::Registry)
+        );
+        assert_eq!(Epochs::default().current(EpochKind::Keys), None);
+    }
+}
