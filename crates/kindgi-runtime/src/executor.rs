@@ -269,7 +269,7 @@ pub(crate) async fn execute_run(
         return run;
     }
     let journal = JournalWriter::new(store.clone(), run.id.clone(), replay.last_sequence);
-    let Some(flow) = shared.flows.get(&run.flow_id, Some(&run.flow_version)) else {
+    let Some(flow) = crate::runtime::flow_for_run(&shared, &run) else {
         let f = Failure::fatal(format!(
             "flow-not-found: flow \"{}\" version {} is not registered any more, so run {} cannot go on",
             run.flow_id, run.flow_version, run.id
@@ -1324,6 +1324,7 @@ impl RunCtx {
                     completed_at: None,
                     parent_run_id: Some(self.run.id.clone()),
                     parent_node_id: Some(id.clone()),
+                    meta: self.run.meta.for_child(),
                 };
                 self.shared
                     .store

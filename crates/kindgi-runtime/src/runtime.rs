@@ -18,7 +18,10 @@ use crate::catalogue::{AgentCatalogue, FlowCatalogue, LoadedFlow};
 use crate::dispatch::ToolCatalogue;
 use crate::executor::{execute_run, issues_text};
 use crate::model::ModelProvider;
-use crate::record::{JournalEntry, JournalKind, RunRecord, RunStatus, format_millis, now_millis};
+use crate::record::{
+    AGENT_TURN_FLOW_ID, JournalEntry, JournalKind, RunAgent, RunMeta, RunRecord, RunStatus,
+    format_millis, now_millis,
+};
 use crate::stop::RunStop;
 use crate::store::{MemoryRunStore, RunQuery, RunStore, RunStoreError};
 
@@ -26,7 +29,7 @@ use crate::store::{MemoryRunStore, RunQuery, RunStore, RunStoreError};
 pub const DEFAULT_TENANT: &str = "default";
 
 /// How to start a run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunOptions {
     /// Run only read-only tools; skip model calls (seed 004).
     pub dry_run: bool,
@@ -36,6 +39,9 @@ pub struct RunOptions {
     pub max_parallelism: Option<u32>,
     /// Default [`DEFAULT_TENANT`].
     pub tenant_id: Option<String>,
+    /// Recorded on the run as given (project, segments, trace, `startedBy`, trigger…);
+    /// `agent` is set by [`Runtime::start_agent_turn`].
+    pub meta: RunMeta,
 }
 
 /// Why a run API call was refused (nothing was started or changed).
@@ -63,6 +69,11 @@ pub enum RuntimeError {
         details: String,
         issues: Vec<kindgi_schema::Issue>,
     },
+    #[error("agent-not-found: no agent \"{agent_id}\"{}", version.as_ref().map(|v| format!(" version {v}")).unwrap_or_default())]
+    AgentNotFound {
+        agent_id: String,
+        version: Option<String>,
+    },
     #[error("run-not-found: no run \"{run_id}\"")]
     RunNotFound { run_id: String },
     #[error("run-already-terminal: run \"{run_id}\" is already {status}")]
@@ -78,6 +89,7 @@ impl RuntimeError {
             RuntimeError::FlowNotFound { .. } => "flow-not-found",
             RuntimeError::FlowUnbound { .. } => "flow-unbound",
             RuntimeError::InvalidInput { .. } => "input-validation-failed",
+            RuntimeError::AgentNotFound { .. } => "agent-not-found",
             RuntimeError::RunNotFound { .. } => "run-not-found",
             RuntimeError::RunAlreadyTerminal { .. } => "run-already-terminal",
             RuntimeError::Store(_) => "store-error",
@@ -338,15 +350,70 @@ impl Runtime {
                 issues: issues.into(),
             });
         }
+        let run = self.new_run(&flow.flow.id, &flow.flow.version, input, &options);
+        self.launch(run, &options).await
+    }
+
+    /// Starts one agent turn as a run: `flowId` [`AGENT_TURN_FLOW_ID`], `flowVersion` the
+    /// agent's version, `agent {id, version, via}` on the run; the turn itself is a one-node
+    /// flow (see [`agent_turn_flow`]) so it executes, journals, cancels and recovers as any
+    /// run does. `version` must be the agent's version when given (`via: "explicit"`); absent,
+    /// the agent as registered serves (`via: "latest"`).
+    pub async fn start_agent_turn(
+        &self,
+        agent_id: &str,
+        version: Option<&str>,
+        input: Value,
+        options: RunOptions,
+    ) -> Result<RunRecord, RuntimeError> {
+        let not_found = || RuntimeError::AgentNotFound {
+            agent_id: agent_id.to_owned(),
+            version: version.map(str::to_owned),
+        };
+        let agent = self.shared.agents.get(agent_id).ok_or_else(not_found)?;
+        if version.is_some_and(|v| v != agent.version) {
+            return Err(not_found());
+        }
+        let flow = agent_turn_flow(agent_id, &agent.version).map_err(|_| not_found())?;
+        self.check_bindings(&flow)?;
+        let mut run = self.new_run(AGENT_TURN_FLOW_ID, &agent.version, input, &options);
+        run.meta.agent = Some(RunAgent {
+            id: agent.id.clone(),
+            version: agent.version.clone(),
+            conversation_id: run
+                .input
+                .get("conversationId")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            via: Some(
+                if version.is_some() {
+                    "explicit"
+                } else {
+                    "latest"
+                }
+                .into(),
+            ),
+        });
+        self.launch(run, &options).await
+    }
+
+    /// A new `pending` run record of `flow_id@flow_version`.
+    fn new_run(
+        &self,
+        flow_id: &str,
+        flow_version: &str,
+        input: Value,
+        options: &RunOptions,
+    ) -> RunRecord {
         let now = format_millis(now_millis());
-        let run = RunRecord {
+        RunRecord {
             id: uuid::Uuid::new_v4().to_string(),
             tenant_id: options
                 .tenant_id
                 .clone()
                 .unwrap_or_else(|| self.shared.config.default_tenant.clone()),
-            flow_id: flow.flow.id.clone(),
-            flow_version: flow.flow.version.clone(),
+            flow_id: flow_id.to_owned(),
+            flow_version: flow_version.to_owned(),
             status: RunStatus::Pending,
             input,
             output: None,
@@ -357,7 +424,19 @@ impl Runtime {
             completed_at: None,
             parent_run_id: None,
             parent_node_id: None,
-        };
+            meta: RunMeta {
+                agent: None,
+                ..options.meta.clone()
+            },
+        }
+    }
+
+    /// Stores a new run and starts executing it (waiting for it when `options.wait`).
+    async fn launch(
+        &self,
+        run: RunRecord,
+        options: &RunOptions,
+    ) -> Result<RunRecord, RuntimeError> {
         self.shared.store.insert_run(&run).await?;
         let id = run.id.clone();
         self.spawn(run.clone(), options.max_parallelism);
@@ -561,4 +640,32 @@ impl Runtime {
             }
         }
     }
+}
+
+/// The one-node flow an agent turn runs: `$start → turn (agent) → $end`.
+pub fn agent_turn_flow(agent_id: &str, version: &str) -> Result<LoadedFlow, crate::FlowError> {
+    let flow = serde_json::json!({
+        "id": AGENT_TURN_FLOW_ID,
+        "version": version,
+        "name": format!("Agent turn of {agent_id}"),
+        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id}],
+        "edges": [
+            {"id": "start", "from": "$start", "to": "turn"},
+            {"id": "end", "from": "turn", "to": "$end"}
+        ]
+    });
+    LoadedFlow::from_json(&flow.to_string())
+}
+
+/// The flow `run` executes: its registered flow, or for an agent turn the one-node flow of
+/// its agent (the executor calls this, so recovery resumes agent turns too).
+pub(crate) fn flow_for_run(shared: &Shared, run: &RunRecord) -> Option<Arc<LoadedFlow>> {
+    if run.flow_id == AGENT_TURN_FLOW_ID
+        && let Some(agent) = &run.meta.agent
+    {
+        return agent_turn_flow(&agent.id, &agent.version)
+            .ok()
+            .map(Arc::new);
+    }
+    shared.flows.get(&run.flow_id, Some(&run.flow_version))
 }
