@@ -127,7 +127,7 @@ fn render(error: &ApiError, id: &str, response: Response) -> Response {
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json; charset=utf-8"),
+        HeaderValue::from_static("application/json"),
     );
     Response::from_parts(parts, Body::from(body))
 }
