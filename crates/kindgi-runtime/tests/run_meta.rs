@@ -134,7 +134,7 @@ async fn agent_turns_are_runs_that_recover() {
             .unwrap_err();
         assert_eq!(e.code(), "agent-not-found");
         // A turn left pending by a crash resumes from the store alone.
-        if db.is_some() {
+        if let Some(test_db) = &db {
             rt.shutdown(std::time::Duration::from_secs(5)).await;
             let pending = rt
                 .start_agent_turn(
@@ -151,8 +151,7 @@ async fn agent_turns_are_runs_that_recover() {
             // The stopped runtime's task has stored what it had and left the run unfinished.
             let left = rt.wait_for_run(&pending.id).await.unwrap();
             assert!(!left.status.is_terminal(), "{backend:?}: {left:?}");
-            let rt2 =
-                kindgi_runtime::Runtime::with_database(db.as_ref().unwrap().db.clone()).build();
+            let rt2 = kindgi_runtime::Runtime::with_database(test_db.db.clone()).build();
             let mut agent = AgentSpec::new("a.greeter");
             agent.version = "2.0.0".into();
             rt2.agents().insert(agent);
