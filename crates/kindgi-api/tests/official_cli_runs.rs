@@ -19,14 +19,23 @@ fn required() -> bool {
 }
 
 fn official_cli() -> Option<PathBuf> {
-    let path = std::env::var_os("KINDGI_OFFICIAL_CLI").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/kindgi")
-    });
+    let path = std::env::var_os("KINDGI_OFFICIAL_CLI")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/kindgi")
+        });
     if path.exists() {
         return Some(path);
     }
-    assert!(!required(), "KINDGI_REQUIRE_REFERENCE=1 but the official CLI is missing at {}", path.display());
-    eprintln!("skipped: the official CLI is not at {} (run scripts/setup-reference)", path.display());
+    assert!(
+        !required(),
+        "KINDGI_REQUIRE_REFERENCE=1 but the official CLI is missing at {}",
+        path.display()
+    );
+    eprintln!(
+        "skipped: the official CLI is not at {} (run scripts/setup-reference)",
+        path.display()
+    );
     None
 }
 
@@ -80,7 +89,8 @@ impl Cli {
     async fn json(&self, args: &[&str]) -> Value {
         let out = self.run(args).await;
         assert_eq!(out.code, 0, "{args:?}: {}\n{}", out.stdout, out.stderr);
-        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", out.stdout))
+        serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", out.stdout))
     }
 }
 
@@ -90,8 +100,12 @@ async fn the_official_cli_drives_runs() {
     let db = TestDatabase::sqlite().await.unwrap();
     let rt = Runtime::with_database(db.db.clone()).build();
     rt.tools().insert_tool(tool("my-pack.lookup-order", true));
-    rt.tools().insert_tool(tool("my-pack.add-order-note", false));
-    for (id, t) in [("my-pack.check-order", "my-pack.lookup-order"), ("my-pack.note-order", "my-pack.add-order-note")] {
+    rt.tools()
+        .insert_tool(tool("my-pack.add-order-note", false));
+    for (id, t) in [
+        ("my-pack.check-order", "my-pack.lookup-order"),
+        ("my-pack.note-order", "my-pack.add-order-note"),
+    ] {
         let flow = json!({
             "id": id, "version": "1.0.0",
             "nodes": [{"id": "n", "kind": "tool", "ref": t}],
@@ -105,14 +119,34 @@ async fn the_official_cli_drives_runs() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let cli = Cli { bin, url, key, home: tempfile::tempdir().unwrap() };
+    let cli = Cli {
+        bin,
+        url,
+        key,
+        home: tempfile::tempdir().unwrap(),
+    };
 
-    let run = cli.json(&["runs", "start", "--flow=my-pack.check-order", "--input={\"orderId\":\"o1\"}"]).await;
+    let run = cli
+        .json(&[
+            "runs",
+            "start",
+            "--flow=my-pack.check-order",
+            "--input={\"orderId\":\"o1\"}",
+        ])
+        .await;
     assert_eq!(run["status"], "completed", "{run}");
     assert_eq!(run["output"], json!({"echo": {"orderId": "o1"}}));
     let id = run["id"].as_str().unwrap().to_owned();
 
-    let failed = cli.run(&["runs", "start", "--flow=my-pack.note-order", "--input={}", "--dry-run"]).await;
+    let failed = cli
+        .run(&[
+            "runs",
+            "start",
+            "--flow=my-pack.note-order",
+            "--input={}",
+            "--dry-run",
+        ])
+        .await;
     assert_eq!(failed.code, 1, "{}\n{}", failed.stdout, failed.stderr);
     assert!(failed.stderr.contains("Error [dry-run-effectful-tool]: dry-run-effectful-tool: tool \"my-pack.add-order-note\""), "{}", failed.stderr);
 
@@ -129,9 +163,23 @@ async fn the_official_cli_drives_runs() {
     assert!(stream.stdout.contains("run.completed"), "{}", stream.stdout);
     let cancel = cli.run(&["runs", "cancel", &id]).await;
     assert_eq!(cancel.code, 1);
-    assert!(cancel.stderr.contains("Error [run-already-terminal]: Cannot cancel run: already completed"), "{}", cancel.stderr);
-    let missing = cli.run(&["runs", "get", "7f0c8a9e-3b1d-4c55-9e2a-0d6b8f1e2a33"]).await;
+    assert!(
+        cancel
+            .stderr
+            .contains("Error [run-already-terminal]: Cannot cancel run: already completed"),
+        "{}",
+        cancel.stderr
+    );
+    let missing = cli
+        .run(&["runs", "get", "7f0c8a9e-3b1d-4c55-9e2a-0d6b8f1e2a33"])
+        .await;
     assert_eq!(missing.code, 1);
-    assert!(missing.stderr.contains("Error [not-found]: No run with id 7f0c8a9e-3b1d-4c55-9e2a-0d6b8f1e2a33"), "{}", missing.stderr);
+    assert!(
+        missing
+            .stderr
+            .contains("Error [not-found]: No run with id 7f0c8a9e-3b1d-4c55-9e2a-0d6b8f1e2a33"),
+        "{}",
+        missing.stderr
+    );
     db.cleanup().await.unwrap();
 }
