@@ -314,7 +314,7 @@ async fn run_async(command: RunsCommand) -> ExitCode {
                 Ok(v) => v,
                 Err(e) => return usage(name, &e),
             };
-            let mut body = json!({"flowId": flow, "input": input, "dryRun": dry_run});
+            let mut body = json!({"flow": flow, "input": input, "options": {"dryRun": dry_run, "wait": false}});
             if let (Some(v), Some(obj)) = (flow_version, body.as_object_mut()) {
                 obj.insert("flowVersion".into(), json!(v));
             }
@@ -346,7 +346,7 @@ async fn run_async(command: RunsCommand) -> ExitCode {
             let mut path = format!("/v1/runs/{}/journal", segment(&id));
             let mut sep = '?';
             if let Some(a) = after {
-                path.push_str(&format!("{sep}after={a}"));
+                path.push_str(&format!("{sep}since={a}"));
                 sep = '&';
             }
             if let Some(l) = limit {
@@ -382,10 +382,9 @@ async fn simple(api: &Api, method: reqwest::Method, path: &str, is_run: bool) ->
 }
 
 async fn start(api: &Api, body: &mut Value, no_wait: bool) -> ExitCode {
-    if !no_wait && let Some(obj) = body.as_object_mut() {
-        obj.insert("waitMs".into(), json!(PACING_MS[0]));
-    }
-    let first = Duration::from_millis(if no_wait { 0 } else { PACING_MS[0] });
+    // The start answers at once (`options.wait: false`); the run is then polled as the
+    // official CLI does (platform-api.md §12.3).
+    let first = Duration::ZERO;
     let mut run = match api
         .call(reqwest::Method::POST, "/v1/runs", Some(body), first)
         .await
@@ -403,7 +402,7 @@ async fn start(api: &Api, body: &mut Value, no_wait: bool) -> ExitCode {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let mut round = 1usize;
+    let mut round = 0usize;
     let mut failed_reads = 0u32;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
@@ -413,9 +412,12 @@ async fn start(api: &Api, body: &mut Value, no_wait: bool) -> ExitCode {
     ) {
         let wait = PACING_MS[round.min(PACING_MS.len() - 1)];
         round += 1;
-        let path = format!("/v1/runs/{}?waitMs={wait}", segment(&id));
+        let path = format!("/v1/runs/{}", segment(&id));
         let read = tokio::select! {
-            r = api.call(reqwest::Method::GET, &path, None, Duration::from_millis(wait)) => r,
+            r = async {
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+                api.call(reqwest::Method::GET, &path, None, Duration::ZERO).await
+            } => r,
             _ = &mut ctrl_c => {
                 eprintln!("Stopped waiting. Run {id} goes on: kindgi runs get {id}");
                 return ExitCode::from(130);
