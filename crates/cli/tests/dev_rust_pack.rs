@@ -88,7 +88,10 @@ fn the_rust_example_pack_runs_the_guides_dry_runs_and_survives_its_service_dying
         "{}",
         out.stderr
     );
-    let out = kindgi_in(&dir, &["runs", "get", "no-such-run"]);
+    let out = kindgi_in(
+        &dir,
+        &["runs", "get", "7f0c8a9e-3b1d-4c55-9e2a-0d6b8f1e2a33"],
+    );
     assert_eq!(out.code, 1);
     assert!(
         out.stderr.contains("Error [run-not-found]"),

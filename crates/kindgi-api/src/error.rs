@@ -10,6 +10,9 @@ use axum::response::{IntoResponse, Response};
 use kindgi_tools::registry::RegistryError;
 use serde_json::{Value, json};
 
+/// The fixed message of every `500 internal-server-error`.
+pub const INTERNAL_MESSAGE: &str = "Unhandled server error";
+
 /// An API error: status, stable code, message and optional details.
 #[derive(Debug, Clone)]
 pub struct ApiError {
@@ -39,14 +42,25 @@ impl ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "bad-input", message)
     }
 
-    /// `500 internal-server-error`, without leaking the cause to the client.
+    /// `500 internal-server-error` with the reference's fixed message, without leaking the
+    /// cause to the client (it is logged).
     pub fn internal(cause: &dyn std::fmt::Display) -> ApiError {
         tracing::error!(%cause, "internal error");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal-server-error",
-            "Internal server error",
+            INTERNAL_MESSAGE,
         )
+    }
+
+    /// `413 request-too-large` for a body over `max_bytes` (platform-api.md §1.6).
+    pub fn too_large(max_bytes: usize) -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request-too-large",
+            format!("The request body is over the limit of {max_bytes} bytes"),
+        )
+        .with_details(json!({ "maxBytes": max_bytes }))
     }
 
     /// The envelope body for `request_id`.
@@ -107,24 +121,26 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The envelope for an error response that carries no [`ApiError`] (axum's own 404/405…).
+/// The envelope for an error response that carries no [`ApiError`] (a body over the limit
+/// read by an extractor, a rejection of axum's own).
 pub(crate) fn generic_for(status: StatusCode) -> ApiError {
-    let (code, message) = match status {
-        StatusCode::NOT_FOUND => ("not-found", "No such route"),
-        StatusCode::METHOD_NOT_ALLOWED => (
-            "method-not-allowed",
-            "This route does not accept that method",
+    match status {
+        StatusCode::NOT_FOUND => ApiError::new(
+            status,
+            "route-not-found",
+            "No route registered for this request",
         ),
-        StatusCode::PAYLOAD_TOO_LARGE => (
-            "payload-too-large",
-            "Request body is larger than the 1 MiB limit",
-        ),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::too_large(crate::BODY_LIMIT),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::new(
+            status,
             "bad-input",
             "Request body must be JSON (Content-Type: application/json)",
         ),
-        s if s.is_client_error() => ("bad-input", "The request is not valid"),
-        _ => ("internal-server-error", "Internal server error"),
-    };
-    ApiError::new(status, code, message)
+        s if s.is_client_error() => ApiError::new(status, "bad-input", "The request is not valid"),
+        _ => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal-server-error",
+            INTERNAL_MESSAGE,
+        ),
+    }
 }

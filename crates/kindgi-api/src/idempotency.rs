@@ -1,7 +1,9 @@
 //! The `Idempotency-Key` header on POST, PUT, PATCH and DELETE (platform-api.md §1.5): a
-//! successful answer (status < 400) is stored for 24 hours per tenant and key, and a retry
-//! with the same method, path and body gets it again byte for byte with
-//! `X-Idempotent-Replay: true`. The same key with another request is
+//! successful answer (status < 400) is stored for 24 hours under tenant | caller
+//! (`user:…`, `service_account:…` or the key) | `METHOD:path` | key, and a retry with the
+//! same body (sha256 of the raw bytes) gets it again byte for byte with
+//! `X-Idempotent-Replay: true`. Another caller, or another route, using the same key runs
+//! independently. The same key with another request is
 //! `409 idempotency-key-body-mismatch`; a repeat while the first is still running is
 //! `409 idempotency-key-in-flight` with `Retry-After: 5`. Failed requests store nothing.
 //! Requests without a valid bearer key pass through untouched (the route answers 401).
@@ -23,11 +25,10 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use kindgi_store::idempotency::{AnswerToRecord, IdempotencyStore, StoredAnswer};
-use kindgi_store::tokens::KeyStatus;
 use sha2::{Digest, Sha256};
 
 use crate::BODY_LIMIT;
-use crate::auth::{Authenticated, bearer_key};
+use crate::auth::{Authenticated, authenticate};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -104,14 +105,8 @@ impl Drop for InFlightGuard {
     }
 }
 
-fn request_hash(method: &Method, uri: &axum::http::Uri, body: &[u8]) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(method.as_str().as_bytes());
-    hasher.update(b" ");
-    hasher.update(uri.to_string().as_bytes());
-    hasher.update(b"\n");
-    hasher.update(body);
-    hex::encode(hasher.finalize())
+fn request_hash(body: &[u8]) -> String {
+    hex::encode(Sha256::digest(body))
 }
 
 fn in_flight() -> Response {
@@ -156,7 +151,15 @@ pub async fn middleware(State(state): State<AppState>, request: Request, next: N
         *request.method(),
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
     );
-    let Some(key) = request.headers().get(HEADER).filter(|_| writes) else {
+    let Some(key) = request
+        .headers()
+        .get(HEADER)
+        .filter(|v| writes && !v.is_empty())
+    else {
+        return next.run(request).await;
+    };
+    let Ok(caller) = authenticate(&state, request.headers()).await else {
+        // The route answers the 401 (or the 500) itself.
         return next.run(request).await;
     };
     let Some(key) = key
@@ -169,25 +172,18 @@ pub async fn middleware(State(state): State<AppState>, request: Request, next: N
         )
         .into_response();
     };
-    let key = key.to_owned();
-    let tenant = match bearer_key(request.headers()) {
-        Some(token) => match state.authenticate(token).await {
-            Ok(KeyStatus::Valid { tenant, .. }) => tenant,
-            Ok(_) => return next.run(request).await,
-            Err(e) => return ApiError::internal(&e).into_response(),
-        },
-        None => return next.run(request).await,
-    };
+    let tenant = caller.tenant.clone();
+    let key = format!(
+        "{}|{}:{}|{key}",
+        caller.idempotency_scope(),
+        request.method(),
+        request.uri().path()
+    );
     let (mut parts, body) = request.into_parts();
     let Ok(bytes) = to_bytes(body, BODY_LIMIT).await else {
-        return ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload-too-large",
-            "Request body is larger than the 1 MiB limit",
-        )
-        .into_response();
+        return ApiError::too_large(BODY_LIMIT).into_response();
     };
-    let hash = request_hash(&parts.method, &parts.uri, &bytes);
+    let hash = request_hash(&bytes);
     // Hold the key first, then look: a request that finished just before is then seen.
     let Some(_guard) = state.in_flight.enter(&tenant, &key) else {
         return in_flight();
@@ -203,7 +199,7 @@ pub async fn middleware(State(state): State<AppState>, request: Request, next: N
         key: key.clone(),
         request_hash: hash.clone(),
     };
-    parts.extensions.insert(Authenticated(tenant.clone()));
+    parts.extensions.insert(Authenticated(caller));
     parts.extensions.insert(context.clone());
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))

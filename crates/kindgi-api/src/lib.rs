@@ -5,10 +5,12 @@
 //!   `GET /v1/projects/default`. [`AppState::read_only_registry`] makes the registries refuse
 //!   writes (`409 registry-read-only`, for `kindgi dev`). [`router_with`] merges more routes
 //!   (runs) written against the same state, so they share the middleware:
-//!   request ids, error envelopes, `Idempotency-Key` replays, the 1 MiB body limit and the
-//!   trailing-slash redirect.
-//! * Authentication is per route, with the [`auth::Tenant`] extractor (bearer API key →
-//!   tenant). Public routes: `GET /health` and `GET /v1/openapi.json`.
+//!   request ids, error envelopes, `Idempotency-Key` replays, `traceresponse`, `Cache-Control: no-store`
+//!   and the 10 MiB body limit (checked before authentication).
+//! * Authentication is per route, with the [`auth::Caller`] / [`auth::Tenant`] extractors
+//!   (bearer API key → tenant). Public routes: `GET /health` and `GET /v1/openapi.json`.
+//!   An unknown route (a trailing slash included) is `401` without a valid key and
+//!   `404 route-not-found` with one, as the reference answers.
 //! * Errors are [`error::ApiError`]s, rendered as `{"error": {"code", "message", "details"?,
 //!   "requestId"}}` by the request-id middleware.
 //! * [`serve`] runs the router on a listener with `kindgi-serve` (header, idle and body
@@ -30,22 +32,27 @@ pub mod page;
 pub mod projects;
 pub mod request_id;
 pub mod routes;
+pub mod run_wire;
 pub mod runs;
+pub mod runs_list;
+pub mod sse;
 pub mod state;
 pub mod testing;
 pub mod version_cache;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 pub use error::ApiError;
 pub use state::AppState;
 
-/// Largest request body accepted (413 `payload-too-large` above it).
-pub const BODY_LIMIT: usize = 1024 * 1024;
+/// Largest request body accepted: `requestMaxBytes` of a self-hosted deployment, 10 MiB
+/// (`413 request-too-large` above it, before authentication; platform-api.md §1.6).
+pub const BODY_LIMIT: usize = 10 * 1024 * 1024;
 
 /// The OpenAPI 3.1 document served at `/v1/openapi.json`.
 pub const OPENAPI_JSON: &str = include_str!("openapi.json");
@@ -74,11 +81,13 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         .merge(routes::tokens::routes().merge(routes::service_accounts::routes()))
         .merge(extra)
         .fallback(fallback)
+        .method_not_allowed_fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             idempotency::middleware,
         ))
+        .layer(axum::middleware::from_fn(body_limit))
         .layer(axum::middleware::from_fn(request_id::middleware))
         .with_state(state)
 }
@@ -87,26 +96,45 @@ async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI_JSON).into_response()
 }
 
-/// Unknown routes: a trailing slash is redirected (301) to the path without it; anything
-/// else is `404 not-found`.
-async fn fallback(request: Request) -> Response {
-    let path = request.uri().path();
-    if path.len() > 1 && path.ends_with('/') {
-        let mut target = path.trim_end_matches('/').to_owned();
-        if target.is_empty() {
-            target.push('/');
-        }
-        if let Some(q) = request.uri().query() {
-            target.push('?');
-            target.push_str(q);
-        }
-        return (StatusCode::MOVED_PERMANENTLY, [(header::LOCATION, target)]).into_response();
+/// A body whose `Content-Length` is over [`BODY_LIMIT`] is refused before anything reads it
+/// or checks the key: `413 request-too-large`, without `Cache-Control: no-store`. A body
+/// without a length is cut at the limit by the extractors (the same `413`), so no more than
+/// the limit is ever buffered.
+async fn body_limit(request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > BODY_LIMIT as u64) {
+        let mut r = ApiError::too_large(BODY_LIMIT).into_response();
+        r.extensions_mut().insert(request_id::NoStoreExempt);
+        r.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+        return r;
     }
+    next.run(request).await
+}
+
+/// Unknown routes (a wrong method, a trailing slash): `401` without a valid key, else
+/// `404 route-not-found` ``No route registered for <METHOD> <path>. …``.
+async fn fallback(State(state): State<AppState>, request: Request) -> Response {
+    if let Err(e) = auth::authenticate(&state, request.headers()).await {
+        return e.into_response();
+    }
+    let path = request.uri().path();
     ApiError::new(
         StatusCode::NOT_FOUND,
-        "not-found",
-        format!("No route for {} {}", request.method(), truncate_path(path)),
+        "route-not-found",
+        format!(
+            "No route registered for {} {}. The routes this server has are listed at GET /v1/openapi.json",
+            request.method(),
+            truncate_path(path)
+        ),
     )
+    .with_details(serde_json::json!({"method": request.method().as_str(), "path": truncate_path(path)}))
     .into_response()
 }
 

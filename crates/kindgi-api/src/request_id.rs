@@ -1,6 +1,12 @@
-//! Request ids: honour a client's `X-Request-Id` (when it is short printable ASCII), mint
-//! `req-<uuidv4>` otherwise, echo it in the response header, and render error envelopes
-//! with it (see [`crate::error`]).
+//! The headers every answer carries (platform-api.md §1.4), in one middleware:
+//!
+//! * `X-Request-Id`: a client's non-empty value (printable ASCII, ≤ 200 bytes) is echoed,
+//!   else `req-<uuid v4>`; error envelopes carry it as `requestId` (see [`crate::error`]).
+//! * `traceresponse: 00-<trace>-<span>-01`: the trace id of a valid incoming `traceparent`
+//!   is kept (else one is minted), with a new span id; handlers read it as [`Trace`] (runs
+//!   record `traceId`).
+//! * `Cache-Control: no-store` on every `/v1` answer, SSE included — except an answer
+//!   marked [`NoStoreExempt`] (the pre-auth `413`).
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -17,8 +23,60 @@ pub const HEADER: &str = "x-request-id";
 #[derive(Debug, Clone)]
 pub struct RequestId(pub String);
 
+/// The request's W3C trace context, in the request extensions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    /// 32 lowercase hex digits.
+    pub trace_id: String,
+    /// 16 lowercase hex digits: this request's span.
+    pub span_id: String,
+}
+
+/// A response extension: no `Cache-Control: no-store` on this answer.
+#[derive(Debug, Clone, Copy)]
+pub struct NoStoreExempt;
+
 fn acceptable(v: &str) -> bool {
     !v.is_empty() && v.len() <= 200 && v.bytes().all(|b| b.is_ascii_graphic())
+}
+
+fn hex_of(s: &str, len: usize) -> bool {
+    s.len() == len
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && s.bytes().any(|b| b != b'0')
+}
+
+/// The trace id of a `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`), when valid.
+pub fn parse_traceparent(v: &str) -> Option<String> {
+    let mut parts = v.trim().split('-');
+    let (version, trace, parent, flags) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let ok = version.len() == 2
+        && version != "ff"
+        && hex_of(trace, 32)
+        && hex_of(parent, 16)
+        && flags.len() == 2
+        && flags.bytes().all(|b| b.is_ascii_hexdigit());
+    ok.then(|| trace.to_owned())
+}
+
+impl Trace {
+    fn for_request(request: &Request) -> Trace {
+        let trace_id = request
+            .headers()
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_traceparent)
+            .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+        let span_id = uuid::Uuid::new_v4().simple().to_string()[..16].to_owned();
+        Trace { trace_id, span_id }
+    }
+
+    /// The `traceresponse` value.
+    pub fn header(&self) -> String {
+        format!("00-{}-{}-01", self.trace_id, self.span_id)
+    }
 }
 
 /// The middleware.
@@ -30,36 +88,48 @@ pub async fn middleware(mut request: Request, next: Next) -> Response {
         .filter(|v| acceptable(v))
         .map(str::to_owned)
         .unwrap_or_else(|| format!("req-{}", uuid::Uuid::new_v4()));
+    let trace = Trace::for_request(&request);
+    let v1 = request.uri().path().starts_with("/v1");
     request.extensions_mut().insert(RequestId(id.clone()));
+    request.extensions_mut().insert(trace.clone());
     let mut response = next.run(request).await;
     let status = response.status();
     if status.is_client_error() || status.is_server_error() {
         let error = match response.extensions_mut().remove::<ApiError>() {
             Some(e) => Some(e),
-            // Another layer's bare error (unknown route, wrong method, body limit).
+            // Another layer's bare error (a body limit, an extractor's rejection).
             None if !is_json(&response) => Some(generic_for(status)),
             None => None,
         };
         if let Some(error) = error {
-            let body = serde_json::to_vec(&error.envelope(&id)).unwrap_or_default();
-            let mut rendered = Response::new(Body::from(body));
-            *rendered.status_mut() = status;
-            for (name, value) in response.headers() {
-                if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
-                    rendered.headers_mut().append(name, value.clone());
-                }
-            }
-            rendered.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            response = rendered;
+            response = render(&error, &id, response);
         }
     }
+    let headers = response.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&id) {
-        response.headers_mut().insert(HEADER, v);
+        headers.insert(HEADER, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&trace.header()) {
+        headers.insert("traceresponse", v);
+    }
+    if v1 && response.extensions().get::<NoStoreExempt>().is_none() {
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     response
+}
+
+/// `error` as the envelope, keeping `response`'s status, headers and extensions.
+fn render(error: &ApiError, id: &str, response: Response) -> Response {
+    let (mut parts, _) = response.into_parts();
+    let body = serde_json::to_vec(&error.envelope(id)).unwrap_or_default();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, Body::from(body))
 }
 
 fn is_json(response: &Response) -> bool {

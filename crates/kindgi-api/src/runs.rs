@@ -1,57 +1,62 @@
-//! `/v1/runs`: start a flow run, read it, read its journal, cancel it — over a
-//! [`kindgi_runtime::Runtime`].
+//! `/v1/runs` (platform-api.md §3) over a [`kindgi_runtime::Runtime`].
 //!
-//! Mount with [`crate::router_with`]: `router_with(state, runs::routes(rt.clone()).merge(flows::routes(rt)))`.
-//! Runs belong to the caller's tenant (the API key's): another tenant's run is `404
-//! run-not-found`, exactly as a run that does not exist.
+//! Mount with [`crate::router_with`]: `router_with(state, runs::routes(rt))`. Runs belong
+//! to the caller's tenant (the API key's): another tenant's run is `404 run-not-found`,
+//! exactly as a run that does not exist.
 //!
 //! | route | answer |
 //! |---|---|
-//! | `POST /v1/runs` `{flowId, flowVersion?, input, dryRun?, wait?, waitMs?}` | `201` + the run record |
-//! | `GET /v1/runs/{id}[?waitMs=N]` | `200` + the run record |
-//! | `GET /v1/runs/{id}/journal[?after=SEQ&limit=N]` | `200` `{"runId", "entries": […]}` |
-//! | `POST /v1/runs/{id}/cancel` | `200` + the cancelled run's record |
-//!
-//! `wait: true` answers when the run has ended (or is suspended). `waitMs` bounds the wait:
-//! the answer comes when the run ends or after that many milliseconds, whichever is first —
-//! a long poll, which is how `kindgi runs start` follows a run without sleeping past its end.
+//! | `POST /v1/runs` `OA:StartRunBody` | `201` Run (ended or suspended), `202` with `options.wait:false` |
+//! | `GET /v1/runs` | `OA:RunCollectionPage` (filters: [`crate::runs_list`]) |
+//! | `GET /v1/runs/failures` | `501 run-failures-not-supported` |
+//! | `GET /v1/runs/{id}` | Run with `output`, and `waitingFor` when suspended |
+//! | `GET /v1/runs/{id}/progress` | `OA:RunProgress` |
+//! | `GET /v1/runs/{id}/journal` | `OA:RunJournalPage` (`since`, strict `limit`, `{sequence}` cursor) |
+//! | `POST /v1/runs/{id}/cancel` | `200` the re-read run; `409 run-already-terminal` |
+//! | `POST /v1/runs/{id}/resume` | always `422 run-resume-not-supported` |
+//! | `GET /v1/runs/{id}/stream`, `…/progress/stream` | SSE ([`crate::sse`]) |
 
-use std::time::Duration;
-
-use axum::extract::{Extension, Path, Query};
-use axum::http::StatusCode;
+use axum::extract::{Extension, Path, RawQuery};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use kindgi_runtime::{RunOptions, RunRecord, Runtime, RuntimeError};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use kindgi_runtime::{RunMeta, RunOptions, RunRecord, RunStatus, Runtime, RuntimeError, Segment};
+use serde_json::{Map, Value, json};
 
-use crate::auth::Tenant;
+use crate::auth::Caller;
 use crate::cpu;
 use crate::error::ApiError;
-use crate::json_body::JsonBody;
+use crate::json_body::JsonObject;
+use crate::page::encode_cursor;
+use crate::request_id::{RequestId, Trace};
+use crate::run_wire::{entry_json, progress_json, run_json, waiting_for};
+use crate::runs_list::{self, Params, cursor_after};
+use crate::sse::{self, Flavour};
 use crate::state::AppState;
 
-/// The longest `waitMs` honoured (a longer one is cut to this).
-pub const MAX_WAIT_MS: u64 = 60_000;
-/// Default and maximum journal page sizes.
-pub const DEFAULT_JOURNAL_LIMIT: u32 = 500;
-pub const MAX_JOURNAL_LIMIT: u32 = 5_000;
+/// The most segments a run takes.
+pub const MAX_SEGMENTS: usize = 8;
+/// The largest journal page.
+pub const MAX_JOURNAL_LIMIT: usize = 100;
 
 /// The run routes over `runtime`.
 pub fn routes(runtime: Runtime) -> Router<AppState> {
     Router::new()
-        .route("/v1/runs", post(start))
+        .route("/v1/runs", post(start).get(list))
+        .route("/v1/runs/failures", get(failures))
         .route("/v1/runs/{run_id}", get(get_run))
+        .route("/v1/runs/{run_id}/progress", get(progress))
         .route("/v1/runs/{run_id}/journal", get(journal))
         .route("/v1/runs/{run_id}/cancel", post(cancel))
+        .route("/v1/runs/{run_id}/resume", post(resume))
+        .route("/v1/runs/{run_id}/stream", get(stream))
+        .route("/v1/runs/{run_id}/progress/stream", get(progress_stream))
         .layer(Extension(runtime))
 }
 
 /// The REST mapping of a runtime refusal.
 pub fn runtime_error(e: RuntimeError) -> ApiError {
-    // The envelope carries the code on its own; the message is the sentence after it.
     let text = e.to_string();
     let message = text
         .strip_prefix(e.code())
@@ -59,10 +64,24 @@ pub fn runtime_error(e: RuntimeError) -> ApiError {
         .unwrap_or(&text)
         .to_owned();
     match e {
-        RuntimeError::FlowNotFound { flow_id, version } => {
-            ApiError::new(StatusCode::NOT_FOUND, "flow-not-found", message)
-                .with_details(json!({"flowId": flow_id, "flowVersion": version}))
-        }
+        RuntimeError::FlowNotFound { flow_id, version } => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "flow-not-found",
+            match &version {
+                Some(v) => format!("No flow \"{flow_id}\" at version \"{v}\""),
+                None => format!("No flow \"{flow_id}\""),
+            },
+        )
+        .with_details(json!({"flowId": flow_id, "flowVersion": version})),
+        RuntimeError::AgentNotFound { agent_id, version } => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "agent-not-found",
+            match &version {
+                Some(v) => format!("No agent \"{agent_id}\" at version \"{v}\""),
+                None => format!("No agent \"{agent_id}\""),
+            },
+        )
+        .with_details(json!({"agentId": agent_id, "agentVersion": version})),
         RuntimeError::FlowUnbound {
             flow_id,
             node_id,
@@ -73,198 +92,462 @@ pub fn runtime_error(e: RuntimeError) -> ApiError {
         ),
         RuntimeError::InvalidInput {
             flow_id, issues, ..
-        } => ApiError::new(StatusCode::BAD_REQUEST, "input-validation-failed", message)
+        } => ApiError::new(StatusCode::BAD_REQUEST, "validation-failed", message)
             .with_details(json!({"flowId": flow_id, "issues": issues})),
-        RuntimeError::RunNotFound { run_id } => {
-            ApiError::new(StatusCode::NOT_FOUND, "run-not-found", message)
-                .with_details(json!({"runId": run_id}))
-        }
-        RuntimeError::RunAlreadyTerminal { run_id, status } => {
-            ApiError::new(StatusCode::CONFLICT, "run-already-terminal", message)
-                .with_details(json!({"runId": run_id, "status": status}))
-        }
+        RuntimeError::RunNotFound { run_id } => not_found(&run_id),
+        RuntimeError::RunAlreadyTerminal { run_id, status } => ApiError::new(
+            StatusCode::CONFLICT,
+            "run-already-terminal",
+            format!("Cannot cancel run: already {status}"),
+        )
+        .with_details(json!({"runId": run_id, "status": status})),
         e @ (RuntimeError::Store(_) | RuntimeError::Lookup { .. }) => ApiError::internal(&e),
     }
 }
 
 fn not_found(run_id: &str) -> ApiError {
-    runtime_error(RuntimeError::RunNotFound {
-        run_id: run_id.to_owned(),
-    })
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "run-not-found",
+        format!("No run with id {run_id}"),
+    )
+    .with_details(json!({"runId": run_id}))
 }
 
-/// The run, if it exists and belongs to `tenant`.
+/// `400` for a path id that is not a UUID.
+fn check_run_id(run_id: &str) -> Result<(), ApiError> {
+    if uuid::Uuid::parse_str(run_id).is_ok() {
+        Ok(())
+    } else {
+        Err(ApiError::bad_input("`runId` must be a run id (a UUID)")
+            .with_details(json!({"field": "runId"})))
+    }
+}
+
+/// The run, if the id is a UUID and the run exists and belongs to `tenant`.
 async fn owned_run(rt: &Runtime, tenant: &str, run_id: &str) -> Result<RunRecord, ApiError> {
+    check_run_id(run_id)?;
     match rt.get_run(run_id).await {
         Ok(run) if run.tenant_id == tenant => Ok(run),
-        Ok(_) => Err(not_found(run_id)),
+        Ok(_) | Err(RuntimeError::RunNotFound { .. }) => Err(not_found(run_id)),
         Err(e) => Err(runtime_error(e)),
     }
 }
 
-/// Waits up to `wait_ms` for the run to leave pending/running, then reads it.
-async fn bounded_wait(rt: &Runtime, run: RunRecord, wait_ms: u64) -> Result<RunRecord, ApiError> {
-    if wait_ms == 0 || run.status.is_terminal() {
-        return Ok(run);
-    }
-    let limit = Duration::from_millis(wait_ms.min(MAX_WAIT_MS));
-    match tokio::time::timeout(limit, rt.wait_for_run(&run.id)).await {
-        Ok(r) => r.map_err(runtime_error),
-        Err(_) => rt.get_run(&run.id).await.map_err(runtime_error),
+/// What `POST /v1/runs` asks for.
+#[derive(Debug)]
+struct StartRequest {
+    subject: Subject,
+    version: Option<String>,
+    project_id: Option<String>,
+    segments: Vec<Segment>,
+    input: Value,
+    dry_run: bool,
+    wait: bool,
+}
+
+#[derive(Debug)]
+enum Subject {
+    Agent(String),
+    Flow(String),
+}
+
+/// A subject field: absent, `null` and `""` are "not given"; anything else must be a string.
+fn subject_field(body: &Map<String, Value>, field: &str) -> Result<Option<String>, ApiError> {
+    match body.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(ApiError::bad_input(format!("`{field}` must be a string"))
+            .with_details(json!({"field": field}))),
     }
 }
 
-fn field_error(field: &str, what: &str) -> ApiError {
-    ApiError::bad_input(format!("`{field}` {what}")).with_details(json!({"field": field}))
+fn optional_string(body: &Map<String, Value>, field: &str) -> Result<Option<String>, ApiError> {
+    match body.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(ApiError::bad_input(format!("`{field}` must be a string"))
+            .with_details(json!({"field": field}))),
+    }
+}
+
+fn segment_key_ok(k: &str) -> bool {
+    let b = k.as_bytes();
+    !b.is_empty()
+        && b.len() <= 64
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+}
+
+/// `segments`: ≤ 8 `{key, value}`, keys `^[a-z][a-z0-9_-]{0,63}$` and unique, values 1–256
+/// characters.
+fn segments(body: &Map<String, Value>) -> Result<Vec<Segment>, ApiError> {
+    let bad = |m: String| ApiError::bad_input(m).with_details(json!({"field": "segments"}));
+    let items = match body.get("segments") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(bad("`segments` must be an array of {key, value}".into())),
+    };
+    if items.len() > MAX_SEGMENTS {
+        return Err(bad(format!(
+            "`segments` has {} entries; at most {MAX_SEGMENTS} are allowed",
+            items.len()
+        )));
+    }
+    let mut out: Vec<Segment> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let key = item.get("key").and_then(Value::as_str);
+        let value = item.get("value").and_then(Value::as_str);
+        let (Some(key), Some(value)) = (key, value) else {
+            return Err(bad(format!(
+                "`segments[{i}]` must be an object {{key, value}} of strings"
+            )));
+        };
+        if !segment_key_ok(key) {
+            return Err(bad(format!(
+                "`segments[{i}].key` must match ^[a-z][a-z0-9_-]{{0,63}}$"
+            )));
+        }
+        let len = value.chars().count();
+        if !(1..=256).contains(&len) {
+            return Err(bad(format!(
+                "`segments[{i}].value` must be 1 to 256 characters"
+            )));
+        }
+        if out.iter().any(|s| s.key == key) {
+            return Err(bad(format!(
+                "`segments` keys must be unique: \"{key}\" appears more than once"
+            )));
+        }
+        out.push(Segment {
+            key: key.to_owned(),
+            value: value.to_owned(),
+        });
+    }
+    Ok(out)
+}
+
+/// `options {dryRun?, wait?}` → `(dry_run, wait)`; `wait` defaults to true.
+fn options(body: &Map<String, Value>) -> Result<(bool, bool), ApiError> {
+    let options = match body.get("options") {
+        None | Some(Value::Null) => return Ok((false, true)),
+        Some(Value::Object(o)) => o,
+        Some(_) => {
+            return Err(
+                ApiError::bad_input("`options` must be an object when supplied")
+                    .with_details(json!({"field": "options"})),
+            );
+        }
+    };
+    let flag = |name: &str, default: bool| match options.get(name) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(
+            ApiError::bad_input(format!("`options.{name}` must be a boolean"))
+                .with_details(json!({"field": format!("options.{name}")})),
+        ),
+    };
+    Ok((flag("dryRun", false)?, flag("wait", true)?))
+}
+
+/// Validates a start body with the reference's messages (unknown fields are ignored).
+fn parse_start(mut body: Map<String, Value>) -> Result<StartRequest, ApiError> {
+    let agent = subject_field(&body, "agent")?;
+    let flow = subject_field(&body, "flow")?;
+    let subject = match (agent, flow) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_input(
+                "Provide exactly one of `agent` or `flow`, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(ApiError::bad_input(
+                "Request body must include `agent` or `flow`",
+            ));
+        }
+        (Some(a), None) => Subject::Agent(a),
+        (None, Some(f)) => Subject::Flow(f),
+    };
+    let Some(input) = body.remove("input") else {
+        return Err(
+            ApiError::bad_input("`input` is required").with_details(json!({"field": "input"}))
+        );
+    };
+    let (dry_run, wait) = options(&body)?;
+    let version = match subject {
+        Subject::Agent(_) => optional_string(&body, "agentVersion")?,
+        Subject::Flow(_) => optional_string(&body, "flowVersion")?,
+    }
+    .filter(|v| !v.is_empty());
+    let segments = segments(&body)?;
+    let project_id = match body.get("projectId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(
+                ApiError::bad_input("`projectId` must be a project id (a UUID)")
+                    .with_details(json!({"field": "projectId"})),
+            );
+        }
+    };
+    Ok(StartRequest {
+        subject,
+        version,
+        project_id,
+        segments,
+        input,
+        dry_run,
+        wait,
+    })
 }
 
 async fn start(
     Extension(rt): Extension<Runtime>,
-    Tenant(tenant): Tenant,
-    JsonBody(body): JsonBody,
+    Extension(trace): Extension<Trace>,
+    caller: Caller,
+    JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {
-    let value: Value = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_input(format!("Request body must be valid JSON: {e}")))?;
-    let Value::Object(mut object) = value else {
-        return Err(ApiError::bad_input(
-            "Request body must be an object: {\"flowId\", \"input\", \"flowVersion\"?, \"dryRun\"?, \"wait\"?}",
-        ));
-    };
-    let flow_id = match object.remove("flowId") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s,
-        Some(_) => return Err(field_error("flowId", "must be a non-empty string")),
-        None => {
-            return Err(field_error(
-                "flowId",
-                "is required: the id of the flow to run",
-            ));
-        }
-    };
-    let flow_version = match object.remove("flowVersion") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s),
-        Some(_) => return Err(field_error("flowVersion", "must be a non-empty string")),
-    };
-    let input = object.remove("input").unwrap_or(Value::Null);
-    let flag = |object: &mut serde_json::Map<String, Value>, name: &str| match object.remove(name) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(b),
-        Some(_) => Err(field_error(name, "must be true or false")),
-    };
-    let dry_run = flag(&mut object, "dryRun")?;
-    let wait = flag(&mut object, "wait")?;
-    let wait_ms = match object.remove("waitMs") {
-        None | Some(Value::Null) => 0,
-        Some(v) => v.as_u64().ok_or_else(|| {
-            field_error(
-                "waitMs",
-                "must be a whole number of milliseconds (0 or more)",
-            )
-        })?,
-    };
-    if let Some(unknown) = object.keys().next() {
-        return Err(ApiError::bad_input(format!(
-            "Unknown field `{unknown}`: a run takes flowId, flowVersion, input, dryRun, wait and waitMs"
-        ))
-        .with_details(json!({"field": unknown})));
-    }
+    let req = parse_start(body)?;
+    let project_id = crate::projects::check_project_id(&caller.tenant, req.project_id.as_deref())?;
     let options = RunOptions {
-        dry_run,
+        dry_run: req.dry_run,
         wait: false,
-        tenant_id: Some(tenant),
+        tenant_id: Some(caller.tenant.clone()),
+        meta: RunMeta {
+            project_id: Some(project_id),
+            segments: req.segments,
+            trace_id: Some(trace.trace_id),
+            started_by: Some(caller.started_by().to_owned()),
+            ..RunMeta::default()
+        },
         ..RunOptions::default()
     };
     // Starting validates the input against the flow's schema (CPU work, possibly long):
     // off the async workers. Waiting for the end is async again, outside the CPU slot.
     let starter = rt.clone();
+    let (subject, version, input) = (req.subject, req.version, req.input);
     let run = cpu::run_async(async move {
-        starter
-            .start_run(&flow_id, flow_version.as_deref(), input, options)
-            .await
+        match subject {
+            Subject::Flow(f) => {
+                starter
+                    .start_run(&f, version.as_deref(), input, options)
+                    .await
+            }
+            Subject::Agent(a) => {
+                starter
+                    .start_agent_turn(&a, version.as_deref(), input, options)
+                    .await
+            }
+        }
     })
     .await?
     .map_err(runtime_error)?;
-    let run = if wait {
-        rt.wait_for_run(&run.id).await.map_err(runtime_error)?
-    } else {
-        run
-    };
-    let run = bounded_wait(&rt, run, wait_ms).await?;
-    Ok((StatusCode::CREATED, Json(run)).into_response())
+    if !req.wait {
+        return Ok((StatusCode::ACCEPTED, Json(run_json(&run, false))).into_response());
+    }
+    let run = rt.wait_for_run(&run.id).await.map_err(|e| match e {
+        RuntimeError::RunNotFound { .. } => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "journal-error",
+            "The new run could not be read back",
+        ),
+        e => runtime_error(e),
+    })?;
+    Ok((StatusCode::CREATED, Json(run_json(&run, true))).into_response())
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WaitQuery {
-    wait_ms: Option<String>,
+async fn list(
+    Extension(rt): Extension<Runtime>,
+    caller: Caller,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let params = Params::parse(raw.as_deref())?;
+    let req = runs_list::parse(&caller.tenant, &params)?;
+    let mut runs = rt.list_runs(&req.query).await.map_err(runtime_error)?;
+    let more = runs.len() > req.limit;
+    runs.truncate(req.limit);
+    let next = more
+        .then(|| runs.last().map(|r| cursor_after(&r.created_at, &r.id)))
+        .flatten();
+    let data = runs
+        .iter()
+        .map(|r| run_json(r, req.include_output))
+        .collect();
+    Ok(Json(crate::page::page(data, next, Map::new())))
+}
+
+async fn failures(_caller: Caller) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_IMPLEMENTED,
+        "run-failures-not-supported",
+        "Grouping run failures is not supported by this runtime",
+    )
 }
 
 async fn get_run(
     Extension(rt): Extension<Runtime>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path(run_id): Path<String>,
-    Query(query): Query<WaitQuery>,
-) -> Result<Json<RunRecord>, ApiError> {
-    let wait_ms = match query.wait_ms.as_deref() {
-        None | Some("") => 0,
-        Some(s) => s.parse::<u64>().map_err(|_| {
-            field_error(
-                "waitMs",
-                "must be a whole number of milliseconds (0 or more)",
-            )
-        })?,
-    };
-    let run = owned_run(&rt, &tenant, &run_id).await?;
-    Ok(Json(bounded_wait(&rt, run, wait_ms).await?))
+) -> Result<Json<Value>, ApiError> {
+    let run = owned_run(&rt, &caller.tenant, &run_id).await?;
+    let mut body = run_json(&run, true);
+    if run.status == RunStatus::Suspended
+        && let Ok(journal) = rt.journal(&run.id, None, None).await
+    {
+        let mut children = std::collections::HashMap::new();
+        for child in journal_children(&journal) {
+            if let Ok(c) = rt.get_run(&child).await {
+                children.insert(child, c.status);
+            }
+        }
+        let w = waiting_for(&journal, |id| children.get(id).copied());
+        if let Some(o) = body.as_object_mut() {
+            o.insert("waitingFor".into(), w);
+        }
+    }
+    Ok(Json(body))
 }
 
-#[derive(Debug, Deserialize)]
-struct JournalQuery {
-    after: Option<String>,
-    limit: Option<String>,
+/// The child run ids named by open `child:` wait tokens.
+fn journal_children(journal: &[kindgi_runtime::JournalEntry]) -> Vec<String> {
+    crate::run_wire::open_waits(journal)
+        .into_iter()
+        .filter_map(|w| {
+            w.token_id
+                .strip_prefix("child:")
+                .and_then(|r| r.rsplit_once(':'))
+                .map(|(id, _)| id.to_owned())
+        })
+        .collect()
+}
+
+async fn progress(
+    Extension(rt): Extension<Runtime>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let run = owned_run(&rt, &caller.tenant, &run_id).await?;
+    Ok(Json(progress_json(&run)))
+}
+
+/// `?limit` of the journal: strict `^[1-9][0-9]*$`, capped at 100.
+fn journal_limit(raw: Option<&str>) -> Result<Option<usize>, ApiError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let digits =
+        !raw.is_empty() && !raw.starts_with('0') && raw.bytes().all(|b| b.is_ascii_digit());
+    if !digits {
+        return Err(ApiError::bad_input(
+            "`limit` must be a whole number, 1 or more (a page holds at most 100)",
+        )
+        .with_details(json!({"field": "limit"})));
+    }
+    Ok(Some(
+        raw.parse::<usize>()
+            .map_or(MAX_JOURNAL_LIMIT, |n| n.min(MAX_JOURNAL_LIMIT)),
+    ))
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct JournalCursor {
+    sequence: u64,
 }
 
 async fn journal(
     Extension(rt): Extension<Runtime>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path(run_id): Path<String>,
-    Query(query): Query<JournalQuery>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    let after = match query.after.as_deref() {
-        None | Some("") => None,
-        Some(s) => Some(
-            s.parse::<u64>()
-                .map_err(|_| field_error("after", "must be a journal sequence number"))?,
-        ),
-    };
-    let limit = match query.limit.as_deref() {
-        None | Some("") => DEFAULT_JOURNAL_LIMIT,
-        Some(s) => match s.parse::<u32>() {
-            Ok(n) if (1..=MAX_JOURNAL_LIMIT).contains(&n) => n,
-            _ => {
-                return Err(field_error(
-                    "limit",
-                    &format!("must be a whole number from 1 to {MAX_JOURNAL_LIMIT}"),
-                ));
-            }
-        },
-    };
-    owned_run(&rt, &tenant, &run_id).await?;
-    let entries = rt
-        .journal(&run_id, after, Some(limit))
+    let params = Params::parse(raw.as_deref())?;
+    let limit = journal_limit(params.get("limit"))?;
+    let cursor = crate::page::decode_cursor::<JournalCursor>(params.get("cursor"))?;
+    let since = params
+        .get("since")
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    owned_run(&rt, &caller.tenant, &run_id).await?;
+    let after = cursor.map(|c| c.sequence).or(since);
+    let fetch = limit.map(|l| l as u32 + 1);
+    let mut entries = rt
+        .journal(&run_id, after, fetch)
         .await
         .map_err(runtime_error)?;
-    Ok(Json(json!({"runId": run_id, "entries": entries})))
+    let more = limit.is_some_and(|l| entries.len() > l);
+    if let Some(l) = limit {
+        entries.truncate(l);
+    }
+    let next = more
+        .then(|| {
+            entries.last().map(|e| {
+                encode_cursor(&JournalCursor {
+                    sequence: e.sequence,
+                })
+            })
+        })
+        .flatten();
+    let data = entries.iter().map(entry_json).collect();
+    Ok(Json(crate::page::page(data, next, Map::new())))
 }
 
 async fn cancel(
     Extension(rt): Extension<Runtime>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path(run_id): Path<String>,
-) -> Result<Json<RunRecord>, ApiError> {
-    owned_run(&rt, &tenant, &run_id).await?;
-    rt.cancel_run(&run_id)
-        .await
-        .map(Json)
-        .map_err(runtime_error)
+) -> Result<Json<Value>, ApiError> {
+    owned_run(&rt, &caller.tenant, &run_id).await?;
+    rt.cancel_run(&run_id).await.map_err(runtime_error)?;
+    let run = rt.get_run(&run_id).await.map_err(runtime_error)?;
+    Ok(Json(run_json(&run, true)))
+}
+
+async fn resume(_caller: Caller) -> ApiError {
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "run-resume-not-supported",
+        "Resuming a run through the API is not supported: a run resumes when what it waits for (an approval, a child run) completes",
+    )
+}
+
+async fn open_stream(
+    rt: Runtime,
+    caller: Caller,
+    run_id: String,
+    headers: &HeaderMap,
+    request_id: RequestId,
+    flavour: Flavour,
+) -> Result<Response, ApiError> {
+    owned_run(&rt, &caller.tenant, &run_id).await?;
+    let after = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(sse::last_event_sequence);
+    Ok(sse::stream(
+        rt,
+        flavour,
+        run_id,
+        caller.tenant,
+        request_id.0,
+        after,
+    ))
+}
+
+async fn stream(
+    Extension(rt): Extension<Runtime>,
+    Extension(request_id): Extension<RequestId>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    open_stream(rt, caller, run_id, &headers, request_id, Flavour::Events).await
+}
+
+async fn progress_stream(
+    Extension(rt): Extension<Runtime>,
+    Extension(request_id): Extension<RequestId>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    open_stream(rt, caller, run_id, &headers, request_id, Flavour::Progress).await
 }

@@ -20,12 +20,19 @@ async fn caches_follow_changes_made_by_another_process() {
     let other = AppState::new(other_db);
     let b = TestClient::new(router(other.clone()), Some(e.acme_key.clone()));
 
-    let r = e.acme.post_json("/v1/tools", &body("acme.lookup", "1.0.0")).await;
+    let r = e
+        .acme
+        .post_json("/v1/tools", &body("acme.lookup", "1.0.0"))
+        .await;
     assert_eq!(r.status, 201, "{:?}", r.json());
     let uri = "/v1/tools/acme.lookup/versions/1.0.0";
     let first = b.get(uri).await;
     assert_eq!(first.status, 200);
-    assert!(first.json().get("unregisteredAt").is_none(), "{:?}", first.json());
+    assert!(
+        first.json().get("unregisteredAt").is_none(),
+        "{:?}",
+        first.json()
+    );
     let again = b.get(uri).await;
     assert_eq!(again.body, first.body);
 

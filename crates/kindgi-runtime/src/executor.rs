@@ -270,12 +270,7 @@ pub(crate) async fn execute_run(
         return run;
     }
     let journal = JournalWriter::new(store.clone(), run.id.clone(), replay.last_sequence);
-    // The exact version the run started with, whatever was published since.
-    let flow = match shared
-        .definitions
-        .flow(&run.tenant_id, &run.flow_id, Some(&run.flow_version))
-        .await
-    {
+    let flow = match crate::runtime::flow_for_run(&shared, &run).await {
         Ok(Some(flow)) => flow,
         Ok(None) => {
             let f = Failure::fatal(format!(
@@ -1400,6 +1395,7 @@ impl RunCtx {
                     completed_at: None,
                     parent_run_id: Some(self.run.id.clone()),
                     parent_node_id: Some(id.clone()),
+                    meta: self.run.meta.for_child(),
                 };
                 self.shared
                     .store

@@ -64,7 +64,12 @@ pub use dispatch::{
     ToolDispatcher, ToolTransport, dry_run_refusal,
 };
 pub use model::{ModelError, ModelProvider};
-pub use record::{JournalEntry, JournalKind, RunRecord, RunStatus};
+pub use record::{
+    AGENT_TURN_FLOW_ID, JournalEntry, JournalKind, RunAgent, RunFailure, RunMeta, RunRecord,
+    RunStatus, Segment,
+};
 pub use resolve::{RegistryToolFactory, ResolveError, ToolResolver};
 pub use runtime::{RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeError};
-pub use store::{DatabaseRunStore, MemoryRunStore, RunQuery, RunStore, RunStoreError};
+pub use store::{
+    DatabaseRunStore, MemoryRunStore, ReplayFilter, RunQuery, RunStore, RunStoreError,
+};

@@ -79,6 +79,134 @@ pub struct RunRecord {
     pub parent_run_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_node_id: Option<String>,
+    /// Who and what the run was started for: project, segments, trace, `startedBy`, agent,
+    /// trigger, replay (recorded at the start, never changed; a child run inherits them).
+    #[serde(flatten)]
+    pub meta: RunMeta,
+}
+
+/// One `{key, value}` of a run's segment path (platform-api.md §3.1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Segment {
+    pub key: String,
+    pub value: String,
+}
+
+/// The agent an agent-turn run (`flowId: "agent.turn"`) runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunAgent {
+    pub id: String,
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    /// How the version was chosen: `explicit` (named by the caller) or `latest`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+}
+
+/// The flow id of an agent-turn run.
+pub const AGENT_TURN_FLOW_ID: &str = "agent.turn";
+
+/// What a run records about how it was started. Every field is optional: runs stored
+/// before these were recorded have none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunMeta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<Segment>,
+    /// The W3C trace id (32 hex) of the request that started the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// `person | key | schedule | webhook | event`; absent when unattended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<RunAgent>,
+    /// `{triggerId, kind, fireId, scheduledFor?}` for a run a trigger fired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_run_id: Option<String>,
+}
+
+impl RunMeta {
+    /// What a child run (a sub-flow, an agent step's turn) inherits from its parent: the
+    /// project, segments, trace and `startedBy` — not the agent, trigger or replay.
+    pub fn for_child(&self) -> RunMeta {
+        RunMeta {
+            project_id: self.project_id.clone(),
+            segments: self.segments.clone(),
+            trace_id: self.trace_id.clone(),
+            started_by: self.started_by.clone(),
+            ..RunMeta::default()
+        }
+    }
+}
+
+/// Why a failed run failed, typed (`OA:RunFailure {code, message}`), as the reference
+/// records it (platform-api.md §3.2): an agent turn's typed error keeps its code (the failure
+/// message's `<code>: ` prefix, one of [`AGENT_TURN_CODES`]); anything else is `run-failed`
+/// with the whole failure message (a dry-run refusal too: `Error [run-failed]:
+/// dry-run-effectful-tool: …` is what the official CLI prints for it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFailure {
+    pub code: String,
+    pub message: String,
+}
+
+impl RunRecord {
+    /// The typed failure of a failed run (`None` for any other status).
+    pub fn failure(&self) -> Option<RunFailure> {
+        if self.status != RunStatus::Failed {
+            return None;
+        }
+        let message = self
+            .failure_message
+            .clone()
+            .unwrap_or_else(|| format!("Run {} failed", self.id));
+        let typed = failure_code(&message)
+            .filter(|c| self.flow_id == AGENT_TURN_FLOW_ID && AGENT_TURN_CODES.contains(c));
+        Some(match typed {
+            Some(code) => RunFailure {
+                code: code.to_owned(),
+                message,
+            },
+            None => RunFailure {
+                code: "run-failed".into(),
+                message,
+            },
+        })
+    }
+}
+
+/// The codes an agent turn's failure keeps (platform-api.md §3.2).
+pub const AGENT_TURN_CODES: [&str; 9] = [
+    "budget-exceeded",
+    "capability-routing-failed",
+    "model-invocation-failed",
+    "hitl-rejected",
+    "hitl-withdrawn",
+    "hitl-cancelled",
+    "rate-limit-exceeded",
+    "guardrail-violation",
+    "agent-turn-aborted",
+];
+
+/// The `<code>` of a message shaped `<code>: …` (lowercase kebab-case, at most 64 chars).
+fn failure_code(message: &str) -> Option<&str> {
+    let (code, rest) = message.split_once(": ")?;
+    let kebab = !code.is_empty()
+        && code.len() <= 64
+        && code.starts_with(|c: char| c.is_ascii_lowercase())
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    (kebab && !rest.is_empty()).then_some(code)
 }
 
 /// The kinds of journal entry (runtime.md §1.4).
@@ -244,4 +372,20 @@ pub fn parse_millis(s: &str) -> i64 {
 /// Now, in milliseconds since the epoch.
 pub fn now_millis() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_codes_come_from_the_message_prefix() {
+        assert_eq!(
+            failure_code("dry-run-effectful-tool: tool \"x\" is not read-only"),
+            Some("dry-run-effectful-tool")
+        );
+        assert_eq!(failure_code("Something broke: badly"), None);
+        assert_eq!(failure_code("no prefix here"), None);
+        assert_eq!(failure_code("a b: c"), None);
+    }
 }

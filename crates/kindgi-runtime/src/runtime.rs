@@ -23,7 +23,10 @@ use crate::definitions::{
 use crate::dispatch::ToolCatalogue;
 use crate::executor::{execute_run, issues_text};
 use crate::model::ModelProvider;
-use crate::record::{JournalEntry, JournalKind, RunRecord, RunStatus, format_millis, now_millis};
+use crate::record::{
+    AGENT_TURN_FLOW_ID, JournalEntry, JournalKind, RunAgent, RunMeta, RunRecord, RunStatus,
+    format_millis, now_millis,
+};
 use crate::resolve::{RegistryToolFactory, ResolveError, ToolResolver, split_tool_ref};
 use crate::stop::RunStop;
 use crate::store::{MemoryRunStore, RunQuery, RunStore, RunStoreError};
@@ -34,7 +37,7 @@ use kindgi_tools::synth::SynthesizerRegistry;
 pub const DEFAULT_TENANT: &str = "default";
 
 /// How to start a run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunOptions {
     /// Run only read-only tools; skip model calls (seed 004).
     pub dry_run: bool,
@@ -44,6 +47,9 @@ pub struct RunOptions {
     pub max_parallelism: Option<u32>,
     /// Default [`DEFAULT_TENANT`].
     pub tenant_id: Option<String>,
+    /// Recorded on the run as given (project, segments, trace, `startedBy`, trigger…);
+    /// `agent` is set by [`Runtime::start_agent_turn`].
+    pub meta: RunMeta,
 }
 
 /// Why a run API call was refused (nothing was started or changed).
@@ -70,6 +76,11 @@ pub enum RuntimeError {
         flow_id: String,
         details: String,
         issues: Vec<kindgi_schema::Issue>,
+    },
+    #[error("agent-not-found: no agent \"{agent_id}\"{}", version.as_ref().map(|v| format!(" version {v}")).unwrap_or_default())]
+    AgentNotFound {
+        agent_id: String,
+        version: Option<String>,
     },
     #[error("run-not-found: no run \"{run_id}\"")]
     RunNotFound { run_id: String },
@@ -112,6 +123,7 @@ impl RuntimeError {
             RuntimeError::FlowNotFound { .. } => "flow-not-found",
             RuntimeError::FlowUnbound { .. } => "flow-unbound",
             RuntimeError::InvalidInput { .. } => "input-validation-failed",
+            RuntimeError::AgentNotFound { .. } => "agent-not-found",
             RuntimeError::RunNotFound { .. } => "run-not-found",
             RuntimeError::RunAlreadyTerminal { .. } => "run-already-terminal",
             RuntimeError::Store(_) => "store-error",
@@ -488,12 +500,76 @@ impl Runtime {
                 issues: issues.into(),
             });
         }
+        let run = self.new_run(&flow.flow.id, &flow.flow.version, input, &options);
+        self.launch(run, &options).await
+    }
+
+    /// Starts one agent turn as a run: `flowId` [`AGENT_TURN_FLOW_ID`], `flowVersion` the
+    /// agent's version, `agent {id, version, via}` on the run; the turn itself is a one-node
+    /// flow (see [`agent_turn_flow`]) so it executes, journals, cancels and recovers as any
+    /// run does. `version` must be the agent's version when given (`via: "explicit"`); absent,
+    /// the agent as registered serves (`via: "latest"`).
+    pub async fn start_agent_turn(
+        &self,
+        agent_id: &str,
+        version: Option<&str>,
+        input: Value,
+        options: RunOptions,
+    ) -> Result<RunRecord, RuntimeError> {
+        let not_found = || RuntimeError::AgentNotFound {
+            agent_id: agent_id.to_owned(),
+            version: version.map(str::to_owned),
+        };
+        let tenant = options
+            .tenant_id
+            .clone()
+            .unwrap_or_else(|| self.shared.config.default_tenant.clone());
+        let agent = self
+            .shared
+            .definitions
+            .agent(&tenant, agent_id, version)
+            .await?
+            .ok_or_else(not_found)?;
+        let flow = agent_turn_flow(agent_id, &agent.version).map_err(|_| not_found())?;
+        self.check_bindings(&tenant, &flow).await?;
+        let mut run = self.new_run(AGENT_TURN_FLOW_ID, &agent.version, input, &options);
+        run.meta.agent = Some(RunAgent {
+            id: agent.id.clone(),
+            version: agent.version.clone(),
+            conversation_id: run
+                .input
+                .get("conversationId")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            via: Some(
+                if version.is_some() {
+                    "explicit"
+                } else {
+                    "latest"
+                }
+                .into(),
+            ),
+        });
+        self.launch(run, &options).await
+    }
+
+    /// A new `pending` run record of `flow_id@flow_version`.
+    fn new_run(
+        &self,
+        flow_id: &str,
+        flow_version: &str,
+        input: Value,
+        options: &RunOptions,
+    ) -> RunRecord {
         let now = format_millis(now_millis());
-        let run = RunRecord {
+        RunRecord {
             id: uuid::Uuid::new_v4().to_string(),
-            tenant_id: tenant,
-            flow_id: flow.flow.id.clone(),
-            flow_version: flow.flow.version.clone(),
+            tenant_id: options
+                .tenant_id
+                .clone()
+                .unwrap_or_else(|| self.shared.config.default_tenant.clone()),
+            flow_id: flow_id.to_owned(),
+            flow_version: flow_version.to_owned(),
             status: RunStatus::Pending,
             input,
             output: None,
@@ -504,7 +580,19 @@ impl Runtime {
             completed_at: None,
             parent_run_id: None,
             parent_node_id: None,
-        };
+            meta: RunMeta {
+                agent: None,
+                ..options.meta.clone()
+            },
+        }
+    }
+
+    /// Stores a new run and starts executing it (waiting for it when `options.wait`).
+    async fn launch(
+        &self,
+        run: RunRecord,
+        options: &RunOptions,
+    ) -> Result<RunRecord, RuntimeError> {
         self.shared.store.insert_run(&run).await?;
         let id = run.id.clone();
         self.spawn(run.clone(), options.max_parallelism);
@@ -708,4 +796,39 @@ impl Runtime {
             }
         }
     }
+}
+
+/// The one-node flow an agent turn runs: `$start → turn (agent) → $end`.
+pub fn agent_turn_flow(agent_id: &str, version: &str) -> Result<LoadedFlow, crate::FlowError> {
+    let flow = serde_json::json!({
+        "id": AGENT_TURN_FLOW_ID,
+        "version": version,
+        "name": format!("Agent turn of {agent_id}"),
+        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id}],
+        "edges": [
+            {"id": "start", "from": "$start", "to": "turn"},
+            {"id": "end", "from": "turn", "to": "$end"}
+        ]
+    });
+    LoadedFlow::from_json(&flow.to_string())
+}
+
+/// The flow `run` executes: its registered flow, or for an agent turn the one-node flow of
+/// its agent (the executor calls this, so recovery resumes agent turns too).
+pub(crate) async fn flow_for_run(
+    shared: &Shared,
+    run: &RunRecord,
+) -> Result<Option<Arc<LoadedFlow>>, crate::definitions::DefinitionError> {
+    if run.flow_id == AGENT_TURN_FLOW_ID
+        && let Some(agent) = &run.meta.agent
+    {
+        return Ok(agent_turn_flow(&agent.id, &agent.version)
+            .ok()
+            .map(Arc::new));
+    }
+    // The exact version the run started with, whatever was published since.
+    shared
+        .definitions
+        .flow(&run.tenant_id, &run.flow_id, Some(&run.flow_version))
+        .await
 }

@@ -7,12 +7,15 @@
 
 use async_trait::async_trait;
 use kindgi_store::Database;
+pub use kindgi_store::runs::ReplayFilter;
 use kindgi_store::runs::{RunFilter, RunsStore, StoredJournalEntry, StoredRun};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::record::{JournalEntry, JournalKind, RunRecord, RunStatus, format_millis, parse_millis};
+use crate::record::{
+    JournalEntry, JournalKind, RunAgent, RunMeta, RunRecord, RunStatus, format_millis, parse_millis,
+};
 
 /// A storage failure, naming the operation.
 #[derive(Debug, thiserror::Error)]
@@ -25,16 +28,91 @@ pub enum RunStoreError {
     Corrupt { what: String, reason: String },
 }
 
-/// Which runs to list, newest first.
+/// Which runs to list, `createdAt desc, id desc`. Times are milliseconds since the epoch.
 #[derive(Debug, Clone, Default)]
 pub struct RunQuery {
+    pub tenant_id: Option<String>,
+    pub project_id: Option<String>,
+    /// Any of these statuses (any status when empty).
     pub statuses: Vec<RunStatus>,
     pub flow_id: Option<String>,
+    pub flow_version: Option<String>,
+    pub agent_id: Option<String>,
+    pub agent_version: Option<String>,
+    pub parent_run_id: Option<String>,
     pub top_level_only: bool,
-    /// Only runs created strictly before this RFC 3339 time (a page cursor: the last
-    /// `createdAt` of the previous page).
-    pub created_before: Option<String>,
+    pub children_only: bool,
+    pub trigger_id: Option<String>,
+    pub replays: ReplayFilter,
+    pub eval_run_id: Option<String>,
+    /// Strictly after / before.
+    pub created_after: Option<i64>,
+    pub created_before: Option<i64>,
+    /// A page cursor: runs strictly after `(createdAt, id)` in the list's order.
+    pub after: Option<(i64, String)>,
     pub limit: Option<u32>,
+}
+
+impl RunQuery {
+    /// True when `r` passes every filter except the cursor and the limit.
+    pub fn matches(&self, r: &RunRecord) -> bool {
+        let eq = |want: &Option<String>, got: Option<&str>| {
+            want.as_deref().is_none_or(|w| got == Some(w))
+        };
+        let created = parse_millis(&r.created_at);
+        let agent = r.meta.agent.as_ref();
+        let trigger_id = r
+            .meta
+            .trigger
+            .as_ref()
+            .and_then(|t| t.get("triggerId"))
+            .and_then(Value::as_str);
+        eq(&self.tenant_id, Some(&r.tenant_id))
+            && eq(&self.project_id, r.meta.project_id.as_deref())
+            && (self.statuses.is_empty() || self.statuses.contains(&r.status))
+            && eq(&self.flow_id, Some(&r.flow_id))
+            && eq(&self.flow_version, Some(&r.flow_version))
+            && eq(&self.agent_id, agent.map(|a| a.id.as_str()))
+            && eq(&self.agent_version, agent.map(|a| a.version.as_str()))
+            && eq(&self.parent_run_id, r.parent_run_id.as_deref())
+            && (!self.top_level_only || r.parent_run_id.is_none())
+            && (!self.children_only || r.parent_run_id.is_some())
+            && eq(&self.trigger_id, trigger_id)
+            && match self.replays {
+                ReplayFilter::Include => true,
+                ReplayFilter::Exclude => r.meta.replay_of.is_none(),
+                ReplayFilter::Only => r.meta.replay_of.is_some(),
+            }
+            && eq(&self.eval_run_id, r.meta.eval_run_id.as_deref())
+            && self.created_after.is_none_or(|t| created > t)
+            && self.created_before.is_none_or(|t| created < t)
+    }
+
+    fn filter(&self) -> RunFilter {
+        RunFilter {
+            tenant_id: self.tenant_id.clone(),
+            project_id: self.project_id.clone(),
+            statuses: self
+                .statuses
+                .iter()
+                .map(|s| s.as_str().to_owned())
+                .collect(),
+            flow_id: self.flow_id.clone(),
+            flow_version: self.flow_version.clone(),
+            agent_id: self.agent_id.clone(),
+            agent_version: self.agent_version.clone(),
+            parent_run_id: self.parent_run_id.clone(),
+            top_level_only: self.top_level_only,
+            children_only: self.children_only,
+            trigger_id: self.trigger_id.clone(),
+            replays: self.replays,
+            eval_run_id: self.eval_run_id.clone(),
+            created_after: self.created_after,
+            created_before: self.created_before,
+            after: self.after.clone(),
+            limit: self.limit,
+        }
+    }
 }
 
 /// Durable runs and journals.
@@ -133,21 +211,20 @@ impl RunStore for MemoryRunStore {
     async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunRecord>, RunStoreError> {
         let g = self.lock()?;
         let mut out: Vec<RunRecord> = g
-            .order
-            .iter()
-            .rev()
-            .filter_map(|id| g.runs.get(id))
-            .filter(|r| query.statuses.is_empty() || query.statuses.contains(&r.status))
-            .filter(|r| query.flow_id.as_ref().is_none_or(|f| *f == r.flow_id))
-            .filter(|r| !query.top_level_only || r.parent_run_id.is_none())
+            .runs
+            .values()
+            .filter(|r| query.matches(r))
             .filter(|r| {
-                query
-                    .created_before
-                    .as_deref()
-                    .is_none_or(|c| parse_millis(&r.created_at) < parse_millis(c))
+                query.after.as_ref().is_none_or(|(at, id)| {
+                    let c = parse_millis(&r.created_at);
+                    c < *at || (c == *at && r.id < *id)
+                })
             })
             .cloned()
             .collect();
+        out.sort_by(|a, b| {
+            (parse_millis(&b.created_at), &b.id).cmp(&(parse_millis(&a.created_at), &a.id))
+        });
         if let Some(l) = query.limit {
             out.truncate(l as usize);
         }
@@ -222,6 +299,7 @@ fn backend(op: &'static str) -> impl FnOnce(kindgi_store::StoreError) -> RunStor
 }
 
 fn to_stored(r: &RunRecord) -> StoredRun {
+    let m = &r.meta;
     StoredRun {
         id: r.id.clone(),
         tenant_id: r.tenant_id.clone(),
@@ -238,10 +316,28 @@ fn to_stored(r: &RunRecord) -> StoredRun {
         created_at: parse_millis(&r.created_at),
         updated_at: parse_millis(&r.updated_at),
         completed_at: r.completed_at.as_deref().map(parse_millis),
+        project_id: m.project_id.clone(),
+        segments: (!m.segments.is_empty())
+            .then(|| serde_json::to_value(&m.segments).unwrap_or(Value::Null)),
+        trace_id: m.trace_id.clone(),
+        started_by: m.started_by.clone(),
+        agent: m.agent.as_ref().and_then(|a| serde_json::to_value(a).ok()),
+        agent_id: m.agent.as_ref().map(|a| a.id.clone()),
+        agent_version: m.agent.as_ref().map(|a| a.version.clone()),
+        trigger_id: m
+            .trigger
+            .as_ref()
+            .and_then(|t| t.get("triggerId"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        trigger: m.trigger.clone(),
+        replay_of: m.replay_of.clone(),
+        eval_run_id: m.eval_run_id.clone(),
     }
 }
 
 fn from_stored(s: StoredRun) -> Result<RunRecord, RunStoreError> {
+    let what = format!("run {}", s.id);
     let status = RunStatus::parse(&s.status).ok_or_else(|| RunStoreError::Corrupt {
         what: format!("run {}", s.id),
         reason: format!("unknown status \"{}\"", s.status),
@@ -261,7 +357,32 @@ fn from_stored(s: StoredRun) -> Result<RunRecord, RunStoreError> {
         completed_at: s.completed_at.map(format_millis),
         parent_run_id: s.parent_run_id,
         parent_node_id: s.parent_node_id,
+        meta: RunMeta {
+            project_id: s.project_id,
+            segments: decode(&what, s.segments)?.unwrap_or_default(),
+            trace_id: s.trace_id,
+            started_by: s.started_by,
+            agent: decode::<RunAgent>(&what, s.agent)?,
+            trigger: s.trigger,
+            replay_of: s.replay_of,
+            eval_run_id: s.eval_run_id,
+        },
     })
+}
+
+fn decode<T: serde::de::DeserializeOwned>(
+    what: &str,
+    v: Option<Value>,
+) -> Result<Option<T>, RunStoreError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v)
+            .map(Some)
+            .map_err(|e| RunStoreError::Corrupt {
+                what: what.to_owned(),
+                reason: e.to_string(),
+            }),
+    }
 }
 
 #[async_trait]
@@ -297,17 +418,7 @@ impl RunStore for DatabaseRunStore {
     }
 
     async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunRecord>, RunStoreError> {
-        let filter = RunFilter {
-            statuses: query
-                .statuses
-                .iter()
-                .map(|s| s.as_str().to_owned())
-                .collect(),
-            flow_id: query.flow_id.clone(),
-            top_level_only: query.top_level_only,
-            created_before: query.created_before.as_deref().map(parse_millis),
-            limit: query.limit,
-        };
+        let filter = query.filter();
         self.runs
             .list_runs(&filter)
             .await

@@ -298,7 +298,7 @@ pub fn guide_dry_runs(dir: &Path) {
     let id = run["id"].as_str().unwrap();
     let j = kindgi_in(dir, &["runs", "journal", id]);
     assert_eq!(j.code, 0, "{j:?}");
-    let entries = j.json()["entries"].as_array().unwrap().clone();
+    let entries = j.json()["data"].as_array().unwrap().clone();
     let kinds: Vec<(String, String)> = entries
         .iter()
         .map(|e| {

@@ -1,0 +1,205 @@
+//! Server-sent events of a run (platform-api.md §3.6): `GET /v1/runs/{id}/stream`
+//! (`OA:RunEvent` frames) and `…/progress/stream` (`OA:RunProgressEvent`: no `tenantId`, no
+//! `payload`).
+//!
+//! A frame is `id: <runId>:<sequence>\nevent: <kind>\ndata: <json>\n\n`. Journal kinds map
+//! to wire kinds (`step.started` → `run.step-started`, `wait.suspended` →
+//! `run.wait-suspended`, …); kinds the wire has no name for (`edge.evaluated`,
+//! `value.recorded`, fan-out and sub-graph entries…) are dropped. `Last-Event-Id:
+//! <runId>:<seq>` replays from `sequence > seq`. The journal is polled every
+//! [`POLL_INTERVAL`]; the stream closes after a terminal event or [`MAX_STREAM`]. A journal
+//! that cannot be read sends `id: <runId>:error`, `event: error`, `data {code:
+//! "journal-error", message, requestId}` and closes.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use kindgi_runtime::{JournalEntry, JournalKind, Runtime};
+use serde_json::{Map, Value, json};
+
+/// How often the journal is read for new entries.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(200);
+/// The longest a stream stays open.
+pub const MAX_STREAM: Duration = Duration::from_secs(300);
+/// Entries read per journal poll.
+const PAGE: u32 = 100;
+
+/// The wire kind of a journal kind, or `None` when the stream drops it.
+pub fn wire_kind(kind: JournalKind) -> Option<&'static str> {
+    use JournalKind as K;
+    Some(match kind {
+        K::RunStarted => "run.started",
+        K::StepStarted => "run.step-started",
+        K::StepCompleted => "run.step-completed",
+        K::StepFailed => "run.step-failed",
+        K::StepRetryScheduled => "run.step-retry-scheduled",
+        K::IterationStarted => "run.iteration-started",
+        K::IterationCompleted => "run.iteration-completed",
+        K::WaitSuspended => "run.wait-suspended",
+        K::WaitResumed => "run.wait-resumed",
+        K::RunCompleted => "run.completed",
+        K::RunFailed => "run.failed",
+        K::RunCancelled => "run.cancelled",
+        _ => return None,
+    })
+}
+
+/// The sequence of a `Last-Event-Id` (`<runId>:<seq>`: the integer after the last `:`).
+pub fn last_event_sequence(v: &str) -> Option<u64> {
+    v.rsplit(':').next()?.trim().parse().ok()
+}
+
+/// Which stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    Events,
+    Progress,
+}
+
+/// One frame of `entry`, or `None` for a dropped kind.
+pub fn frame(flavour: Flavour, run_id: &str, tenant: &str, e: &JournalEntry) -> Option<String> {
+    let kind = wire_kind(e.kind)?;
+    let id = format!("{run_id}:{}", e.sequence);
+    let mut o = Map::new();
+    o.insert("eventId".into(), json!(id));
+    o.insert("runId".into(), json!(run_id));
+    if flavour == Flavour::Events {
+        o.insert("tenantId".into(), json!(tenant));
+    }
+    o.insert("timestamp".into(), json!(e.timestamp));
+    o.insert("kind".into(), json!(kind));
+    o.insert("sequence".into(), json!(e.sequence));
+    if let Some(n) = &e.node_id {
+        o.insert("nodeId".into(), json!(n));
+    }
+    if flavour == Flavour::Events
+        && let Some(p) = &e.payload
+    {
+        o.insert("payload".into(), p.clone());
+    }
+    Some(format!(
+        "id: {id}\nevent: {kind}\ndata: {}\n\n",
+        Value::Object(o)
+    ))
+}
+
+struct Follow {
+    rt: Runtime,
+    flavour: Flavour,
+    run_id: String,
+    tenant: String,
+    request_id: String,
+    after: Option<u64>,
+    queued: VecDeque<String>,
+    done: bool,
+    first: bool,
+    deadline: tokio::time::Instant,
+}
+
+impl Follow {
+    /// Reads the next page of the journal into `queued`.
+    async fn poll(&mut self) {
+        match self.rt.journal(&self.run_id, self.after, Some(PAGE)).await {
+            Ok(entries) => {
+                for e in &entries {
+                    self.after = Some(e.sequence);
+                    if let Some(f) = frame(self.flavour, &self.run_id, &self.tenant, e) {
+                        self.queued.push_back(f);
+                    }
+                    if matches!(
+                        e.kind,
+                        JournalKind::RunCompleted
+                            | JournalKind::RunFailed
+                            | JournalKind::RunCancelled
+                    ) {
+                        self.done = true;
+                        break;
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::error!(run = %self.run_id, error = %e, "cannot read a run's journal for its stream");
+                let data = json!({
+                    "code": "journal-error",
+                    "message": "The run's journal could not be read",
+                    "requestId": self.request_id,
+                });
+                self.queued.push_back(format!(
+                    "id: {}:error\nevent: error\ndata: {data}\n\n",
+                    self.run_id
+                ));
+                self.done = true;
+            }
+        }
+    }
+
+    async fn next(mut self) -> Option<(Result<Bytes, std::convert::Infallible>, Follow)> {
+        loop {
+            if let Some(f) = self.queued.pop_front() {
+                return Some((Ok(Bytes::from(f)), self));
+            }
+            if self.done || tokio::time::Instant::now() >= self.deadline {
+                return None;
+            }
+            if !self.first {
+                tokio::time::sleep_until(
+                    (tokio::time::Instant::now() + POLL_INTERVAL).min(self.deadline),
+                )
+                .await;
+            }
+            self.first = false;
+            self.poll().await;
+        }
+    }
+}
+
+/// The streaming answer for a run that exists (the caller checked it).
+pub fn stream(
+    rt: Runtime,
+    flavour: Flavour,
+    run_id: String,
+    tenant: String,
+    request_id: String,
+    after: Option<u64>,
+) -> Response {
+    let follow = Follow {
+        rt,
+        flavour,
+        run_id,
+        tenant,
+        request_id,
+        after,
+        queued: VecDeque::new(),
+        done: false,
+        first: true,
+        deadline: tokio::time::Instant::now() + MAX_STREAM,
+    };
+    let body = Body::from_stream(futures::stream::unfold(follow, Follow::next));
+    let mut response = Response::new(body);
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_event_ids_and_kinds() {
+        assert_eq!(last_event_sequence("abc-1:7"), Some(7));
+        assert_eq!(last_event_sequence("x"), None);
+        assert_eq!(wire_kind(JournalKind::EdgeEvaluated), None);
+        assert_eq!(
+            wire_kind(JournalKind::StepStarted),
+            Some("run.step-started")
+        );
+    }
+}
