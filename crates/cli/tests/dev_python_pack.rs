@@ -105,7 +105,8 @@ fn a_pack_service_killed_mid_call_fails_the_run_clearly_and_is_restarted() {
         let got = kindgi_in(tmp.path(), &["runs", "get", &id]);
         run = serde_json::from_str(&got.stdout).unwrap_or_default();
         if run["status"] == "failed" {
-            assert_eq!(got.code, 1);
+            // `runs get` prints the run, whatever its status (only `runs start` exits 1).
+            assert_eq!(got.code, 0);
             break;
         }
         std::thread::sleep(Duration::from_millis(100));

@@ -21,10 +21,15 @@ fn the_rust_example_pack_runs_the_guides_dry_runs_and_survives_its_service_dying
     // The guide's three dry runs, exactly.
     guide_dry_runs(&dir);
 
-    // A live run of check-order, from a folder below the pack (discovery walks up).
+    // From a folder below the pack, nothing is found: like the official CLI, `kindgi`
+    // reads `.kindgirc.json` in the current folder only, and says how to point it.
     let below = dir.join("src");
+    let lost = kindgi_in(&below, &["runs", "list"]);
+    assert_eq!(lost.code, 1, "{lost:?}");
+    assert!(lost.stderr.contains("API URL not configured"), "{lost:?}");
+    // A live run of check-order, in the pack folder.
     let out = kindgi_in(
-        &below,
+        &dir,
         &[
             "runs",
             "start",
@@ -84,7 +89,8 @@ fn the_rust_example_pack_runs_the_guides_dry_runs_and_survives_its_service_dying
     );
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
-        out.stderr.contains("Error [flow-not-found]"),
+        // 404 codes print as `not-found`, as the official CLI does.
+        out.stderr.contains("Error [not-found]"),
         "{}",
         out.stderr
     );
@@ -93,11 +99,7 @@ fn the_rust_example_pack_runs_the_guides_dry_runs_and_survives_its_service_dying
         &["runs", "get", "7f0c8a9e-3b1d-4c55-9e2a-0d6b8f1e2a33"],
     );
     assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains("Error [run-not-found]"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("Error [not-found]"), "{}", out.stderr);
 
     // --no-wait prints the run as started.
     let out = kindgi_in(

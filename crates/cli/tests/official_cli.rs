@@ -294,7 +294,8 @@ fn start_pack_service(dir: &Path, token: &str) -> PackService {
     assert!(st.success(), "my-pack index");
     let port = free_port();
     let child = Command::new(&exe)
-        .arg("serve")
+        .args(["serve", "--index"])
+        .arg(&index)
         .env("PORT", port.to_string())
         .env("KINDGI_PACK_SERVICE_TOKEN", token)
         .stdout(Stdio::null())
@@ -352,7 +353,17 @@ fn start_server(database: &str, pack: &PackService) -> Server {
 fn server_case(database: &str, dir: &Path, cli: &Path) {
     let pack = start_pack_service(dir, "pack-secret-token");
     let server = start_server(database, &pack);
-    let key = kindgi_in(dir, &["tokens", "create", "--database", database]);
+    let key = kindgi_in(
+        dir,
+        &[
+            "tokens",
+            "create",
+            "--database",
+            database,
+            "--tenant",
+            "default",
+        ],
+    );
     assert_eq!(key.code, 0, "{key:?}");
     let token = key.stdout.trim().to_owned();
     assert!(!token.is_empty(), "{key:?}");

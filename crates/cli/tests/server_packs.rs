@@ -260,22 +260,17 @@ fn start_run(server: &Server, key: &str, flow: &str, input: Value, wait: bool) -
         &server.url,
         "/v1/runs",
         key,
-        Some(&json!({"flowId": flow, "input": input, "wait": wait})),
+        Some(&json!({"flow": flow, "input": input, "options": {"wait": wait}})),
     );
-    assert_eq!(status, 201, "{run}");
+    assert_eq!(status, if wait { 201 } else { 202 }, "{run}");
     run
 }
 
-/// Reads a run until it has ended (long polls, bounded).
+/// Reads a run until it has ended (polls every 50 ms for at most 60 s).
 fn ended(server: &Server, key: &str, id: &str) -> Value {
-    for _ in 0..20 {
-        let (status, run) = http(
-            "GET",
-            &server.url,
-            &format!("/v1/runs/{id}?waitMs=30000"),
-            key,
-            None,
-        );
+    for _ in 0..1200 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let (status, run) = http("GET", &server.url, &format!("/v1/runs/{id}"), key, None);
         assert_eq!(status, 200, "{run}");
         if !["pending", "running"].contains(&run["status"].as_str().unwrap_or("")) {
             return run;
@@ -476,7 +471,7 @@ fn a_pack_service_killed_mid_call_fails_the_run_and_the_server_stays_up() {
             &key,
             None,
         );
-        if j["entries"]
+        if j["data"]
             .as_array()
             .is_some_and(|e| e.iter().any(|e| e["kind"] == "step.started"))
         {
@@ -598,7 +593,7 @@ fn an_mcp_server_named_with_mcp_serves_a_flow_step() {
         "/v1/runs",
         &key,
         Some(
-            &json!({"flowId": "t.weather", "input": {"location": "Chicago"}, "dryRun": true, "wait": true}),
+            &json!({"flow": "t.weather", "input": {"location": "Chicago"}, "options": {"dryRun": true}}),
         ),
     );
     assert_eq!(status, 201, "{run}");

@@ -3,6 +3,9 @@
 //! processes and databases without being stored. `GET /v1/projects/default` answers it (the
 //! official CLI reads it before a publish); a body or query `projectId` must be a UUID
 //! (`400 bad-input`) and name it (`404 project-not-found`, platform-api.md §1.6).
+//!
+//! Tenants are names here (`acme`); on the wire a `tenantId` is a UUID (`format: uuid`, which
+//! the official SDK checks): [`tenant_uuid`] derives a stable one from the name.
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -11,6 +14,24 @@ use crate::error::ApiError;
 
 /// The namespace of default-project ids (a fixed random UUID).
 const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6b1d_54c2_94a7_4c1e_9f0e_2d8a_77c3_51b9);
+
+/// The namespace of wire tenant ids derived from tenant names (a fixed random UUID).
+const TENANT_NAMESPACE: uuid::Uuid =
+    uuid::Uuid::from_u128(0x3e0f_9a7d_5c21_4b86_a4d3_17c9_e2b0_6f58);
+
+/// `tenant` as the wire's `tenantId` (`format: uuid`; the official SDK refuses anything
+/// else): the tenant itself when it is a UUID, else a UUID v5 derived from its name, stable
+/// across restarts and databases.
+pub fn tenant_uuid(tenant: &str) -> String {
+    match uuid::Uuid::parse_str(tenant) {
+        Ok(u) => u.to_string(),
+        Err(_) => uuid::Uuid::new_v5(
+            &TENANT_NAMESPACE,
+            format!("kindgi-tenant:{tenant}").as_bytes(),
+        )
+        .to_string(),
+    }
+}
 
 /// The id of `tenant`'s Default project.
 pub fn default_project_id(tenant: &str) -> String {
@@ -45,7 +66,7 @@ pub fn check_project_id(tenant: &str, project_id: Option<&str>) -> Result<String
 pub fn default_project(tenant: &str, created_at: &str) -> Value {
     json!({
         "id": default_project_id(tenant),
-        "tenantId": tenant,
+        "tenantId": tenant_uuid(tenant),
         "name": "Default",
         "slug": "default",
         "isDefault": true,

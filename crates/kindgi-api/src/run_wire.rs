@@ -13,7 +13,10 @@ pub fn run_json(run: &RunRecord, with_output: bool) -> Value {
     let m = &run.meta;
     let mut o = Map::new();
     o.insert("id".into(), json!(run.id));
-    o.insert("tenantId".into(), json!(run.tenant_id));
+    o.insert(
+        "tenantId".into(),
+        json!(crate::projects::tenant_uuid(&run.tenant_id)),
+    );
     put(&mut o, "projectId", m.project_id.as_ref().map(|p| json!(p)));
     o.insert("flowId".into(), json!(run.flow_id));
     o.insert("flowVersion".into(), json!(run.flow_version));

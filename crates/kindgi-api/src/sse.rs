@@ -67,7 +67,10 @@ pub fn frame(flavour: Flavour, run_id: &str, tenant: &str, e: &JournalEntry) -> 
     o.insert("eventId".into(), json!(id));
     o.insert("runId".into(), json!(run_id));
     if flavour == Flavour::Events {
-        o.insert("tenantId".into(), json!(tenant));
+        o.insert(
+            "tenantId".into(),
+            json!(crate::projects::tenant_uuid(tenant)),
+        );
     }
     o.insert("timestamp".into(), json!(e.timestamp));
     o.insert("kind".into(), json!(kind));

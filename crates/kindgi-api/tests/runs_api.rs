@@ -326,7 +326,7 @@ async fn waited_starts_answer_201_with_the_run(kind: DatabaseKind) {
         run["output"],
         json!({"status": "shipped", "orderId": "ord_1001", "totalCents": 4200})
     );
-    assert_eq!(run["tenantId"], "acme");
+    assert_eq!(run["tenantId"], kindgi_api::projects::tenant_uuid("acme"));
     assert_eq!(run["startedBy"], "person");
     assert_eq!(run["traceId"], "0af7651916cd43dd8448eb211c80319c");
     assert_eq!(
@@ -597,10 +597,7 @@ async fn lists_filter_and_page(kind: DatabaseKind) {
         .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["data"].as_array().unwrap().len(), 1);
-    assert_eq!(
-        r.json()["data"][0]["failure"]["code"],
-        "dry-run-effectful-tool"
-    );
+    assert_eq!(r.json()["data"][0]["failure"]["code"], "run-failed");
     assert_eq!(
         e.acme.get("/v1/runs?limit=0").await.json()["data"]
             .as_array()
@@ -889,7 +886,7 @@ async fn streams_frame_the_journal(kind: DatabaseKind) {
         assert_eq!(data["eventId"], fid.as_str());
         assert_eq!(data["kind"], kind.as_str());
         assert_eq!(data["runId"], id.as_str());
-        assert_eq!(data["tenantId"], "acme");
+        assert_eq!(data["tenantId"], kindgi_api::projects::tenant_uuid("acme"));
         assert_eq!(*fid, format!("{id}:{}", data["sequence"]));
     }
     // Last-Event-Id: R:1 starts after sequence 1.

@@ -64,7 +64,25 @@ async fn env(kind: DatabaseKind) -> Env {
         .unwrap();
     let state = AppState::new(db.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
-    let key2 = state.tokens.create("acme", None).await.unwrap().key;
+    // Another person of the same tenant (idempotency keys are per caller: `user:<id>`).
+    let key2 = state
+        .tokens
+        .mint(&kindgi_store::tokens::NewToken {
+            tenant: "acme".into(),
+            principal: Some(kindgi_store::tokens::Principal {
+                kind: kindgi_store::tokens::PrincipalKind::User,
+                id: "someone-else".into(),
+            }),
+            role: kindgi_store::tokens::KeyRole::Admin,
+            capabilities: Vec::new(),
+            label: None,
+            project_id: None,
+            created_by: None,
+            expires_at: None,
+        })
+        .await
+        .unwrap()
+        .key;
     let r = state.tokens.create("acme", None).await.unwrap();
     state.tokens.revoke(&r.key_id).await.unwrap();
     let past = chrono::Utc::now().timestamp_millis() - 60_000;

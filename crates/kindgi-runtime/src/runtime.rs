@@ -536,11 +536,14 @@ impl Runtime {
         run.meta.agent = Some(RunAgent {
             id: agent.id.clone(),
             version: agent.version.clone(),
-            conversation_id: run
-                .input
-                .get("conversationId")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            // The turn's conversation: the one the input names, else a new one of its own
+            // (`OA:Run.agent.conversationId` is always there).
+            conversation_id: Some(
+                run.input
+                    .get("conversationId")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned),
+            ),
             via: Some(
                 if version.is_some() {
                     "explicit"

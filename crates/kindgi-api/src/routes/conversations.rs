@@ -64,23 +64,7 @@ pub fn conversation_error(e: ConversationError) -> ApiError {
     }
 }
 
-/// The namespace of wire tenant ids derived from tenant names (a fixed random UUID).
-const TENANT_NAMESPACE: uuid::Uuid =
-    uuid::Uuid::from_u128(0x3e0f_9a7d_5c21_4b86_a4d3_17c9_e2b0_6f58);
-
-/// `tenant` as the wire's `tenantId` (`format: uuid`; the official SDK refuses anything
-/// else): the tenant itself when it is a UUID, else a UUID v5 derived from its name, stable
-/// across restarts and databases.
-pub fn tenant_uuid(tenant: &str) -> String {
-    match uuid::Uuid::parse_str(tenant) {
-        Ok(u) => u.to_string(),
-        Err(_) => uuid::Uuid::new_v5(
-            &TENANT_NAMESPACE,
-            format!("kindgi-tenant:{tenant}").as_bytes(),
-        )
-        .to_string(),
-    }
-}
+pub use crate::projects::tenant_uuid;
 
 /// RFC 3339 UTC with milliseconds.
 pub fn rfc3339(ms: i64) -> String {

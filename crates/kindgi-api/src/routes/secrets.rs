@@ -468,7 +468,20 @@ async fn rotate(values: Values) -> Result<Json<Value>, ApiError> {
     Err(unsupported())
 }
 
-async fn rotation(values: Values) -> Result<Json<Value>, ApiError> {
+/// No rotation ever starts here (`rotate` is unsupported), so no rotation id names one:
+/// `404 not-found`, as the reference answers an unknown rotation.
+async fn rotation(
+    Path((_, rotation)): Path<(String, String)>,
+    values: Values,
+) -> Result<Json<Value>, ApiError> {
     let _ = values;
-    Err(unsupported())
+    Err(ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not-found",
+        format!(
+            "No rotation with id {}",
+            rotation.chars().take(128).collect::<String>()
+        ),
+    )
+    .with_details(json!({"rotationId": rotation.chars().take(128).collect::<String>()})))
 }
