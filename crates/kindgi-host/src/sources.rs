@@ -70,12 +70,14 @@ impl DefinitionSource for StoreDefinitions {
 /// servers registry MCP tools (`POST /v1/mcp/endpoints`) were reached on, by address.
 #[derive(Debug, Clone, Default)]
 pub struct PackServices {
-    inner: Arc<RwLock<HashMap<String, HashMap<String, Arc<PackServiceCaller>>>>>,
+    inner: Arc<RwLock<HashMap<String, PacksOfTenant>>>,
     /// MCP address → its tools as dispatchers, by the server's own tool name.
     mcp: Arc<tokio::sync::Mutex<HashMap<String, McpTools>>>,
 }
 
 type McpTools = HashMap<String, Arc<dyn ToolDispatcher>>;
+/// Pack id → the caller of its service.
+type PacksOfTenant = HashMap<String, Arc<PackServiceCaller>>;
 
 impl PackServices {
     pub fn set(&self, tenant: &str, pack_id: &str, caller: Arc<PackServiceCaller>) {

@@ -76,7 +76,7 @@ impl Epochs {
     /// Marks a committed change: every cache filled before it is stale from now on.
     pub fn bump(&self, kind: EpochKind) {
         if let Some(f) = self.file(kind)
-            && let Err(e) = (&**f).write_all(&[b'.'])
+            && let Err(e) = (&**f).write_all(b".")
         {
             tracing::warn!(error = %e, "cannot mark a change epoch");
         }
