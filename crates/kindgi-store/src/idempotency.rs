@@ -15,7 +15,7 @@
 //! `INSERT … ON CONFLICT DO NOTHING`; zero rows inserted means another request recorded the
 //! key first, and the caller rolls its write back and replays that answer.
 
-use crate::{Backend, Database, StoreError, now_millis};
+use crate::{Database, StoreError, now_millis};
 
 /// How long a stored answer is replayed.
 pub const RETENTION_MS: i64 = 24 * 3600 * 1000;
@@ -40,14 +40,9 @@ const POSTGRES: &[&str] = &["CREATE TABLE IF NOT EXISTS idempotency_keys (
         PRIMARY KEY (tenant, key)
     )"];
 
-/// The two statements that record an answer, SQLite placeholders: delete an expired (or
-/// legacy in-flight) row of the key, then insert unless the key is taken.
-pub(crate) const SQLITE_RECORD: [&str; 2] = [
-    "DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND (created_at < ? OR status IS NULL)",
-    "INSERT INTO idempotency_keys (tenant, key, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-];
-/// The same statements with PostgreSQL placeholders.
-pub(crate) const PG_RECORD: [&str; 2] = [
+/// The two statements that record an answer (one text for both databases): delete an
+/// expired (or legacy in-flight) row of the key, then insert unless the key is taken.
+pub(crate) const RECORD: [&str; 2] = [
     "DELETE FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND (created_at < $3 OR status IS NULL)",
     "INSERT INTO idempotency_keys (tenant, key, request_hash, status, body, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
 ];
@@ -76,8 +71,7 @@ pub struct AnswerToRecord {
     pub body: String,
 }
 
-/// Run the record statements on one connection or transaction (`$ph` is [`SQLITE_RECORD`]
-/// or [`PG_RECORD`]; `$map($op)` maps a `sqlx::Error`); evaluates to `true` when the answer
+/// Run the record statements on one connection or transaction (`$ph` is [`RECORD`]; `$map($op)` maps a `sqlx::Error`); evaluates to `true` when the answer
 /// was inserted.
 macro_rules! record_answer {
     ($conn:expr, $ph:expr, $answer:expr, $map:path, $op:expr) => {{
@@ -126,28 +120,18 @@ impl IdempotencyStore {
     ) -> Result<Option<StoredAnswer>, StoreError> {
         let op = StoreError::query("idempotency.lookup");
         let since = now_millis() - RETENTION_MS;
-        let row = match self.db.backend() {
-            Backend::Sqlite(p) => sqlx::query(
-                "SELECT request_hash, status, body FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at >= ? AND status IS NOT NULL",
-            )
-            .bind(tenant)
-            .bind(key)
-            .bind(since)
-            .fetch_optional(&p.reader)
-            .await
-            .map_err(op)?
-            .map(|r| read(&r)),
-            Backend::Postgres(p) => sqlx::query(
+        let row = crate::on_pool!(self.db, read, |pool| {
+            sqlx::query(
                 "SELECT request_hash, status, body FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND created_at >= $3 AND status IS NOT NULL",
             )
             .bind(tenant)
             .bind(key)
             .bind(since)
-            .fetch_optional(p)
+            .fetch_optional(pool)
             .await
             .map_err(op)?
-            .map(|r| read(&r)),
-        };
+            .map(|r| read(&r))
+        });
         row.transpose()
     }
 
@@ -155,20 +139,12 @@ impl IdempotencyStore {
     /// crash-atomic with it). `false`: another request recorded the key first.
     pub async fn record(&self, answer: &AnswerToRecord) -> Result<bool, StoreError> {
         const OP: &str = "idempotency.record";
-        match self.db.backend() {
-            Backend::Sqlite(p) => {
-                let mut tx = p.writer.begin().await.map_err(StoreError::query(OP))?;
-                let inserted = record_answer!(tx, SQLITE_RECORD, answer, StoreError::query, OP);
-                tx.commit().await.map_err(StoreError::query(OP))?;
-                Ok(inserted)
-            }
-            Backend::Postgres(p) => {
-                let mut tx = p.begin().await.map_err(StoreError::query(OP))?;
-                let inserted = record_answer!(tx, PG_RECORD, answer, StoreError::query, OP);
-                tx.commit().await.map_err(StoreError::query(OP))?;
-                Ok(inserted)
-            }
-        }
+        crate::on_pool!(self.db, write, |pool| {
+            let mut tx = pool.begin().await.map_err(StoreError::query(OP))?;
+            let inserted = record_answer!(tx, RECORD, answer, StoreError::query, OP);
+            tx.commit().await.map_err(StoreError::query(OP))?;
+            Ok(inserted)
+        })
     }
 }
 

@@ -17,7 +17,7 @@ use kindgi_tools::semver::{Range, Version, latest_version, max_satisfying};
 use kindgi_tools::tool::BoxFuture;
 use sqlx::Row as _;
 
-use crate::idempotency::{AnswerToRecord, PG_RECORD, record_answer};
+use crate::idempotency::{AnswerToRecord, RECORD, record_answer};
 use crate::{Database, StoreError, now_millis};
 
 const SQLITE: &[&str] = &[
@@ -309,7 +309,7 @@ impl StoreRegistry {
         crate::on_pool!(self.db, write, |pool| {
             let mut tx = pool.begin().await.map_err(q("tools.register"))?;
             // `$N` placeholders bind positionally on SQLite too.
-            body!(tx, REGISTER, PG_RECORD);
+            body!(tx, REGISTER, RECORD);
         });
         Ok(Some(record))
     }
