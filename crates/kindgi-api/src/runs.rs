@@ -16,7 +16,7 @@
 //! | `POST /v1/runs/{id}/resume` | always `422 run-resume-not-supported` |
 //! | `GET /v1/runs/{id}/stream`, `…/progress/stream` | SSE ([`crate::sse`]) |
 
-use axum::extract::{Extension, Path, RawQuery};
+use axum::extract::{Extension, Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -303,13 +303,64 @@ fn parse_start(mut body: Map<String, Value>) -> Result<StartRequest, ApiError> {
     })
 }
 
+/// An agent run naming `input.conversationId` is the next turn of that conversation
+/// (platform-api.md §3.1, §11): the conversation must be the tenant's and open (`404
+/// conversation-not-found`, `409 conversation-closed`) and of that agent; an omitted
+/// `agentVersion` is the conversation's; the user's message is appended and the turn counted.
+async fn conversation_turn(
+    state: &AppState,
+    tenant: &str,
+    req: &mut StartRequest,
+) -> Result<(), ApiError> {
+    let Subject::Agent(agent) = &req.subject else {
+        return Ok(());
+    };
+    let Some(id) = req.input.get("conversationId").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let store = kindgi_store::conversations::ConversationStore::new(state.db.clone());
+    let conversation = store
+        .check_open(tenant, id)
+        .await
+        .map_err(crate::routes::conversations::conversation_error)?;
+    if &conversation.agent_id != agent {
+        return Err(ApiError::bad_input(format!(
+            "Conversation \"{id}\" is with agent \"{}\", not \"{agent}\"",
+            conversation.agent_id
+        ))
+        .with_details(json!({"conversationId": id, "agentId": conversation.agent_id})));
+    }
+    if req.version.is_none() {
+        req.version = Some(conversation.agent_version.clone());
+    }
+    let message = req.input.get("userMessage").cloned().unwrap_or(Value::Null);
+    store
+        .append_message(
+            tenant,
+            id,
+            kindgi_store::conversations::Role::User,
+            &message,
+            None,
+            None,
+        )
+        .await
+        .map_err(crate::routes::conversations::conversation_error)?;
+    store
+        .bump_turn(tenant, id)
+        .await
+        .map_err(crate::routes::conversations::conversation_error)?;
+    Ok(())
+}
+
 async fn start(
+    State(state): State<AppState>,
     Extension(rt): Extension<Runtime>,
     Extension(trace): Extension<Trace>,
     caller: Caller,
     JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {
-    let req = parse_start(body)?;
+    let mut req = parse_start(body)?;
+    conversation_turn(&state, &caller.tenant, &mut req).await?;
     let project_id = crate::projects::check_project_id(&caller.tenant, req.project_id.as_deref())?;
     let options = RunOptions {
         dry_run: req.dry_run,

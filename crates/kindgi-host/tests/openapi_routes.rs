@@ -401,6 +401,24 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
         .await;
     assert_eq!(s, 201, "{c}");
     let cid = c["id"].as_str().unwrap().to_owned();
+    // A turn in it: the user's message is kept, the turn counted, the agent's version used.
+    let (s, turn) = w
+        .call("post", "/v1/runs", Some(json!({"agent": "walk.agent", "input": {"userMessage": "hello", "conversationId": cid}})))
+        .await;
+    assert_eq!(s, 201, "{turn}");
+    assert_eq!(turn["agent"]["conversationId"], cid.as_str());
+    let (_, messages) = w
+        .call("get", &format!("/v1/conversations/{cid}/messages"), None)
+        .await;
+    assert_eq!(messages["data"][0]["content"], "hello", "{messages}");
+    let (_, again) = w
+        .call("get", &format!("/v1/conversations/{cid}"), None)
+        .await;
+    assert_eq!(again["turnCount"], 1, "{again}");
+    let (s, _) = w
+        .call("post", "/v1/runs", Some(json!({"agent": "walk.agent", "input": {"userMessage": "x", "conversationId": unknown}})))
+        .await;
+    assert_eq!(s, 404);
     assert_eq!(w.call("get", "/v1/conversations", None).await.0, 200);
     assert_eq!(
         w.call("get", &format!("/v1/conversations/{cid}"), None)
