@@ -408,15 +408,28 @@ async fn waited_starts_answer_201_with_the_run(kind: DatabaseKind) {
 /// An agent subject runs one turn as a run with `flowId: "agent.turn"`.
 async fn agent_turns_are_runs(kind: DatabaseKind) {
     let e = env(kind).await;
-    let r = start(&e, json!({"agent": "my-pack.greeter", "input": {"userMessage": "hi", "conversationId": "c1"}, "options": {"dryRun": true}})).await;
+    // A conversation that does not exist is refused before any run (§3.1).
+    let r = start(
+        &e,
+        json!({"agent": "my-pack.greeter", "input": {"userMessage": "hi", "conversationId": "c1"}}),
+    )
+    .await;
+    assert_error(&r, 404, "conversation-not-found", None);
+    let r = start(&e, json!({"agent": "my-pack.greeter", "input": {"userMessage": "hi"}, "options": {"dryRun": true}})).await;
     assert_eq!(r.status, 201, "{}", r.json());
     let run = r.json();
     assert_eq!(run["flowId"], "agent.turn");
     assert_eq!(run["flowVersion"], "1.2.0");
     assert_eq!(run["status"], "completed", "{run}");
+    // Without a conversation, the turn gets one of its own.
+    let conversation = run["agent"]["conversationId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(uuid::Uuid::parse_str(&conversation).is_ok(), "{run}");
     assert_eq!(
         run["agent"],
-        json!({"id": "my-pack.greeter", "version": "1.2.0", "conversationId": "c1", "via": "latest"})
+        json!({"id": "my-pack.greeter", "version": "1.2.0", "conversationId": conversation, "via": "latest"})
     );
     assert_eq!(
         run["output"]["text"], "[dry-run: model call skipped]",
