@@ -15,7 +15,6 @@ use kindgi_api::AppState;
 use kindgi_pack::dispatch::{PackServiceCaller, manifest_of};
 use kindgi_runtime::{AgentSpec, AgentTool, Runtime};
 use kindgi_spec::pack_index::{IndexAgent, IndexFlow, PackIndex};
-use kindgi_store::definitions::DefinitionKind;
 use kindgi_tools::registry::RegisterOptions;
 use serde_json::{Map, Value, json};
 
@@ -304,21 +303,7 @@ impl Registrar {
             let Ok(definition) = serde_json::to_value(guardrail) else {
                 continue;
             };
-            if let Err(e) = defs
-                .put(
-                    tenant,
-                    DefinitionKind::Guardrail,
-                    &kindgi_store::definitions::NewDefinition {
-                        id: guardrail.id.clone(),
-                        version: String::new(),
-                        project_id: None,
-                        definition,
-                        annotations: None,
-                        source: key.to_owned(),
-                    },
-                )
-                .await
-            {
+            if let Err(e) = defs.put_guardrail(tenant, &definition, key).await {
                 say_registry(
                     key,
                     &format!("guardrail \"{}\" not listed: {e}", guardrail.id),

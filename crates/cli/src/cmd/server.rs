@@ -309,11 +309,7 @@ pub(crate) fn served_env() -> anyhow::Result<String> {
         .ok()
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| kindgi_api::routes::values::DEFAULT_SERVED_ENV.to_owned());
-    let valid = env.len() <= 63
-        && env.starts_with(|c: char| c.is_ascii_lowercase())
-        && env
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    let valid = kindgi_api::routes::values::is_env_name(&env);
     if !valid {
         anyhow::bail!(
             "KINDGI_ENV={env:?} is not an env name: use a lower-case letter, then up to 62 letters, digits or -"

@@ -187,7 +187,8 @@ pub fn params(
     Ok(out)
 }
 
-fn is_env_name(s: &str) -> bool {
+/// Whether `s` is an env name: `[a-z][a-z0-9-]{0,62}`.
+pub fn is_env_name(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && b.len() <= 63
