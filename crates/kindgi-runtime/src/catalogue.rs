@@ -480,6 +480,12 @@ pub struct AgentSpec {
     /// `false` runs every tool call on its own (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
+    /// `conversationPolicy`, as written (its `hitl` decides approval gates: runtime.md §4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_policy: Option<serde_json::Value>,
+    /// The guardrail ids the agent is subject to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guardrails: Vec<String>,
 }
 
 fn default_agent_version() -> String {
@@ -495,6 +501,8 @@ impl AgentSpec {
             tools: Vec::new(),
             max_steps: None,
             parallel_tool_calls: None,
+            conversation_policy: None,
+            guardrails: Vec::new(),
         }
     }
 

@@ -37,12 +37,14 @@
 //! ```
 
 pub mod agent;
+pub mod approval;
 pub mod call_values;
 pub mod catalogue;
 pub mod definitions;
 pub mod dispatch;
 mod executor;
 pub mod expr;
+mod guardrail;
 mod journal;
 pub mod model;
 pub mod record;
@@ -51,7 +53,12 @@ pub mod runtime;
 pub mod scheduler;
 mod stop;
 pub mod store;
+pub mod wait;
 
+pub use approval::{
+    Approval, ApprovalCompletion, ApprovalDecision, ApprovalError, ApprovalQuery, ApprovalStatus,
+    DecisionInput, DecisionKind, NewApproval, ResumeOutcome, ReviewerRole,
+};
 pub use call_values::CallValues;
 pub use catalogue::{
     ALL_TENANTS, AgentCatalogue, AgentSpec, AgentTool, FlowCatalogue, FlowError, LoadedFlow,
@@ -73,3 +80,4 @@ pub use runtime::{RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeErr
 pub use store::{
     DatabaseRunStore, MemoryRunStore, ReplayFilter, RunQuery, RunStore, RunStoreError,
 };
+pub use wait::{WaitAnswered, WaitError, WaitingFor};

@@ -34,6 +34,35 @@ pub struct ToolContext {
     pub secrets: Option<Arc<dyn SecretResolver>>,
     /// Access tokens of the connections the tool declared, by the tool's name for each.
     pub connections: Option<Arc<BTreeMap<String, String>>>,
+    /// For a call of a tool that may pause (`pauses: true`): the wait token and the link the
+    /// tool hands to the other system (seed 000; docs/pauses.md).
+    pub wait: Option<WaitTicket>,
+}
+
+/// A pausing call's wait: the other system answers by `POST`ing the call's result to
+/// `link` (which carries `token`) before `expires_at`.
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitTicket {
+    /// Unguessable, single-use, scoped to the run's tenant.
+    pub token: String,
+    /// Where the other system sends its answer.
+    pub link: String,
+    /// RFC 3339 UTC: when the wait times out unless the tool asks for another timeout.
+    pub expires_at: String,
+    /// The wait's timeout in milliseconds (24 h unless the tool says otherwise).
+    pub timeout_ms: u64,
+}
+
+impl std::fmt::Debug for WaitTicket {
+    // The token is a capability: never in logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitTicket")
+            .field("token", &"<redacted>")
+            .field("expires_at", &self.expires_at)
+            .field("timeout_ms", &self.timeout_ms)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ToolContext {
@@ -55,6 +84,7 @@ impl ToolContext {
             signal: CancellationToken::new(),
             secrets: None,
             connections: None,
+            wait: None,
         }
     }
 

@@ -95,6 +95,27 @@ pub trait ToolDispatcher: Send + Sync + std::fmt::Debug {
     }
 
     async fn call(&self, input: Value, ctx: ToolContext) -> Result<Value, ToolCallError>;
+
+    /// Calls a tool that may pause (`pauses: true`, with `ctx.wait` set): it either answers
+    /// or says the run should wait for the other system's answer. Only a pack tool can
+    /// pause; every other transport answers through [`ToolDispatcher::call`].
+    async fn call_or_pause(
+        &self,
+        input: Value,
+        ctx: ToolContext,
+    ) -> Result<CallOutcome, ToolCallError> {
+        self.call(input, ctx).await.map(CallOutcome::Done)
+    }
+}
+
+/// What a call of a tool that may pause answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallOutcome {
+    /// The call's result.
+    Done(Value),
+    /// The tool handed `ctx.wait.link` to another system: the run waits for its answer,
+    /// `timeout_ms` at most (`None`: the ticket's timeout, 24 h by default).
+    Paused { timeout_ms: Option<u64> },
 }
 
 /// The exact refusal of seed 004.

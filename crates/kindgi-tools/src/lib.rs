@@ -34,7 +34,7 @@ pub mod semver;
 pub mod synth;
 pub mod tool;
 
-pub use context::ToolContext;
+pub use context::{ToolContext, WaitTicket};
 pub use define::{DefineError, DefineErrorCode, ToolBuilder, define_manifest};
 pub use error::{InvokeError, InvokeErrorCode};
 pub use idempotency::tool_idempotency_key;

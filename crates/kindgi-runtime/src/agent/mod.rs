@@ -27,15 +27,18 @@
 //! Designed for what comes next: approvals would gate a call before it starts (recorded gate
 //! decision + a wait), and after the first gated call the rest of the step runs one at a time.
 
-use futures::future::join_all;
+mod calls;
+mod messages;
+
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-use crate::catalogue::{AgentSpec, AgentTool};
-use crate::dispatch::ToolDispatcher;
+use crate::catalogue::AgentSpec;
 use crate::executor::{Failure, RunCtx, node_scope};
-use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool, ToolCall};
+use crate::guardrail::{RanCall, TurnGuardrails};
+use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool};
 use crate::resolve::ResolveError;
+use calls::{CallOutcome, resolve_failure};
 
 /// What a dry-run agent step answers.
 pub const DRY_RUN_REPLY: &str = "[dry-run: model call skipped]";
@@ -90,14 +93,6 @@ fn step_output(
     out
 }
 
-enum CallOutcome {
-    /// Content for the model.
-    Result(String),
-    /// Retryable by the model (unknown tool, bad arguments): the content to send back and
-    /// the failure if retries are exhausted.
-    Retry { content: String, failure: String },
-}
-
 /// Runs one agent step of a flow: the agent `agent_id` as the run's tenant sees it, at
 /// `version` (a node's `config.version`) or the highest.
 pub(crate) async fn run_agent_step(
@@ -131,12 +126,10 @@ pub(crate) async fn run_agent_step(
         ctx.recorded(&value_scope, AGENT_VERSION_KEY, async move { Ok(v) })
             .await?;
     }
-    let mut messages = Vec::new();
-    if let Some(sys) = &agent.instructions {
-        messages.push(Message::system(sys.clone()));
-    }
-    messages.push(Message::user(user_message(&input)));
+    let guards = TurnGuardrails::resolve(ctx, &agent).await?;
     let offered = offered_tools(ctx, &agent).await?;
+    let mut messages = messages::initial_messages(ctx, &agent, &input).await?;
+    let mut ran: Vec<RanCall> = Vec::new();
     let parallel = agent.parallel_tool_calls.unwrap_or(true);
     let max_steps = agent.max_steps.unwrap_or(DEFAULT_MAX_STEPS).max(1);
     let mut usage = (0u64, 0u64);
@@ -177,7 +170,9 @@ pub(crate) async fn run_agent_step(
             }
         }
         if answer.finish_reason != FinishReason::ToolUse || answer.tool_calls.is_empty() {
-            return Ok(step_output(
+            let violations = guards.after_turn(ctx, &agent, &answer.text, &ran).await?;
+            messages::remember_turn(ctx, &agent, &messages, &answer.text).await?;
+            let mut out = step_output(
                 answer.text,
                 answer.finish_reason,
                 step,
@@ -185,7 +180,13 @@ pub(crate) async fn run_agent_step(
                 (&ids.0, &ids.1),
                 &call_log,
                 &warnings,
-            ));
+            );
+            if !violations.is_empty()
+                && let Value::Object(m) = &mut out
+            {
+                m.insert("violations".into(), Value::Array(violations));
+            }
+            return Ok(out);
         }
         if step == max_steps {
             return Err(Failure::fatal(format!(
@@ -196,10 +197,11 @@ pub(crate) async fn run_agent_step(
             answer.text.clone(),
             answer.tool_calls.clone(),
         ));
-        let outcomes = dispatch_calls(
+        let outcomes = calls::dispatch_calls(
             ctx,
-            agent_id,
-            &agent.tools,
+            &agent,
+            &guards,
+            &ran,
             &value_scope,
             &answer.tool_calls,
             parallel,
@@ -213,8 +215,9 @@ pub(crate) async fn run_agent_step(
             }
             call_log.push(entry);
             match outcome {
-                CallOutcome::Result(content) => {
-                    messages.push(Message::tool(call.id.clone(), content))
+                CallOutcome::Result { content, outside } => {
+                    ran.push(RanCall::new(call, &content));
+                    messages.push(messages::tool_message(&call.id, content, outside));
                 }
                 CallOutcome::Retry { content, failure } => {
                     retries += 1;
@@ -288,169 +291,4 @@ async fn offered_tools(ctx: &RunCtx, agent: &AgentSpec) -> Result<Vec<ModelTool>
         });
     }
     Ok(offered)
-}
-
-/// A step failure for a tool that did not resolve.
-fn resolve_failure(e: ResolveError) -> Failure {
-    match e {
-        e @ ResolveError::Registry { .. } => Failure::new(e.to_string()),
-        e => Failure::fatal(e.to_string()),
-    }
-}
-
-/// What a call's tool resolved to: `None` when the agent does not list it (the model gets
-/// an `unknown-tool` retry).
-type CallTool = Option<Result<Arc<dyn ToolDispatcher>, ResolveError>>;
-
-/// Runs the model's calls: consecutive read-only calls together (≤ 8), others alone; the
-/// outcomes (with the tool version each ran) come back in the model's order.
-async fn dispatch_calls(
-    ctx: &RunCtx,
-    agent_id: &str,
-    allowed: &[AgentTool],
-    value_scope: &str,
-    calls: &[ToolCall],
-    parallel: bool,
-) -> Result<Vec<(CallOutcome, Option<String>)>, Failure> {
-    // Each call resolves its tool now: the highest version its range admits at this moment.
-    let tools: Vec<CallTool> = join_all(calls.iter().map(|c| async move {
-        let listed = allowed.iter().find(|t| t.id == c.name)?;
-        Some(
-            ctx.resolve_tool(&listed.id, listed.version.as_deref())
-                .await,
-        )
-    }))
-    .await;
-    let concurrent =
-        |i: usize| parallel && matches!(&tools[i], Some(Ok(t)) if t.runs_concurrently());
-    let mut out = Vec::with_capacity(calls.len());
-    let mut i = 0;
-    while i < calls.len() {
-        let mut j = i + 1;
-        if concurrent(i) {
-            while j < calls.len() && j - i < MAX_PARALLEL_TOOL_CALLS && concurrent(j) {
-                j += 1;
-            }
-        }
-        let batch = join_all(
-            calls[i..j]
-                .iter()
-                .zip(&tools[i..j])
-                .map(|(c, t)| one_call(ctx, agent_id, value_scope, c, t)),
-        )
-        .await;
-        for r in batch {
-            out.push(r?);
-        }
-        i = j;
-    }
-    Ok(out)
-}
-
-async fn one_call(
-    ctx: &RunCtx,
-    agent_id: &str,
-    value_scope: &str,
-    call: &ToolCall,
-    tool: &CallTool,
-) -> Result<(CallOutcome, Option<String>), Failure> {
-    let key = format!("tool-call:{}:{}", call.id, call.name);
-    // A call that finished before a restart keeps its result, whatever resolves now.
-    let replayed = ctx
-        .replay
-        .values
-        .get(&(value_scope.to_owned(), key.clone()))
-        .cloned();
-    let tool = match (tool, &replayed) {
-        (Some(Ok(t)), _) => Some(t.clone()),
-        (_, Some(_)) => None,
-        (None | Some(Err(ResolveError::NotFound { .. })), None) => {
-            return Ok((unknown_tool(agent_id, &call.name), None));
-        }
-        (Some(Err(e)), None) => return Err(resolve_failure(e.clone())),
-    };
-    let version = tool.as_ref().map(|t| t.manifest().version.clone());
-    let recorded = match (replayed, tool) {
-        (Some(v), _) => v,
-        (None, Some(tool)) => run_call(ctx, value_scope, &key, call, tool).await?,
-        (None, None) => return Ok((unknown_tool(agent_id, &call.name), None)),
-    };
-    // A replayed call reports the version it ran with when it was recorded.
-    let ran = recorded
-        .get("toolVersion")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .or(version);
-    if let Some(v) = recorded.get("ok") {
-        let content = match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        return Ok((CallOutcome::Result(content), ran));
-    }
-    Ok((
-        CallOutcome::Retry {
-            content: recorded
-                .get("retry")
-                .map(Value::to_string)
-                .unwrap_or_default(),
-            failure: recorded
-                .get("failure")
-                .and_then(Value::as_str)
-                .unwrap_or("tool-invocation-failed")
-                .to_owned(),
-        },
-        ran,
-    ))
-}
-
-/// The retry the model gets for a tool the agent does not have.
-fn unknown_tool(agent_id: &str, name: &str) -> CallOutcome {
-    let message =
-        format!("Model requested tool \"{name}\" not registered for agent \"{agent_id}\"");
-    let content = json!({
-        "kindgi": "tool-error-retry",
-        "status": "failed",
-        "error": {"kind": "unknown-tool", "message": message},
-        "instruction": "Call one of the tools you were given instead.",
-    });
-    CallOutcome::Retry {
-        content: content.to_string(),
-        failure: format!("unresolved-tool: {message}"),
-    }
-}
-
-/// Runs one call and records its outcome (`ok`, or a retry for bad arguments) with the
-/// tool version it ran.
-async fn run_call(
-    ctx: &RunCtx,
-    value_scope: &str,
-    key: &str,
-    call: &ToolCall,
-    tool: Arc<dyn ToolDispatcher>,
-) -> Result<Value, Failure> {
-    let request_key = format!("{value_scope}/{key}");
-    let arguments = call.arguments.clone();
-    let version = tool.manifest().version.clone();
-    ctx.recorded(value_scope, key, async {
-        let result = match ctx.call_context(tool.as_ref(), &request_key).await {
-            Ok(call_ctx) => tool.call(arguments, call_ctx).await,
-            Err(e) => Err(e),
-        };
-        match result {
-            Ok(v) => Ok(json!({"ok": v, "toolVersion": version})),
-            Err(e) if e.code == "input-validation-failed" => Ok(json!({
-                "retry": {
-                    "kindgi": "tool-error-retry",
-                    "status": "failed",
-                    "error": {"kind": "invalid-arguments", "message": e.message, "issues": e.issues},
-                    "instruction": "Fix the arguments to match the tool's input schema and call it again.",
-                },
-                "failure": format!("tool-invocation-failed: {e}"),
-                "toolVersion": version,
-            })),
-            Err(e) => Err(Failure::new(format!("tool-invocation-failed: {e}"))),
-        }
-    })
-    .await
 }
