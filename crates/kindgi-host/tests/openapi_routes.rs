@@ -500,10 +500,13 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
             .0,
         200
     );
-    let secret = json!({"scope": {"kind": "tenant", "tenantId": tenant}, "envName": "local",
+    // Scopes name the tenant by its UUID, as the rest of the wire.
+    let tenant_id = kindgi_api::projects::tenant_uuid(tenant);
+    let secret = json!({"scope": {"kind": "tenant", "tenantId": tenant_id}, "envName": "local",
         "name": "API_TOKEN", "value": "s3cret-value", "writeMode": "create-new"});
     let (s, body) = w.call("post", "/v1/secrets", Some(secret)).await;
     assert_eq!(s, 201, "{body}");
+    assert_eq!(body["record"]["scope"]["tenantId"], json!(tenant_id));
     assert!(!body.to_string().contains("s3cret-value"));
     assert_eq!(
         w.call("get", &format!("/v1/secrets?{q}"), None).await.0,

@@ -307,17 +307,27 @@ pub fn resolve_scope(tenant: &str, raw: &RawScope) -> Result<ValueScope, ApiErro
     .with_details(json!({"projectId": raw.id})))
 }
 
-/// `OA:Scope` of a stored scope.
+/// `OA:Scope` of a stored scope: `tenantId` is the tenant's UUID ([`tenant_uuid`]), as on
+/// the rest of the wire.
 pub fn scope_json(tenant: &str, scope: &ValueScope) -> Value {
+    let tenant_id = tenant_uuid(tenant);
     match scope {
-        ValueScope::Tenant => json!({"kind": "tenant", "tenantId": tenant}),
-        ValueScope::Org(id) => json!({"kind": "org", "tenantId": tenant, "orgId": id}),
-        ValueScope::Project(id) => json!({"kind": "project", "tenantId": tenant, "projectId": id}),
+        ValueScope::Tenant => json!({"kind": "tenant", "tenantId": tenant_id}),
+        ValueScope::Org(id) => json!({"kind": "org", "tenantId": tenant_id, "orgId": id}),
+        ValueScope::Project(id) => {
+            json!({"kind": "project", "tenantId": tenant_id, "projectId": id})
+        }
     }
 }
 
+/// Whether a request's `tenantId` names `tenant`: its UUID ([`tenant_uuid`], any case), or,
+/// for clients written before the UUID, its name.
+pub fn names_tenant(tenant_id: &str, tenant: &str) -> bool {
+    tenant_id == tenant || tenant_id.eq_ignore_ascii_case(&tenant_uuid(tenant))
+}
+
 /// The reference's `scopesEqual`: a body scope names the same kind and id as the query
-/// (its `tenantId`, when present, must be the caller's).
+/// (its `tenantId`, when present, must name the caller's tenant: [`names_tenant`]).
 pub fn scopes_equal(body: &Value, tenant: &str, raw: &RawScope) -> bool {
     let Some(o) = body.as_object() else {
         return false;
@@ -326,7 +336,7 @@ pub fn scopes_equal(body: &Value, tenant: &str, raw: &RawScope) -> bool {
         return false;
     }
     if let Some(t) = o.get("tenantId") {
-        if t.as_str() != Some(tenant) {
+        if !t.as_str().is_some_and(|t| names_tenant(t, tenant)) {
             return false;
         }
     }
