@@ -1,7 +1,8 @@
 //! Capabilities on `/v1/env` and `/v1/secrets` (platform-api.md §1.2, case 74), over a real
 //! loopback socket on SQLite and PostgreSQL: a key holds what its list names and nothing
-//! else; a tenant admin's key that names no list (the bootstrap key) holds every capability;
-//! an admin key that names a list holds only that list. Reads need no capability.
+//! else; a tenant admin's key that names no list (the bootstrap key) holds every capability
+//! this runtime checks, and no other; an admin key that names a list holds only that list.
+//! Reads need no capability.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -235,6 +236,33 @@ async fn admin_keys_hold_every_capability_unless_they_name_a_list(kind: Database
     assert_eq!(
         (status, body["error"]["code"].clone()),
         (403, json!("permission-denied"))
+    );
+    // The bootstrap key holds the capabilities this runtime checks, and no others.
+    let (status, body) = s
+        .send(
+            &admin,
+            reqwest::Method::POST,
+            "/v1/tokens",
+            Some(json!({"capabilities": ["x"]})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (403, json!("permission-denied"))
+    );
+    let every = json!(kindgi_store::tokens::RUNTIME_CAPABILITIES);
+    let (status, body) = s
+        .send(
+            &admin,
+            reqwest::Method::POST,
+            "/v1/tokens",
+            Some(json!({"capabilities": every})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["capabilities"].clone()),
+        (201, every),
+        "{body}"
     );
     // No key holds a system capability.
     let (status, body) = s

@@ -302,23 +302,32 @@ impl ValidKey {
     /// The capabilities this key holds; see [`HeldCapabilities`].
     pub fn held_capabilities(&self) -> HeldCapabilities {
         if self.tenant_admin && self.record.capabilities.is_empty() {
-            HeldCapabilities::AllButSystem
+            HeldCapabilities::Runtime
         } else {
             HeldCapabilities::Listed(self.record.capabilities.clone())
         }
     }
 }
 
+/// The capabilities this runtime's routes check (platform-api.md §1.2).
+pub const RUNTIME_CAPABILITIES: &[&str] = &[
+    "env:write",
+    "secrets:write",
+    "secrets:rotate",
+    "secrets:revoke",
+    "secrets:revoke:hard",
+];
+
 /// The capabilities (`env:write`, `secrets:write`, …) a key holds. The check is fail-closed
 /// (platform-api.md §1.2): a key holds what its list names and nothing else, with one rule of
 /// this runtime's key resolver on top — a tenant admin's key that names no list (the key
 /// `kindgi dev` and `kindgi tokens create --database` make, and keys made before
-/// capabilities existed) holds every capability but a `system:*` one. A key that
-/// names a list, admin or not, holds exactly that list.
+/// capabilities existed) holds every capability this runtime checks
+/// ([`RUNTIME_CAPABILITIES`]). A key that names a list, admin or not, holds exactly that list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeldCapabilities {
-    /// Every capability but `system:*` (a tenant admin's key with no list).
-    AllButSystem,
+    /// [`RUNTIME_CAPABILITIES`] (a tenant admin's key with no list).
+    Runtime,
     /// Exactly these.
     Listed(Vec<String>),
 }
@@ -327,15 +336,10 @@ impl HeldCapabilities {
     /// Whether `cap` is held.
     pub fn holds(&self, cap: &str) -> bool {
         match self {
-            HeldCapabilities::AllButSystem => !is_system_capability(cap),
+            HeldCapabilities::Runtime => RUNTIME_CAPABILITIES.contains(&cap),
             HeldCapabilities::Listed(list) => list.iter().any(|c| c == cap),
         }
     }
-}
-
-/// Whether `cap` is a system capability (`system:*`, `kindgi:system`): never on an API key.
-pub fn is_system_capability(cap: &str) -> bool {
-    cap.starts_with("system:") || cap == "kindgi:system"
 }
 
 /// What a presented key turned out to be.
