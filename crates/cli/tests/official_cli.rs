@@ -241,22 +241,11 @@ fn official_cli_against_dev_on_the_typescript_pack() {
     let Some(cli) = official_cli("official_cli_against_dev_on_the_typescript_pack") else {
         return;
     };
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
+    let Some(r) = ts_reference("official_cli_against_dev_on_the_typescript_pack") else {
+        return;
     };
-    let (Some(node_modules), Some(node)) =
-        (var("KINDGI_CLI_NODE_MODULES"), var("KINDGI_NODE24_DIR"))
-    else {
-        panic!(
-            "KINDGI_CLI_NODE_MODULES and KINDGI_NODE24_DIR are needed (source .cache/reference.env)"
-        );
-    };
-    let tmp = copy_pack(&repo_root().join("examples/my-pack-ts"));
-    // What the example's link-sdk sets up: the wheel's packages as the pack's node_modules.
-    std::os::unix::fs::symlink(&node_modules, tmp.path().join("node_modules")).unwrap();
-    let node = node.join("bin/node").display().to_string();
+    let tmp = ts_pack(&r);
+    let node = r.node.display().to_string();
     dev_case(&cli, tmp.path(), &[("KINDGI_NODE", &node)]);
 }
 
