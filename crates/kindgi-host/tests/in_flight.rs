@@ -11,7 +11,9 @@
 //!   release file, so the stop always finds it in flight.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kindgi_dev::prepare::{Prepared, read_index};
@@ -20,23 +22,16 @@ use kindgi_pack::dispatch::PackServiceCaller;
 use kindgi_runtime::{JournalKind, RunOptions, RunStatus, Runtime};
 use kindgi_spec::ToolManifest;
 use serde_json::{Value, json};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_owned()
-}
+use support::repo_root;
 
 fn fixture() -> Prepared {
-    let exe = root().join("target/debug/conformance-pack");
+    let exe = repo_root().join("target/debug/conformance-pack");
     assert!(
         exe.is_file(),
         "{} is not built (cargo build -p conformance-pack)",
         exe.display()
     );
-    let index_path = root().join("examples/conformance-pack/index.json");
+    let index_path = repo_root().join("examples/conformance-pack/index.json");
     Prepared {
         program: exe,
         args: vec!["serve".into()],
