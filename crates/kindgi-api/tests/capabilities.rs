@@ -14,6 +14,7 @@ use kindgi_store::DatabaseKind;
 use kindgi_store::seal::SealKey;
 use kindgi_store::testing::TestDatabase;
 use serde_json::{Value, json};
+use support::{Served, serve_loopback};
 
 const ENV: &str = "/v1/env/X?envName=local&scopeKind=tenant";
 const SECRET: &str = "/v1/secrets/S?envName=local&scopeKind=tenant";
@@ -89,21 +90,19 @@ impl Server {
     }
 }
 
-async fn start(kind: DatabaseKind) -> (TestDatabase, Server, kindgi_serve::CancellationToken) {
+async fn start(kind: DatabaseKind) -> (TestDatabase, Server, Served) {
     let db = TestDatabase::new(kind).await.unwrap();
     let state = AppState::new(db.db.clone());
     let admin = state.tokens.create("acme", None).await.unwrap().key;
     let (seal, _) = SealKey::generate();
     let app = router(state).layer(Extension(ValuesConfig::new("local", Some(seal))));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let stop = kindgi_serve::CancellationToken::new();
-    let serving = stop.clone();
-    tokio::spawn(async move {
-        kindgi_api::serve(listener, app, kindgi_serve::Limits::default(), serving).await;
-    });
-    let http = reqwest::Client::new();
-    (db, Server { url, http, admin }, stop)
+    let served = serve_loopback(app).await;
+    let server = Server {
+        url: served.url.clone(),
+        http: reqwest::Client::new(),
+        admin,
+    };
+    (db, server, served)
 }
 
 /// The refusal of a route needing `cap`, exactly as the reference words it.
@@ -199,7 +198,7 @@ async fn keys_without_a_capability_are_refused(kind: DatabaseKind) {
     assert_refused(s.revoke_secret(&hard, false).await, "secrets:revoke");
     let (status, body) = s.revoke_secret(&hard, true).await;
     assert_eq!((status, body["hard"].clone()), (200, json!(true)), "{body}");
-    stop.cancel();
+    stop.stop().await;
     db.cleanup().await.unwrap();
 }
 
@@ -277,7 +276,7 @@ async fn admin_keys_hold_every_capability_unless_they_name_a_list(kind: Database
         (status, body["error"]["code"].clone()),
         (403, json!("capability-not-mintable"))
     );
-    stop.cancel();
+    stop.stop().await;
     db.cleanup().await.unwrap();
 }
 
