@@ -821,7 +821,9 @@ pub fn agent_turn_flow(agent_id: &str, version: &str) -> Result<LoadedFlow, crat
         "id": AGENT_TURN_FLOW_ID,
         "version": version,
         "name": format!("Agent turn of {agent_id}"),
-        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id}],
+        // Pinned: the turn runs the version its run reports (a conversation's, an explicit
+        // one), not whatever is newest when the step starts.
+        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id, "config": {"version": version}}],
         "edges": [
             {"id": "start", "from": "$start", "to": "turn"},
             {"id": "end", "from": "turn", "to": "$end"}

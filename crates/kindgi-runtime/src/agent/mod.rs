@@ -39,6 +39,7 @@ use crate::guardrail::{RanCall, TurnGuardrails};
 use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool};
 use crate::resolve::ResolveError;
 use calls::{CallOutcome, resolve_failure};
+pub use messages::{DEFAULT_HISTORY_LIMIT, OUTSIDE_DATA_RULE, outside_data};
 
 /// What a dry-run agent step answers.
 pub const DRY_RUN_REPLY: &str = "[dry-run: model call skipped]";
