@@ -67,7 +67,12 @@ pub(super) async fn open_conversation(
     let Some((log, id)) = conversation(ctx, agent) else {
         return Ok(());
     };
-    if input.get("conversationId").is_some() {
+    // Named (a string, as `start_agent_turn` and the API read it): kept by whoever named it.
+    if input
+        .get("conversationId")
+        .and_then(Value::as_str)
+        .is_some()
+    {
         return Ok(());
     }
     let opening = TurnOpening {
