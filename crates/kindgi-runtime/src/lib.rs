@@ -40,6 +40,7 @@ pub mod agent;
 pub mod approval;
 pub mod call_values;
 pub mod catalogue;
+pub mod conversation;
 pub mod definitions;
 pub mod dispatch;
 mod executor;
@@ -63,6 +64,7 @@ pub use call_values::CallValues;
 pub use catalogue::{
     ALL_TENANTS, AgentCatalogue, AgentSpec, AgentTool, FlowCatalogue, FlowError, LoadedFlow,
 };
+pub use conversation::{ConversationLog, ConversationLogError, DatabaseConversationLog};
 pub use definitions::{
     DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
 };

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call_values::CallValues;
 use crate::catalogue::{AgentCatalogue, FlowCatalogue, LoadedFlow};
+use crate::conversation::ConversationLog;
 use crate::definitions::{
     DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
 };
@@ -184,6 +185,8 @@ pub(crate) struct Shared {
     pub resolver: ToolResolver,
     /// Env values and secrets for calls (none by default).
     pub call_values: Option<Arc<dyn CallValues>>,
+    /// Where agent turns keep their conversations (none: no history, nothing kept).
+    pub conversations: Option<Arc<dyn ConversationLog>>,
     pub store: Arc<dyn RunStore>,
     pub model: Arc<dyn ModelProvider>,
     pub config: RuntimeConfig,
@@ -207,6 +210,7 @@ pub struct RuntimeBuilder {
     definition_source: Option<Arc<dyn DefinitionSource>>,
     definitions: Option<Arc<dyn Definitions>>,
     call_values: Option<Arc<dyn CallValues>>,
+    conversations: Option<Arc<dyn ConversationLog>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -276,6 +280,12 @@ impl RuntimeBuilder {
         self.call_values = Some(values);
         self
     }
+    /// Where agent turns read their conversation's history and keep what they said (see
+    /// [`crate::conversation`]); [`Runtime::with_database`] plugs in the database's.
+    pub fn conversations(mut self, log: Arc<dyn ConversationLog>) -> Self {
+        self.conversations = Some(log);
+        self
+    }
     pub fn build(self) -> Runtime {
         let memory: Arc<dyn Definitions> = Arc::new(MemoryDefinitions {
             flows: self.flows.clone(),
@@ -301,6 +311,7 @@ impl RuntimeBuilder {
                 definitions,
                 resolver,
                 call_values: self.call_values,
+                conversations: self.conversations,
                 tools: self.tools,
                 flows: self.flows,
                 agents: self.agents,
@@ -347,12 +358,15 @@ impl Runtime {
             definition_source: None,
             definitions: None,
             call_values: None,
+            conversations: None,
         }
     }
 
     /// A builder over a migrated database (SQLite or PostgreSQL).
     pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
-        Runtime::builder(Arc::new(crate::store::DatabaseRunStore::new(db)))
+        Runtime::builder(Arc::new(crate::store::DatabaseRunStore::new(db.clone()))).conversations(
+            Arc::new(crate::conversation::DatabaseConversationLog::new(db)),
+        )
     }
 
     /// A builder over an in-memory store.
@@ -807,7 +821,9 @@ pub fn agent_turn_flow(agent_id: &str, version: &str) -> Result<LoadedFlow, crat
         "id": AGENT_TURN_FLOW_ID,
         "version": version,
         "name": format!("Agent turn of {agent_id}"),
-        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id}],
+        // Pinned: the turn runs the version its run reports (a conversation's, an explicit
+        // one), not whatever is newest when the step starts.
+        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id, "config": {"version": version}}],
         "edges": [
             {"id": "start", "from": "$start", "to": "turn"},
             {"id": "end", "from": "turn", "to": "$end"}
