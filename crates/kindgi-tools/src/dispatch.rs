@@ -203,6 +203,20 @@ pub trait PackCaller: Send + Sync + std::fmt::Debug {
         input: Value,
         ctx: &ToolContext,
     ) -> Result<Value, PackCallError>;
+
+    /// Invokes a tool that may pause (`manifest.pauses()`, with `ctx.wait` set): the pack
+    /// answers with the call's result or says it paused (docs/pauses.md). A caller that
+    /// does not know pausing answers through [`PackCaller::call_tool`].
+    async fn call_tool_or_pause(
+        &self,
+        manifest: &ToolManifest,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<CallOutcome, PackCallError> {
+        self.call_tool(manifest, input, ctx)
+            .await
+            .map(CallOutcome::Done)
+    }
 }
 
 /// A tool in a pack service.
@@ -239,21 +253,45 @@ impl ToolDispatcher for PackTool {
     }
 
     async fn call(&self, input: Value, ctx: ToolContext) -> Result<Value, ToolCallError> {
+        self.caller
+            .call_tool(&self.manifest, input, &ctx)
+            .await
+            .map_err(|e| self.call_error(e))
+    }
+
+    /// A tool that declares `pauses` goes through [`PackCaller::call_tool_or_pause`]; any
+    /// other through [`PackCaller::call_tool`], so it can never come back paused.
+    async fn call_or_pause(
+        &self,
+        input: Value,
+        ctx: ToolContext,
+    ) -> Result<CallOutcome, ToolCallError> {
+        if !self.manifest.pauses() {
+            return self.call(input, ctx).await.map(CallOutcome::Done);
+        }
+        self.caller
+            .call_tool_or_pause(&self.manifest, input, &ctx)
+            .await
+            .map_err(|e| self.call_error(e))
+    }
+}
+
+impl PackTool {
+    fn call_error(&self, error: PackCallError) -> ToolCallError {
         let id = self.manifest.id.clone();
-        match self.caller.call_tool(&self.manifest, input, &ctx).await {
-            Ok(v) => Ok(v),
-            Err(PackCallError::Tool {
+        match error {
+            PackCallError::Tool {
                 code,
                 message,
                 issues,
-            }) => Err(ToolCallError {
+            } => ToolCallError {
                 code,
                 message,
                 tool_id: id,
                 transport: false,
                 issues,
-            }),
-            Err(PackCallError::Transport { message }) => Err(ToolCallError {
+            },
+            PackCallError::Transport { message } => ToolCallError {
                 code: "pack-unreachable".into(),
                 message: format!(
                     "tool \"{id}\" in pack \"{}\" could not be called: {message}",
@@ -262,7 +300,7 @@ impl ToolDispatcher for PackTool {
                 tool_id: id,
                 transport: true,
                 issues: Vec::new(),
-            }),
+            },
         }
     }
 }
