@@ -35,8 +35,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use crate::service::registry::CheckContext;
 pub use check::{Check, CheckBuilder};
-pub use pause::{PausingHandler, Reply, pause, wait_ticket};
 pub use kindgi_spec::pack_protocol::CheckResult;
+pub use pause::{PausingHandler, Reply, pause, wait_ticket};
 
 use crate::service::registry::{LoadFn, ModuleRegistry, RegisteredCheck, RegisteredTool};
 

@@ -157,9 +157,11 @@ impl ToolPause {
 /// A `timeoutMs` of a pause: a whole number of milliseconds, positive, at most 24 days.
 pub fn pause_timeout(value: &Value) -> Result<u64, String> {
     let ms = match value {
-        Value::Number(n) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1e19).map(|f| f as u64)),
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1e19)
+                .map(|f| f as u64)
+        }),
         _ => None,
     };
     match ms {
@@ -571,13 +573,27 @@ mod tests {
         assert_eq!(serde_json::to_value(&r).unwrap(), raw);
         let bare: Response = serde_json::from_value(json!({"v": 2, "kind": "pause"})).unwrap();
         assert!(matches!(bare, Response::Pause(ref p) if p.timeout() == Ok(None)));
-        assert_eq!(pause_timeout(&json!(MAX_PAUSE_TIMEOUT_MS)), Ok(2_073_600_000));
+        assert_eq!(
+            pause_timeout(&json!(MAX_PAUSE_TIMEOUT_MS)),
+            Ok(2_073_600_000)
+        );
         assert_eq!(pause_timeout(&json!(5000.0)), Ok(5000));
-        for bad in [json!(0), json!(-1), json!(1.5), json!("60"), json!(null), json!(MAX_PAUSE_TIMEOUT_MS + 1)] {
+        for bad in [
+            json!(0),
+            json!(-1),
+            json!(1.5),
+            json!("60"),
+            json!(null),
+            json!(MAX_PAUSE_TIMEOUT_MS + 1),
+        ] {
             let e = pause_timeout(&bad).unwrap_err();
             assert!(e.contains("`timeoutMs`"), "{bad}: {e}");
         }
-        assert!(pause_timeout(&json!(MAX_PAUSE_TIMEOUT_MS + 1)).unwrap_err().contains("24 days"));
+        assert!(
+            pause_timeout(&json!(MAX_PAUSE_TIMEOUT_MS + 1))
+                .unwrap_err()
+                .contains("24 days")
+        );
     }
 
     #[test]

@@ -196,7 +196,10 @@ mod tests {
             .build()
             .unwrap();
         assert!(tool.manifest().pauses());
-        assert_eq!(tool.manifest().output["required"], serde_json::json!(["doubled"]));
+        assert_eq!(
+            tool.manifest().output["required"],
+            serde_json::json!(["doubled"])
+        );
         let handler = tool.handler().clone();
         let done = handler(serde_json::json!({"n": 2}), ToolContext::for_test()).await;
         assert_eq!(done, Ok(serde_json::json!({"doubled": 4})));

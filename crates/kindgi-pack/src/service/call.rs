@@ -307,9 +307,8 @@ fn pause_body(
     timeout_ms: Option<u64>,
 ) -> Result<Vec<u8>, CallError> {
     let id = &*slot.id;
-    let refuse = |why: String| {
-        Err(CallError::new(ErrorCode::OutputValidationFailed, why).about(target))
-    };
+    let refuse =
+        |why: String| Err(CallError::new(ErrorCode::OutputValidationFailed, why).about(target));
     if !slot.pauses {
         return refuse(format!(
             "Tool \"{id}\" handler answered pause, but the tool does not declare `pauses: true`; declare it (Tool::define(..).pauses(true)) or return the call's output"
@@ -325,7 +324,9 @@ fn pause_body(
         Some(ms) => match kindgi_spec::pack_protocol::pause_timeout(&Value::from(ms)) {
             Ok(ms) => Some(ms),
             Err(why) => {
-                return refuse(format!("Tool \"{id}\" handler answered a pause whose {why}"));
+                return refuse(format!(
+                    "Tool \"{id}\" handler answered a pause whose {why}"
+                ));
             }
         },
     };
@@ -600,10 +601,8 @@ pub(crate) async fn run_tool(
     let has_ticket = tool_ctx.wait.is_some();
     let running = (slot.handler)(input, tool_ctx);
     let paused = Arc::new(PauseSlot::default());
-    let fut: BoxFuture<'static, _> = Box::pin(CALL_CONTEXT.scope(
-        Arc::new(ctx),
-        PAUSE.scope(paused.clone(), running),
-    ));
+    let fut: BoxFuture<'static, _> =
+        Box::pin(CALL_CONTEXT.scope(Arc::new(ctx), PAUSE.scope(paused.clone(), running)));
     let (handle, late) = spawn_watched(state, &target, fut);
     let output = match settle(handle, &late, until, signal, &target).await? {
         Ran::Done(Ok(output)) => output,
