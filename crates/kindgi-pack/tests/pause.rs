@@ -443,3 +443,107 @@ async fn the_client_refuses_a_pause_it_may_not_take() {
             "expiresAt": "2026-12-02T16:00:00.000Z", "timeoutMs": 86_400_000})
     );
 }
+
+/// `examples/my-pack`'s pausing tool, as built (`cargo build -p my-pack`): its call is sent
+/// the ticket, appends the link to the outbox file (0600, the token in no log line) and
+/// comes back paused; `now: true` answers at once.
+#[tokio::test]
+async fn my_pack_request_review_hands_the_link_over_and_pauses() {
+    use kindgi_pack::conformance::service::{Launch, ServiceCommand, random_token};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let bin = root.join("target/debug/my-pack");
+    if !bin.is_file() {
+        assert!(
+            std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() != Ok("1"),
+            "KINDGI_REQUIRE_REFERENCE=1 but target/debug/my-pack is not built (cargo build -p my-pack)"
+        );
+        eprintln!("skipped: target/debug/my-pack is not built (cargo build -p my-pack)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let index = tmp.path().join("index.json");
+    let status = std::process::Command::new(&bin)
+        .args(["index", "--out"])
+        .arg(&index)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let outbox = tmp.path().join("outbox.jsonl");
+    let argv = vec![
+        bin.display().to_string(),
+        "serve".into(),
+        "--index".into(),
+        index.display().to_string(),
+    ];
+    let cmd = ServiceCommand::parse(&argv).unwrap();
+    let launch = Launch {
+        env: [(
+            "MY_PACK_REVIEW_OUTBOX".to_owned(),
+            outbox.display().to_string(),
+        )]
+        .into(),
+        ..Launch::default()
+    };
+    let token = random_token();
+    let mut svc = cmd.start(&launch, &token).await.unwrap();
+    let file = kindgi_pack::service::IndexFile::read(&index).unwrap();
+    let entry = file
+        .index
+        .tools
+        .iter()
+        .find(|t| t.id == "my-pack.request-review")
+        .unwrap();
+    let slot = ServiceSlot::remote(&svc.base, &token, |_| {}).unwrap();
+    let review = PackTool::new(
+        manifest_of(entry).unwrap(),
+        "my-pack",
+        PackServiceCaller::new(slot),
+    );
+    assert!(review.manifest().pauses() && !review.runs_concurrently());
+
+    let out = review
+        .call_or_pause(
+            json!({"orderId": "ord_1001", "note": "big order", "timeoutHours": 2}),
+            ctx_with_ticket(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        CallOutcome::Paused {
+            timeout_ms: Some(7_200_000)
+        }
+    );
+    let lines = std::fs::read_to_string(&outbox).unwrap();
+    let handed: Value = serde_json::from_str(lines.trim()).unwrap();
+    assert_eq!(
+        handed,
+        json!({"orderId": "ord_1001", "note": "big order", "link": ticket().link,
+            "expiresAt": "2026-12-02T16:00:00.000Z"})
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&outbox).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    let out = review
+        .call_or_pause(
+            json!({"orderId": "ord_1001", "now": true}),
+            ctx_with_ticket(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        CallOutcome::Done(json!({"approved": true, "comment": "no review asked"}))
+    );
+    svc.process.stop(Duration::from_secs(10)).await;
+    let logged =
+        svc.process.stderr.snapshot().join("\n") + &svc.process.stdout.snapshot().join("\n");
+    assert!(logged.contains("my-pack.request-review paused"), "{logged}");
+    assert!(!logged.contains(WAIT_TOKEN), "the wait token was logged");
+}
