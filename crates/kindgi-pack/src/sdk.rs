@@ -410,8 +410,10 @@ const INDEX_TOOL_KEYS: &[&str] = &[
     "network",
     "mutating",
     "needsApprovalWhenUnattended",
-    // Kindgi's extension of the 1.4.0 index (docs/pauses.md); written only when `true`.
+    // Kindgi's extensions of the 1.4.0 index (docs/pauses.md, docs/pack-sdk.md); each
+    // written only when `true`.
     "pauses",
+    "resultIsOutsideData",
     "spec",
 ];
 
@@ -430,7 +432,9 @@ fn index_tool(t: &PackTool) -> Result<IndexTool, SdkError> {
     let mut entry: Map<String, Value> = manifest
         .into_iter()
         .filter(|(k, _)| INDEX_TOOL_KEYS.contains(&k.as_str()))
-        .filter(|(k, v)| k != "pauses" || *v == Value::Bool(true))
+        .filter(|(k, v)| {
+            !matches!(k.as_str(), "pauses" | "resultIsOutsideData") || *v == Value::Bool(true)
+        })
         .collect();
     entry.insert("modulePath".into(), Value::from(t.module_path.clone()));
     serde_json::from_value(Value::Object(entry)).map_err(|e| SdkError::Tool {
