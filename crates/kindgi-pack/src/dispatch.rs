@@ -319,17 +319,13 @@ pub fn manifest_of(tool: &IndexTool) -> Result<ToolManifest, String> {
     m.insert("version".into(), json!(tool.version().unwrap_or("0.0.0")));
     m.insert("input".into(), tool.input.clone());
     m.insert("output".into(), tool.output.clone());
-    let optional: [(&str, Option<Value>); 10] = [
+    let optional: [(&str, Option<Value>); 9] = [
         ("effects", tool.effects.clone().map(Value::Array)),
         ("mutating", tool.mutating.map(Value::Bool)),
         ("pauses", tool.pauses.map(Value::Bool)),
         (
             "needsApprovalWhenUnattended",
             tool.needs_approval_when_unattended.map(Value::Bool),
-        ),
-        (
-            "resultIsOutsideData",
-            tool.extra.get("resultIsOutsideData").cloned(),
         ),
         ("needs", tool.needs.clone().map(Value::Array)),
         ("needsSpec", tool.needs_spec.clone()),
@@ -346,6 +342,15 @@ pub fn manifest_of(tool: &IndexTool) -> Result<ToolManifest, String> {
         } else if matches!(key, "effects" | "mutating" | "pauses") {
             return Err(format!("its `{key}` is not valid: {value}"));
         }
+    }
+    // Tool schema 1.3.0 (seed 000): an SDK that writes `resultIsOutsideData` has it reach
+    // the agent, which wraps the tool's results as outside data.
+    if let Some(flag) = tool
+        .extra
+        .get("resultIsOutsideData")
+        .filter(|v| v.is_boolean())
+    {
+        m.insert("resultIsOutsideData".into(), flag.clone());
     }
     serde_json::from_value(Value::Object(m)).map_err(|e| e.to_string())
 }
