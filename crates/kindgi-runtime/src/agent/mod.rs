@@ -126,7 +126,9 @@ pub(crate) async fn run_agent_step(
         ctx.recorded(&value_scope, AGENT_VERSION_KEY, async move { Ok(v) })
             .await?;
     }
-    let guards = TurnGuardrails::resolve(ctx, &agent).await?;
+    let guards = TurnGuardrails::resolve(ctx, &agent)
+        .await?
+        .at(node_id, scope);
     let offered = offered_tools(ctx, &agent).await?;
     let mut messages = messages::initial_messages(ctx, &agent, &input).await?;
     let mut ran: Vec<RanCall> = Vec::new();
