@@ -189,6 +189,8 @@ pub(crate) struct Shared {
     pub call_values: Option<Arc<dyn CallValues>>,
     /// Runs guardrail checks that are not built in (a pack's); none by default.
     pub guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
+    /// The tenants' approval rules agent turns are held to (none by default).
+    pub tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
     pub store: Arc<dyn RunStore>,
     pub model: Arc<dyn ModelProvider>,
     pub config: RuntimeConfig,
@@ -214,6 +216,7 @@ pub struct RuntimeBuilder {
     call_values: Option<Arc<dyn CallValues>>,
     guardrails: GuardrailCatalogue,
     guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
+    tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -294,6 +297,14 @@ impl RuntimeBuilder {
         self.guardrail_checks = Some(checks);
         self
     }
+    /// The tenants' `hitl` policies: a floor under every agent's approval gates.
+    pub fn tenant_hitl_policy(
+        mut self,
+        policy: Arc<dyn crate::agent::hitl::TenantHitlPolicy>,
+    ) -> Self {
+        self.tenant_hitl = Some(policy);
+        self
+    }
     pub fn build(self) -> Runtime {
         let memory: Arc<dyn Definitions> = Arc::new(MemoryDefinitions {
             flows: self.flows.clone(),
@@ -321,6 +332,7 @@ impl RuntimeBuilder {
                 resolver,
                 call_values: self.call_values,
                 guardrail_checks: self.guardrail_checks,
+                tenant_hitl: self.tenant_hitl,
                 tools: self.tools,
                 flows: self.flows,
                 agents: self.agents,
@@ -369,6 +381,7 @@ impl Runtime {
             call_values: None,
             guardrails: GuardrailCatalogue::new(),
             guardrail_checks: None,
+            tenant_hitl: None,
         }
     }
 
