@@ -10,7 +10,7 @@ mod common;
 
 use async_trait::async_trait;
 use common::{ALL, Backend, builder, cleanup, counting_tool, read_only};
-use kindgi_runtime::model::{ModelRequest, ModelResponse};
+use kindgi_runtime::model::{ModelRequest, ModelResponse, Role};
 use kindgi_runtime::{
     AgentSpec, AgentTool, CheckError, CheckRequest, GuardrailCatalogue, GuardrailChecks,
     GuardrailSpec, JournalKind, ModelError, ModelProvider, RunOptions, RunRecord, RunStatus,
@@ -18,6 +18,7 @@ use kindgi_runtime::{
 };
 use kindgi_spec::pack_protocol::CheckResult;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -29,6 +30,8 @@ struct Scripted {
     steps: Vec<Vec<&'static str>>,
     text: String,
     step: AtomicUsize,
+    /// `(call id, content)` of each tool result the model was handed, last request's.
+    results: Mutex<Vec<(String, String)>>,
 }
 
 fn scripted(steps: Vec<Vec<&'static str>>, text: &str) -> Arc<Scripted> {
@@ -36,7 +39,17 @@ fn scripted(steps: Vec<Vec<&'static str>>, text: &str) -> Arc<Scripted> {
         steps,
         text: text.to_owned(),
         step: AtomicUsize::new(0),
+        results: Mutex::new(Vec::new()),
     })
+}
+
+impl Scripted {
+    /// The content the model got for call `id`.
+    fn result_of(&self, id: &str) -> Value {
+        let results = self.results.lock().unwrap();
+        let (_, content) = results.iter().find(|(c, _)| c == id).unwrap();
+        serde_json::from_str(content).unwrap()
+    }
 }
 
 #[async_trait]
@@ -47,7 +60,18 @@ impl ModelProvider for Scripted {
     fn model(&self) -> &str {
         "scripted"
     }
-    async fn invoke(&self, _request: ModelRequest) -> Result<ModelResponse, ModelError> {
+    async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        *self.results.lock().unwrap() = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .map(|m| {
+                (
+                    m.tool_call_id.clone().unwrap_or_default(),
+                    m.content.clone(),
+                )
+            })
+            .collect();
         let n = self.step.fetch_add(1, Ordering::SeqCst);
         let answer = match self.steps.get(n) {
             Some(calls) => {
@@ -72,6 +96,23 @@ fn guardrail(id: &str, check: &str, config: Value, action: &str) -> GuardrailSpe
     .unwrap()
 }
 
+/// How many times each tool ran.
+#[derive(Debug, Clone, Default)]
+struct Counts(Arc<Mutex<HashMap<String, Arc<AtomicUsize>>>>);
+
+impl Counts {
+    fn of(&self, tool: &str) -> usize {
+        self.0
+            .lock()
+            .unwrap()
+            .get(tool)
+            .map_or(0, |c| c.load(Ordering::SeqCst))
+    }
+    fn total(&self) -> usize {
+        ["t.a", "t.b", "t.x"].iter().map(|t| self.of(t)).sum()
+    }
+}
+
 /// A runtime over `b` with tools `t.a`, `t.b`, `t.x` (read-only, counted), the agent
 /// `t.agent` listing them and `guardrails`, and the model `model`.
 fn runtime(
@@ -79,20 +120,18 @@ fn runtime(
     model: Arc<Scripted>,
     guardrails: &[GuardrailSpec],
     agent_guardrails: &[&str],
-) -> (Runtime, Arc<AtomicUsize>) {
+) -> (Runtime, Counts) {
     let catalogue = GuardrailCatalogue::new();
     for g in guardrails {
         catalogue.insert(g.clone());
     }
     let rt = b.model(model).guardrails(catalogue).build();
-    let count = Arc::new(AtomicUsize::new(0));
+    let count = Counts::default();
     for id in ["t.a", "t.b", "t.x"] {
-        rt.tools().insert_tool(counting_tool(
-            id,
-            read_only(),
-            count.clone(),
-            |_| json!({"ok": true}),
-        ));
+        let c = Arc::new(AtomicUsize::new(0));
+        count.0.lock().unwrap().insert(id.to_owned(), c.clone());
+        rt.tools()
+            .insert_tool(counting_tool(id, read_only(), c, |_| json!({"ok": true})));
     }
     let mut agent = AgentSpec::new("t.agent").with_tools([
         AgentTool::new("t.a", "*"),
@@ -141,7 +180,7 @@ async fn memory(
     model: Arc<Scripted>,
     guardrails: &[GuardrailSpec],
     agent_guardrails: &[&str],
-) -> (Runtime, Arc<AtomicUsize>) {
+) -> (Runtime, Counts) {
     let (b, _) = builder(Backend::Memory).await;
     runtime(b, model, guardrails, agent_guardrails)
 }
@@ -399,11 +438,7 @@ async fn an_unknown_guardrail_id_fails_the_turn() {
         "{}",
         failure(&run)
     );
-    assert_eq!(
-        count.load(Ordering::SeqCst),
-        0,
-        "the turn failed before any tool ran"
-    );
+    assert_eq!(count.total(), 0, "the turn failed before any tool ran");
 }
 
 #[tokio::test]
@@ -697,4 +732,203 @@ async fn a_turn_in_a_flow_is_judged_with_the_flow_id() {
     assert_eq!(checks.traces.lock().unwrap()[0]["flowId"], "t.turn");
     let out = serde_json::to_string(&run.output).unwrap();
     assert!(out.contains("\"guardrailId\":\"acme.min-length\""), "{out}");
+}
+
+// ----- before-tool guardrails (seed 004, our `stage: "before-tool"`) ---------------------
+
+fn before_tool(
+    id: &str,
+    check: &str,
+    config: Value,
+    action: &str,
+    tools: &[&str],
+) -> GuardrailSpec {
+    let mut g = json!({
+        "id": id, "kind": "zero-llm", "check": check, "config": config,
+        "action": {"on-violation": action}, "stage": "before-tool",
+    });
+    if !tools.is_empty() {
+        g["scope"] = json!({"tools": tools});
+    }
+    GuardrailSpec::from_value(&g).unwrap()
+}
+
+#[tokio::test]
+async fn a_refused_call_does_not_run_and_the_model_gets_the_refusal() {
+    // Case 79, on every store: the judged call k is refused; the calls around it run.
+    for backend in ALL {
+        let (b, db) = builder(backend).await;
+        let model = scripted(vec![vec!["t.a", "t.b", "t.x"]], "done");
+        let (rt, count) = runtime(
+            b,
+            model.clone(),
+            &[before_tool(
+                "g.no-b",
+                "never-call-tool",
+                json!({"tools": ["t.b"]}),
+                "halt",
+                &[],
+            )],
+            &["g.no-b"],
+        );
+        let run = turn(&rt).await;
+        assert_eq!(run.status, RunStatus::Completed, "{backend:?}: {run:?}");
+        assert_eq!(
+            count.of("t.b"),
+            0,
+            "{backend:?}: the refused call never ran"
+        );
+        assert_eq!((count.of("t.a"), count.of("t.x")), (1, 1), "{backend:?}");
+        assert_eq!(
+            model.result_of("s0c1"),
+            json!({
+                "status": "refused",
+                "guardrailId": "g.no-b",
+                "reason": "forbidden tool(s) invoked: t.b",
+                "message": "Call blocked by guardrail 'g.no-b': the tool was not run. Don't retry it with the same arguments.",
+            }),
+            "{backend:?}"
+        );
+        assert_eq!(model.result_of("s0c0"), json!({"ok": true}));
+        let journal = rt.journal(&run.id, None, None).await.unwrap();
+        let violated: Vec<&Value> = journal
+            .iter()
+            .filter(|e| e.kind == JournalKind::GuardrailViolated)
+            .filter_map(|e| e.payload.as_ref())
+            .collect();
+        assert_eq!(violated.len(), 1, "{backend:?}");
+        assert_eq!(violated[0]["stage"], "before-tool");
+        assert_eq!(violated[0]["callId"], "s0c1");
+        // The verdict is recorded, so a resumed step reads it instead of judging again.
+        assert!(journal.iter().any(|e| {
+            e.kind == JournalKind::ValueRecorded
+                && e.payload
+                    .as_ref()
+                    .is_some_and(|p| p["key"] == "before-tool:s0c1:t.b")
+        }));
+        cleanup(db).await;
+    }
+}
+
+#[tokio::test]
+async fn a_before_tool_check_sees_the_calls_that_ran_and_the_pending_one_last() {
+    let (b, _) = builder(Backend::Memory).await;
+    let checks = Arc::new(AcmeChecks::default());
+    let model = scripted(vec![vec!["t.a"], vec!["t.x", "t.b"]], "done");
+    let (rt, count) = runtime(
+        b.guardrail_checks(checks.clone()),
+        model.clone(),
+        // Judges only t.b's calls; passes (the output it reads is absent, min 0).
+        &[before_tool(
+            "acme.min-length",
+            "acme.checks.min-length",
+            json!({"minLength": 0}),
+            "halt",
+            &["t.b"],
+        )],
+        &["acme.min-length"],
+    );
+    let run = turn(&rt).await;
+    assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    assert_eq!(count.total(), 3);
+    assert_eq!(
+        checks.calls.load(Ordering::SeqCst),
+        1,
+        "only t.b's call is judged"
+    );
+    let trace = checks.traces.lock().unwrap()[0].clone();
+    let called: Vec<&str> = trace["toolCalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["toolId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        called,
+        ["t.a", "t.x", "t.b"],
+        "the calls before it ran first"
+    );
+    let answered: Vec<&str> = trace["toolResults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["toolCallId"].as_str().unwrap())
+        .collect();
+    assert_eq!(answered, ["s0c0", "s1c0"], "no result for the pending call");
+    assert_eq!(
+        trace["attributes"],
+        json!({"stage": "before-tool", "pendingCallId": "s1c1"})
+    );
+    assert!(trace.get("output").is_none());
+}
+
+#[tokio::test]
+async fn before_tool_built_ins_count_the_pending_call_and_fail_closed() {
+    // max-tool-calls counts the pending call: the third call of the turn is refused.
+    let model = scripted(vec![vec!["t.a"], vec!["t.a", "t.x"]], "done");
+    let (rt, count) = memory(
+        model.clone(),
+        &[before_tool(
+            "g.two",
+            "max-tool-calls",
+            json!({"max": 2}),
+            "halt",
+            &[],
+        )],
+        &["g.two"],
+    )
+    .await;
+    let run = turn(&rt).await;
+    assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    assert_eq!((count.of("t.a"), count.of("t.x")), (2, 0));
+    assert_eq!(
+        model.result_of("s1c1")["reason"],
+        "expected <= 2 tool calls, saw 3"
+    );
+    // A check that can't run refuses a halt guardrail's call (fail closed) …
+    let model = scripted(vec![vec!["t.a"]], "done");
+    let (rt, count) = memory(
+        model.clone(),
+        &[before_tool(
+            "g.lost",
+            "acme.checks.nope",
+            json!({}),
+            "halt",
+            &[],
+        )],
+        &["g.lost"],
+    )
+    .await;
+    let run = turn(&rt).await;
+    assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    assert_eq!(count.of("t.a"), 0);
+    assert_eq!(
+        model.result_of("s0c0")["reason"],
+        "couldn't run its check (unknown-check: Guardrail \"g.lost\" references unregistered check \"acme.checks.nope\")"
+    );
+    // … and a log-only one records the violation and lets the call run.
+    let model = scripted(vec![vec!["t.a"]], "done");
+    let (rt, count) = memory(
+        model.clone(),
+        &[before_tool(
+            "g.watch",
+            "never-call-tool",
+            json!({"tools": ["t.a"]}),
+            "log-only",
+            &[],
+        )],
+        &["g.watch"],
+    )
+    .await;
+    let run = turn(&rt).await;
+    assert_eq!(count.of("t.a"), 1);
+    assert_eq!(model.result_of("s0c0"), json!({"ok": true}));
+    let journal = rt.journal(&run.id, None, None).await.unwrap();
+    assert!(
+        journal
+            .iter()
+            .any(|e| e.kind == JournalKind::GuardrailViolated)
+    );
+    // A before-tool guardrail does not judge the final answer.
+    assert!(violations(&run).is_empty());
 }
