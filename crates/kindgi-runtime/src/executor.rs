@@ -402,7 +402,7 @@ async fn finish(
 impl RunCtx {
     /// The failure of a run whose stop signal fired: cancelled, or interrupted when the
     /// process is stopping.
-    fn stop_failure(&self) -> Failure {
+    pub(crate) fn stop_failure(&self) -> Failure {
         if self.stop.is_interrupt() {
             Failure::interrupted()
         } else {

@@ -45,7 +45,7 @@ pub mod definitions;
 pub mod dispatch;
 mod executor;
 pub mod expr;
-mod guardrail;
+pub mod guardrail;
 mod journal;
 pub mod model;
 pub mod record;
@@ -71,6 +71,9 @@ pub use definitions::{
 pub use dispatch::{
     InProcessTool, PackCallError, PackCaller, PackTool, ToolCallError, ToolCatalogue,
     ToolDispatcher, ToolTransport, dry_run_refusal,
+};
+pub use guardrail::{
+    CheckError, CheckRequest, GuardrailCatalogue, GuardrailChecks, GuardrailSpec, Stage,
 };
 pub use model::{ModelError, ModelProvider};
 pub use record::{

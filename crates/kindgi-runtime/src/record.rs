@@ -264,10 +264,14 @@ pub enum JournalKind {
     ValueRecorded,
     #[serde(rename = "clock.read")]
     ClockRead,
+    /// A guardrail failed (after-turn or before-tool; blocking or not): the run stream's
+    /// `run.guardrail-violated`.
+    #[serde(rename = "guardrail.violated")]
+    GuardrailViolated,
 }
 
 impl JournalKind {
-    pub const ALL: [JournalKind; 26] = [
+    pub const ALL: [JournalKind; 27] = [
         JournalKind::RunStarted,
         JournalKind::StepStarted,
         JournalKind::StepCompleted,
@@ -294,6 +298,7 @@ impl JournalKind {
         JournalKind::WaitCancelled,
         JournalKind::ValueRecorded,
         JournalKind::ClockRead,
+        JournalKind::GuardrailViolated,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -324,6 +329,7 @@ impl JournalKind {
             JournalKind::WaitCancelled => "wait.cancelled",
             JournalKind::ValueRecorded => "value.recorded",
             JournalKind::ClockRead => "clock.read",
+            JournalKind::GuardrailViolated => "guardrail.violated",
         }
     }
 

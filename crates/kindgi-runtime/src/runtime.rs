@@ -23,6 +23,7 @@ use crate::definitions::{
 };
 use crate::dispatch::ToolCatalogue;
 use crate::executor::{execute_run, issues_text};
+use crate::guardrail::{GuardrailCatalogue, GuardrailChecks};
 use crate::model::ModelProvider;
 use crate::record::{
     AGENT_TURN_FLOW_ID, JournalEntry, JournalKind, RunAgent, RunMeta, RunRecord, RunStatus,
@@ -99,7 +100,9 @@ impl From<DefinitionError> for RuntimeError {
     fn from(e: DefinitionError) -> Self {
         let code = match &e {
             DefinitionError::Source { .. } => "definition-source-failed",
-            DefinitionError::Invalid { .. } => "invalid-definition",
+            DefinitionError::Invalid { .. } | DefinitionError::InvalidGuardrail { .. } => {
+                "invalid-definition"
+            }
         };
         RuntimeError::Lookup {
             code,
@@ -187,6 +190,10 @@ pub(crate) struct Shared {
     pub call_values: Option<Arc<dyn CallValues>>,
     /// Where agent turns keep their conversations (none: no history, nothing kept).
     pub conversations: Option<Arc<dyn ConversationLog>>,
+    /// Runs guardrail checks that are not built in (a pack's); none by default.
+    pub guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
+    /// The tenants' approval rules agent turns are held to (none by default).
+    pub tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
     pub store: Arc<dyn RunStore>,
     pub model: Arc<dyn ModelProvider>,
     pub config: RuntimeConfig,
@@ -211,6 +218,9 @@ pub struct RuntimeBuilder {
     definitions: Option<Arc<dyn Definitions>>,
     call_values: Option<Arc<dyn CallValues>>,
     conversations: Option<Arc<dyn ConversationLog>>,
+    guardrails: GuardrailCatalogue,
+    guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
+    tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -286,10 +296,30 @@ impl RuntimeBuilder {
         self.conversations = Some(log);
         self
     }
+    /// In-memory guardrails (looked up before the definition source's).
+    pub fn guardrails(mut self, guardrails: GuardrailCatalogue) -> Self {
+        self.guardrails = guardrails;
+        self
+    }
+    /// Runs the guardrail checks that are not built in (the host's: a pack's check over
+    /// `check-invoke`). Without it such a check is `unknown-check`.
+    pub fn guardrail_checks(mut self, checks: Arc<dyn GuardrailChecks>) -> Self {
+        self.guardrail_checks = Some(checks);
+        self
+    }
+    /// The tenants' `hitl` policies: a floor under every agent's approval gates.
+    pub fn tenant_hitl_policy(
+        mut self,
+        policy: Arc<dyn crate::agent::hitl::TenantHitlPolicy>,
+    ) -> Self {
+        self.tenant_hitl = Some(policy);
+        self
+    }
     pub fn build(self) -> Runtime {
         let memory: Arc<dyn Definitions> = Arc::new(MemoryDefinitions {
             flows: self.flows.clone(),
             agents: self.agents.clone(),
+            guardrails: self.guardrails,
         });
         let definitions = match (self.definitions, self.definition_source) {
             (Some(d), _) => d,
@@ -312,6 +342,8 @@ impl RuntimeBuilder {
                 resolver,
                 call_values: self.call_values,
                 conversations: self.conversations,
+                guardrail_checks: self.guardrail_checks,
+                tenant_hitl: self.tenant_hitl,
                 tools: self.tools,
                 flows: self.flows,
                 agents: self.agents,
@@ -359,6 +391,9 @@ impl Runtime {
             definitions: None,
             call_values: None,
             conversations: None,
+            guardrails: GuardrailCatalogue::new(),
+            guardrail_checks: None,
+            tenant_hitl: None,
         }
     }
 

@@ -1,6 +1,8 @@
 //! `my-pack`: the example pack of the read-only guide (seed 004), written with the Rust pack
-//! SDK. Three tools — `my-pack.lookup-order` (read-only), `my-pack.add-order-note`
-//! (mutating, writes `external:orders`) and `my-pack.greet` (read-only) — an agent
+//! SDK. Four tools — `my-pack.lookup-order` (read-only), `my-pack.add-order-note`
+//! (mutating, writes `external:orders`), `my-pack.greet` (read-only) and
+//! `my-pack.request-review` (a pausing tool: the run waits for a reviewer's answer, handed
+//! over through the file `MY_PACK_REVIEW_OUTBOX` names; docs/pauses.md) — an agent
 //! (`my-pack.echo-agent`) and three flows: `my-pack.check-order`, `my-pack.note-order` and
 //! `my-pack.echo-flow`.
 //!
@@ -39,6 +41,11 @@ fn pack() -> Pack {
             defined("add-order-note", tools::add_order_note::tool()),
         )
         .tool("src/tools/greet.rs", defined("greet", tools::greet::tool()))
+        .tool(
+            "src/tools/request_review.rs",
+            defined("request-review", tools::request_review::tool()),
+        )
+        .env(&[], &[tools::request_review::OUTBOX_ENV])
         .agent("src/flows.rs", flows::echo_agent())
         .flow("src/flows.rs", flows::check_order())
         .flow("src/flows.rs", flows::note_order())
