@@ -444,7 +444,14 @@ async fn an_unknown_guardrail_id_fails_the_turn() {
 #[tokio::test]
 async fn built_in_checks_say_what_the_reference_says() {
     // Cases 76–78.
-    let cases: Vec<(Vec<Vec<&'static str>>, &str, GuardrailSpec, Option<&str>)> = vec![
+    // (the model's steps, its final text, the guardrail, the reason it blocks or None)
+    type Case = (
+        Vec<Vec<&'static str>>,
+        &'static str,
+        GuardrailSpec,
+        Option<&'static str>,
+    );
+    let cases: Vec<Case> = vec![
         (
             vec![vec!["t.a"], vec!["t.b"]],
             "x",
