@@ -8,7 +8,10 @@
 //! - `conformance.min-length` (halt) blocks a turn whose answer is too short with the
 //!   check's own reason, and lets a long enough one through;
 //! - `conformance.check-throws` (halt) fails closed: the turn is blocked, naming the throw;
-//! - with no service serving the pack, the halt guardrail blocks as `pack-unreachable`.
+//! - with no service serving the pack, the halt guardrail blocks as `pack-unreachable`;
+//! - a before-tool check declared with the Rust pack SDK (`Check::before_tool`), served
+//!   in process on loopback, refuses a pack tool's call: the tool never runs, the model gets
+//!   the refusal, the calls around it run.
 //!
 //! Skipped with a message when the reference is missing, failing under
 //! `KINDGI_REQUIRE_REFERENCE=1`.
@@ -21,10 +24,17 @@ use async_trait::async_trait;
 use kindgi_host::sources::{PackServices, StoreDefinitions};
 use kindgi_pack::conformance::service::{Launch, Service, ServiceCommand, random_token};
 use kindgi_pack::dispatch::{PackServiceCaller, ServiceSlot, Serving};
-use kindgi_runtime::model::{ModelRequest, ModelResponse};
-use kindgi_runtime::{AgentSpec, ModelError, ModelProvider, RunOptions, RunStatus, Runtime};
+use kindgi_pack::log::{LogConfig, Logger};
+use kindgi_pack::sdk::{Check, CheckResult, Pack};
+use kindgi_pack::service::{IndexFile, ServiceOptions};
+use kindgi_runtime::model::{ModelRequest, ModelResponse, Role};
+use kindgi_runtime::{
+    AgentSpec, AgentTool, ModelError, ModelProvider, RunOptions, RunStatus, Runtime,
+};
 use kindgi_store::definitions::Definitions;
-use serde_json::json;
+use serde_json::{Value, json};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -186,4 +196,192 @@ async fn a_python_pack_check_blocks_a_turn_over_check_invoke() {
 fn failure(run: &kindgi_runtime::RunRecord) -> String {
     assert_eq!(run.status, RunStatus::Failed, "{run:?}");
     run.failure_message.clone().unwrap_or_default()
+}
+
+// ----- a before-tool check declared with the Rust pack SDK ------------------------------
+
+/// A model that asks for `calls` once, then answers `done`, keeping the tool results it was
+/// handed.
+#[derive(Debug)]
+struct Asks {
+    calls: Value,
+    step: AtomicUsize,
+    results: Mutex<Vec<(String, String)>>,
+}
+
+#[async_trait]
+impl ModelProvider for Asks {
+    fn provider_id(&self) -> &str {
+        "test-asks"
+    }
+    fn model(&self) -> &str {
+        "scripted"
+    }
+    async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        *self.results.lock().unwrap() = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .map(|m| {
+                (
+                    m.tool_call_id.clone().unwrap_or_default(),
+                    m.content.clone(),
+                )
+            })
+            .collect();
+        let answer = if self.step.fetch_add(1, Ordering::SeqCst) == 0 {
+            json!({"text": "", "finishReason": "tool-use", "toolCalls": self.calls})
+        } else {
+            json!({"text": "done", "finishReason": "stop"})
+        };
+        Ok(serde_json::from_value(answer).unwrap())
+    }
+}
+
+fn counted(id: &str, count: Arc<AtomicUsize>) -> kindgi_tools::Tool {
+    let handler: kindgi_tools::Handler = Arc::new(move |_input, _ctx| {
+        let count = count.clone();
+        Box::pin(async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            Ok(json!({"done": true}))
+        })
+    });
+    kindgi_tools::Tool::define(id)
+        .version("1.0.0")
+        .description("test tool")
+        .input(json!({"type": "object"}))
+        .output(json!({"type": "object"}))
+        .mutating(false)
+        .raw_handler(handler)
+        .build()
+        .unwrap()
+}
+
+/// `shop.refund` calls over `max` (the pending call is the trace's last) are refused.
+fn shop(refunds: Arc<AtomicUsize>, lookups: Arc<AtomicUsize>) -> Pack {
+    Pack::new("shop", "1.0.0")
+        .tool("src/refund.rs", counted("shop.refund", refunds))
+        .tool("src/lookup.rs", counted("shop.lookup", lookups))
+        .check(
+            "src/checks.rs",
+            Check::define("shop.refund-limit")
+                .check_id("shop.checks.refund-limit")
+                .before_tool(["shop.refund"])
+                .config(json!({"max": 100}))
+                .evaluate(|config, trace, _| async move {
+                    let max = config.get("max").and_then(Value::as_f64).unwrap_or(0.0);
+                    let pending = trace["toolCalls"]
+                        .as_array()
+                        .and_then(|c| c.last())
+                        .cloned();
+                    let amount = pending
+                        .and_then(|c| c["arguments"]["amount"].as_f64())
+                        .unwrap_or(0.0);
+                    Ok(if amount <= max {
+                        CheckResult::pass()
+                    } else {
+                        CheckResult::fail(format!("refund of {amount} is over the limit of {max}"))
+                    })
+                })
+                .build()
+                .unwrap(),
+        )
+}
+
+#[tokio::test]
+async fn a_rust_sdk_before_tool_check_refuses_a_pack_call() {
+    let (refunds, lookups) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let pack = shop(refunds.clone(), lookups.clone());
+    let index = pack
+        .index("20261001.1", "2026-10-01T12:00:00.000Z", None)
+        .unwrap();
+    let entry = &index.guardrails[0];
+    assert_eq!(entry.extra["stage"], "before-tool");
+    assert_eq!(entry.scope, Some(json!({"tools": ["shop.refund"]})));
+    let file = IndexFile::parse(serde_json::to_string(&index).unwrap().as_bytes()).unwrap();
+    let token = random_token();
+    let logger = Arc::new(Logger::to_writer(
+        LogConfig::default(),
+        Box::new(std::io::sink()),
+    ));
+    let svc = kindgi_pack::service::start(
+        &file,
+        &pack.registry(),
+        ServiceOptions::loopback(token.clone()),
+        logger,
+    )
+    .await
+    .unwrap();
+    let base = format!("http://127.0.0.1:{}", svc.port());
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = kindgi_store::Database::connect(&dir.path().join("k.db").display().to_string())
+        .await
+        .unwrap();
+    db.migrate().await.unwrap();
+    let defs = Definitions::new(db.clone());
+    defs.put_guardrail("acme", &serde_json::to_value(entry).unwrap(), "pack:shop")
+        .await
+        .unwrap();
+    let slot = ServiceSlot::new();
+    let client = kindgi_pack::client::PackClient::new(kindgi_pack::client::PackClientConfig::new(
+        &base, &token,
+    ))
+    .unwrap();
+    slot.set(
+        Some(Arc::new(Serving {
+            base_url: base.clone(),
+            pid: None,
+            client,
+        })),
+        "",
+    );
+    let caller = PackServiceCaller::new(slot);
+    let services = PackServices::default();
+    services.set("acme", "shop", caller.clone());
+    let model = Arc::new(Asks {
+        calls: json!([
+            {"id": "c1", "name": "shop.refund", "arguments": {"amount": 500}},
+            {"id": "c2", "name": "shop.lookup", "arguments": {}},
+            {"id": "c3", "name": "shop.refund", "arguments": {"amount": 20}},
+        ]),
+        step: AtomicUsize::new(0),
+        results: Mutex::new(Vec::new()),
+    });
+    let rt = Runtime::with_database(db.clone())
+        .model(model.clone())
+        .definition_source(Arc::new(StoreDefinitions::new(defs)))
+        .guardrail_checks(Arc::new(services))
+        .build();
+    for tool in &index.tools {
+        let manifest = kindgi_pack::dispatch::manifest_of(tool).unwrap();
+        rt.tools()
+            .insert_pack_tool(manifest, "shop", caller.clone());
+    }
+    let mut agent = AgentSpec::new("shop.clerk").with_tools([
+        AgentTool::new("shop.refund", "*"),
+        AgentTool::new("shop.lookup", "*"),
+    ]);
+    agent.guardrails = vec!["shop.refund-limit".into()];
+    rt.agents().insert(agent);
+
+    let run = turn(&rt, "shop.clerk").await;
+    assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    assert_eq!(
+        refunds.load(Ordering::SeqCst),
+        1,
+        "only the refund under the limit ran"
+    );
+    assert_eq!(lookups.load(Ordering::SeqCst), 1);
+    let results = model.results.lock().unwrap().clone();
+    let of = |id: &str| -> Value {
+        serde_json::from_str(&results.iter().find(|(c, _)| c == id).unwrap().1).unwrap()
+    };
+    assert_eq!(of("c1")["status"], "refused");
+    assert_eq!(of("c1")["guardrailId"], "shop.refund-limit");
+    assert_eq!(of("c1")["reason"], "refund of 500 is over the limit of 100");
+    assert_eq!(of("c2"), json!({"done": true}));
+    assert_eq!(of("c3"), json!({"done": true}));
+    svc.drain().await;
+    db.close().await;
 }
