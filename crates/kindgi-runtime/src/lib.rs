@@ -58,6 +58,7 @@ mod stop;
 pub mod store;
 pub mod wait;
 pub mod wait_store;
+pub mod wait_store_db;
 
 pub use approval::{
     Approval, ApprovalCompletion, ApprovalDecision, ApprovalError, ApprovalQuery, ApprovalStatus,
@@ -86,3 +87,4 @@ pub use store::{
 };
 pub use wait::{WaitAnswered, WaitError, WaitingFor};
 pub use wait_store::{MemoryWaitStore, PauseRecord, PauseStatus, WaitStore, WaitStoreError};
+pub use wait_store_db::DatabaseWaitStore;
