@@ -206,6 +206,11 @@ async fn approve_runs_the_call_once(backend: Backend) {
         "the approved call ran once"
     );
     assert_eq!(
+        f.model.seen.lock().unwrap().len(),
+        2,
+        "case 61: the model answer recorded before the park is replayed, not asked again"
+    );
+    assert_eq!(
         f.rt.get_run(&run.id).await.unwrap().status,
         RunStatus::Completed
     );
