@@ -48,6 +48,22 @@ impl Host {
             .await
             .map_err(|e| db_err(&e))?;
         db.migrate().await.map_err(|e| db_err(&e))?;
+        // Bound first: a pausing call's link names where this host is reached.
+        let listener = match bind(&config.listen).await {
+            Ok(l) => l,
+            Err(e) => {
+                db.close().await;
+                return Err(e);
+            }
+        };
+        let addr = listener.local_addr().map_err(|source| HostError::Listen {
+            addr: config.listen.clone(),
+            source,
+        })?;
+        let runtime_config = kindgi_runtime::RuntimeConfig {
+            public_url: public_url(addr),
+            ..Default::default()
+        };
         let model = match config.model.clone() {
             Some(m) => m,
             None => kindgi_runtime::model::from_env().map_err(|e| HostError::Model {
@@ -70,6 +86,7 @@ impl Host {
         let registry: std::sync::Arc<dyn kindgi_tools::registry::ToolRegistry> =
             state.registry.clone();
         let rt = Runtime::with_database(db.clone())
+            .config(runtime_config)
             .model(model)
             .registry(registry)
             .registry_tools(std::sync::Arc::new(services.clone()))
@@ -118,19 +135,6 @@ impl Host {
             Err(e) => say(name, &format!("could not resume unfinished runs: {e}")),
         }
 
-        let listener = match bind(&config.listen).await {
-            Ok(l) => l,
-            Err(e) => {
-                rt.abort_all();
-                stop_packs(running).await;
-                db.close().await;
-                return Err(e);
-            }
-        };
-        let addr = listener.local_addr().map_err(|source| HostError::Listen {
-            addr: config.listen.clone(),
-            source,
-        })?;
         let extra =
             kindgi_api::runs::routes(rt.clone()).merge(kindgi_api::flows::routes(rt.clone()));
         let values = kindgi_api::routes::values::ValuesConfig::new(
@@ -235,5 +239,50 @@ fn kindgi_store_target(url: &str) -> String {
             None => url.to_owned(),
         },
         None => url.to_owned(),
+    }
+}
+
+/// Where this host is reached from outside: `KINDGI_PUBLIC_URL` (e.g. behind a proxy), else
+/// its listen address (`0.0.0.0` / `::` read as loopback).
+fn public_url(addr: SocketAddr) -> String {
+    public_url_from(std::env::var("KINDGI_PUBLIC_URL").ok(), addr)
+}
+
+fn public_url_from(configured: Option<String>, addr: SocketAddr) -> String {
+    if let Some(url) = configured
+        && !url.trim().is_empty()
+    {
+        return url.trim().trim_end_matches('/').to_owned();
+    }
+    let ip = match addr.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv4() => "127.0.0.1".to_owned(),
+        ip if ip.is_unspecified() => "[::1]".to_owned(),
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        ip => ip.to_string(),
+    };
+    format!("http://{ip}:{}", addr.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::public_url_from;
+
+    #[test]
+    fn the_public_url_is_the_configured_one_else_the_listen_address() {
+        let at = |a: &str| a.parse().unwrap();
+        assert_eq!(
+            public_url_from(Some("https://k.example.com/".into()), at("0.0.0.0:7070")),
+            "https://k.example.com"
+        );
+        assert_eq!(
+            public_url_from(None, at("0.0.0.0:7070")),
+            "http://127.0.0.1:7070"
+        );
+        assert_eq!(
+            public_url_from(Some(" ".into()), at("10.1.2.3:80")),
+            "http://10.1.2.3:80"
+        );
+        assert_eq!(public_url_from(None, at("[::]:81")), "http://[::1]:81");
+        assert_eq!(public_url_from(None, at("[::1]:82")), "http://[::1]:82");
     }
 }

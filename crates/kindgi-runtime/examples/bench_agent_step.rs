@@ -12,7 +12,7 @@ use kindgi_runtime::model::{
     FinishReason, ModelError, ModelProvider, ModelRequest, ModelResponse, Role, ToolCall,
 };
 use kindgi_runtime::{AgentSpec, RunOptions, RunStatus, Runtime, RuntimeBuilder};
-use kindgi_tools::{BoxFuture, HandlerError, Handler, Tool, ToolContext};
+use kindgi_tools::{BoxFuture, Handler, HandlerError, Tool, ToolContext};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -46,7 +46,11 @@ impl ModelProvider for FanOutModel {
                 .collect()
         };
         Ok(ModelResponse {
-            text: if answered { "done".into() } else { String::new() },
+            text: if answered {
+                "done".into()
+            } else {
+                String::new()
+            },
             finish_reason: if answered {
                 FinishReason::Stop
             } else {

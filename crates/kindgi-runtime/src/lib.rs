@@ -41,20 +41,29 @@ pub mod approval;
 pub mod call_values;
 pub mod catalogue;
 pub mod conversation;
+mod decide;
 pub mod definitions;
 pub mod dispatch;
 mod executor;
 pub mod expr;
+mod fault;
 pub mod guardrail;
 mod journal;
 pub mod model;
+mod pause;
+mod reconcile;
 pub mod record;
 pub mod resolve;
+mod resume;
+mod run_end;
 pub mod runtime;
 pub mod scheduler;
 mod stop;
 pub mod store;
+mod sweeper;
 pub mod wait;
+pub mod wait_store;
+pub mod wait_store_db;
 
 pub use approval::{
     Approval, ApprovalCompletion, ApprovalDecision, ApprovalError, ApprovalQuery, ApprovalStatus,
@@ -86,3 +95,5 @@ pub use store::{
     DatabaseRunStore, MemoryRunStore, ReplayFilter, RunQuery, RunStore, RunStoreError,
 };
 pub use wait::{WaitAnswered, WaitError, WaitingFor};
+pub use wait_store::{MemoryWaitStore, PauseRecord, PauseStatus, WaitStore, WaitStoreError};
+pub use wait_store_db::DatabaseWaitStore;

@@ -268,10 +268,17 @@ pub enum JournalKind {
     /// `run.guardrail-violated`.
     #[serde(rename = "guardrail.violated")]
     GuardrailViolated,
+    /// Beyond the reference: a gate asked for an approval (`{approvalId, tokenId,
+    /// requiredRole, toolId?, callId?}`).
+    #[serde(rename = "approval.requested")]
+    ApprovalRequested,
+    /// Beyond the reference: a reviewer decided (`{approvalId, decision, status}`).
+    #[serde(rename = "approval.completed")]
+    ApprovalCompleted,
 }
 
 impl JournalKind {
-    pub const ALL: [JournalKind; 27] = [
+    pub const ALL: [JournalKind; 29] = [
         JournalKind::RunStarted,
         JournalKind::StepStarted,
         JournalKind::StepCompleted,
@@ -299,6 +306,8 @@ impl JournalKind {
         JournalKind::ValueRecorded,
         JournalKind::ClockRead,
         JournalKind::GuardrailViolated,
+        JournalKind::ApprovalRequested,
+        JournalKind::ApprovalCompleted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -330,6 +339,8 @@ impl JournalKind {
             JournalKind::ValueRecorded => "value.recorded",
             JournalKind::ClockRead => "clock.read",
             JournalKind::GuardrailViolated => "guardrail.violated",
+            JournalKind::ApprovalRequested => "approval.requested",
+            JournalKind::ApprovalCompleted => "approval.completed",
         }
     }
 

@@ -32,6 +32,7 @@ use crate::record::{
 use crate::resolve::{RegistryToolFactory, ResolveError, ToolResolver, split_tool_ref};
 use crate::stop::RunStop;
 use crate::store::{MemoryRunStore, RunQuery, RunStore, RunStoreError};
+use crate::wait_store::{MemoryWaitStore, WaitStore};
 use kindgi_tools::registry::ToolRegistry;
 use kindgi_tools::synth::SynthesizerRegistry;
 
@@ -141,6 +142,10 @@ impl RuntimeError {
 pub struct RuntimeConfig {
     pub default_tenant: String,
     pub max_subflow_depth: u32,
+    /// Where this runtime's API is reached from outside (no trailing `/`): a pausing call's
+    /// link is `{public_url}/v1/waits/{token}`. The host sets it from its listen address or
+    /// `KINDGI_PUBLIC_URL`.
+    pub public_url: String,
 }
 
 impl Default for RuntimeConfig {
@@ -148,6 +153,7 @@ impl Default for RuntimeConfig {
         Self {
             default_tenant: DEFAULT_TENANT.into(),
             max_subflow_depth: kindgi_spec::flow::DEFAULT_MAX_SUBFLOW_DEPTH,
+            public_url: "http://127.0.0.1:8080".into(),
         }
     }
 }
@@ -198,14 +204,26 @@ pub(crate) struct Shared {
     pub model: Arc<dyn ModelProvider>,
     pub config: RuntimeConfig,
     pub leases: Leases,
+    /// Approvals and pausing calls' waits.
+    pub waits: Arc<dyn WaitStore>,
+    /// Woken when a wait with a deadline is created (the sweeper sleeps until the next one).
+    pub deadlines: Arc<tokio::sync::Notify>,
+    /// Whether [`Runtime::recover`] started the sweeper yet.
+    pub(crate) sweeper_started: std::sync::atomic::AtomicBool,
+    /// One per top-level run being resumed: answers to its waits are journaled one at a time.
+    pub(crate) resume_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Pausing tools' output validators, by `(tenant, tool id, version)`: compiled once.
+    pub(crate) answer_validators:
+        Mutex<HashMap<(String, String, String), Arc<kindgi_schema::Validator>>>,
     active: Mutex<HashMap<String, ActiveRun>>,
     /// Fired by [`Runtime::shutdown`]; every run's stop signal is its child.
-    shutdown: CancellationToken,
+    pub(crate) shutdown: CancellationToken,
 }
 
 /// Builds a [`Runtime`].
 pub struct RuntimeBuilder {
     store: Arc<dyn RunStore>,
+    waits: Option<Arc<dyn WaitStore>>,
     tools: ToolCatalogue,
     flows: FlowCatalogue,
     agents: AgentCatalogue,
@@ -285,6 +303,12 @@ impl RuntimeBuilder {
         self.definitions = Some(definitions);
         self
     }
+    /// Where approvals and pauses are kept (default: in memory; [`Runtime::with_database`]
+    /// sets the database's).
+    pub fn wait_store(mut self, waits: Arc<dyn WaitStore>) -> Self {
+        self.waits = Some(waits);
+        self
+    }
     /// Env values and secrets for tool calls.
     pub fn call_values(mut self, values: Arc<dyn CallValues>) -> Self {
         self.call_values = Some(values);
@@ -353,6 +377,13 @@ impl RuntimeBuilder {
                     .unwrap_or_else(|| Arc::new(crate::model::dev_echo::DevEcho)),
                 config: self.config,
                 leases: Leases::default(),
+                waits: self
+                    .waits
+                    .unwrap_or_else(|| Arc::new(MemoryWaitStore::new())),
+                deadlines: Arc::new(tokio::sync::Notify::new()),
+                sweeper_started: std::sync::atomic::AtomicBool::new(false),
+                resume_locks: Mutex::new(HashMap::new()),
+                answer_validators: Mutex::new(HashMap::new()),
                 active: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
             }),
@@ -363,7 +394,7 @@ impl RuntimeBuilder {
 /// The runtime. Cheap to clone; must be used inside a tokio runtime.
 #[derive(Clone)]
 pub struct Runtime {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -379,6 +410,7 @@ impl Runtime {
     pub fn builder(store: Arc<dyn RunStore>) -> RuntimeBuilder {
         RuntimeBuilder {
             store,
+            waits: None,
             tools: ToolCatalogue::new(),
             flows: FlowCatalogue::new(),
             agents: AgentCatalogue::new(),
@@ -399,9 +431,11 @@ impl Runtime {
 
     /// A builder over a migrated database (SQLite or PostgreSQL).
     pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
-        Runtime::builder(Arc::new(crate::store::DatabaseRunStore::new(db.clone()))).conversations(
-            Arc::new(crate::conversation::DatabaseConversationLog::new(db)),
-        )
+        Runtime::builder(Arc::new(crate::store::DatabaseRunStore::new(db.clone())))
+            .conversations(Arc::new(crate::conversation::DatabaseConversationLog::new(
+                db.clone(),
+            )))
+            .wait_store(Arc::new(crate::wait_store_db::DatabaseWaitStore::new(db)))
     }
 
     /// A builder over an in-memory store.
@@ -431,6 +465,13 @@ impl Runtime {
     }
     pub fn model(&self) -> &Arc<dyn ModelProvider> {
         &self.shared.model
+    }
+    /// Where approvals and pauses are kept.
+    pub fn wait_store(&self) -> &Arc<dyn WaitStore> {
+        &self.shared.waits
+    }
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.shared.config
     }
 
     /// Checks every tool, agent and sub-flow the flow names (sub-flows recursively), as
@@ -654,7 +695,7 @@ impl Runtime {
         Ok(run)
     }
 
-    fn spawn(&self, run: RunRecord, max_parallelism: Option<u32>) {
+    pub(crate) fn spawn(&self, run: RunRecord, max_parallelism: Option<u32>) {
         // A run started after `shutdown` stops at once, left `pending` for the next start.
         let stop = RunStop::new(&self.shared.shutdown);
         let (tx, rx) = watch::channel(false);
@@ -750,40 +791,79 @@ impl Runtime {
                 s.request_cancel();
                 self.wait_for_run(run_id).await
             }
-            None => {
-                // Not executing in this process: end it from here.
-                let entries = self.shared.store.journal(run_id, None, None).await?;
-                let last = entries.last().map(|e| e.sequence).unwrap_or(0);
-                let now = format_millis(now_millis());
-                let entry = JournalEntry {
-                    sequence: last + 1,
-                    kind: JournalKind::RunCancelled,
-                    node_id: None,
-                    scope: None,
-                    payload: Some(serde_json::json!({"reason": "cancelled"})),
-                    timestamp: now.clone(),
-                };
-                self.shared.store.append(run_id, &[entry]).await?;
-                let mut run = run;
-                run.status = RunStatus::Cancelled;
-                run.updated_at = now.clone();
-                run.completed_at = Some(now);
-                self.shared.store.update_run(&run).await?;
-                Ok(run)
-            }
+            None => self.cancel_here(run).await,
         }
+    }
+
+    /// Cancels a run no executor of this process drives (a suspended one, or one left by a
+    /// process that stopped): journals `run.cancelled`, withdraws its open approvals
+    /// (`run-cancelled`) and cancels its unfinished child runs the same way. Under the
+    /// run's resume lock, so no answer to one of its waits is journaled meanwhile.
+    async fn cancel_here(&self, run: RunRecord) -> Result<RunRecord, RuntimeError> {
+        let guard = self.lock_for_answer(&run).await?;
+        let run = self.get_run(&run.id).await?;
+        if run.status.is_terminal() {
+            return Err(RuntimeError::RunAlreadyTerminal {
+                run_id: run.id,
+                status: run.status,
+            });
+        }
+        let mut pending = vec![run.clone()];
+        let mut first = None;
+        while let Some(r) = pending.pop() {
+            let children = self
+                .shared
+                .store
+                .list_runs(&RunQuery {
+                    parent_run_id: Some(r.id.clone()),
+                    ..RunQuery::default()
+                })
+                .await?;
+            pending.extend(children.into_iter().filter(|c| !c.status.is_terminal()));
+            let ended = self.end_cancelled(r).await?;
+            first.get_or_insert(ended);
+        }
+        drop(guard);
+        Ok(first.unwrap_or(run))
+    }
+
+    /// Journals `run.cancelled` for a run not executing here and stores it cancelled.
+    async fn end_cancelled(&self, mut run: RunRecord) -> Result<RunRecord, RuntimeError> {
+        let entries = self.shared.store.journal(&run.id, None, None).await?;
+        let last = entries.last().map(|e| e.sequence).unwrap_or(0);
+        let now = format_millis(now_millis());
+        let entry = JournalEntry {
+            sequence: last + 1,
+            kind: JournalKind::RunCancelled,
+            node_id: None,
+            scope: None,
+            payload: Some(serde_json::json!({"reason": "cancelled"})),
+            timestamp: now.clone(),
+        };
+        self.shared.store.append(&run.id, &[entry]).await?;
+        run.status = RunStatus::Cancelled;
+        run.updated_at = now.clone();
+        run.completed_at = Some(now);
+        self.shared.store.update_run(&run).await?;
+        crate::run_end::withdraw_open_waits(&self.shared, &run).await;
+        Ok(run)
     }
 
     /// Resumes every top-level run left pending or running (by a process that stopped),
     /// from its journal. Returns the ids resumed. Call once at start-up.
+    ///
+    /// Also reconciles suspended runs with their wait rows, resumes those whose waits were
+    /// all answered or cancelled meanwhile (their ids are returned too), and starts the
+    /// sweeper that times waits out.
     pub async fn recover(&self) -> Result<Vec<String>, RuntimeError> {
+        self.start_sweeper();
+        let mut resumed = self.recover_suspended().await?;
         let query = RunQuery {
             statuses: vec![RunStatus::Pending, RunStatus::Running],
             top_level_only: true,
             ..RunQuery::default()
         };
         let runs = self.shared.store.list_runs(&query).await?;
-        let mut resumed = Vec::new();
         for run in runs {
             let executing = self
                 .shared

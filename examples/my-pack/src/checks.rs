@@ -12,7 +12,10 @@ pub fn no_card_numbers() -> Result<Check, SdkError> {
         .before_tool(["my-pack.send-reply"])
         .evaluate(|_config, trace, _ctx| async move {
             // The call being judged is the trace's last tool call.
-            let pending = trace["toolCalls"].as_array().and_then(|c| c.last()).cloned();
+            let pending = trace["toolCalls"]
+                .as_array()
+                .and_then(|c| c.last())
+                .cloned();
             let message = pending
                 .as_ref()
                 .and_then(|c| c["arguments"]["message"].as_str())
