@@ -55,6 +55,7 @@ mod stop;
 pub mod store;
 pub mod wait;
 
+pub use agent::hitl::{HitlMode, HitlSpec, TenantHitlPolicy, TenantPolicyError, ToolHitlRule};
 pub use approval::{
     Approval, ApprovalCompletion, ApprovalDecision, ApprovalError, ApprovalQuery, ApprovalStatus,
     DecisionInput, DecisionKind, NewApproval, ResumeOutcome, ReviewerRole,
