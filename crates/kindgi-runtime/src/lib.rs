@@ -40,6 +40,7 @@ pub mod agent;
 pub mod approval;
 pub mod call_values;
 pub mod catalogue;
+mod decide;
 pub mod definitions;
 pub mod dispatch;
 mod executor;
@@ -47,13 +48,17 @@ pub mod expr;
 mod guardrail;
 mod journal;
 pub mod model;
+mod pause;
 pub mod record;
 pub mod resolve;
+mod resume;
 pub mod runtime;
 pub mod scheduler;
 mod stop;
 pub mod store;
 pub mod wait;
+pub mod wait_store;
+pub mod wait_store_db;
 
 pub use agent::hitl::{HitlMode, HitlSpec, TenantHitlPolicy, TenantPolicyError, ToolHitlRule};
 pub use approval::{
@@ -82,3 +87,5 @@ pub use store::{
     DatabaseRunStore, MemoryRunStore, ReplayFilter, RunQuery, RunStore, RunStoreError,
 };
 pub use wait::{WaitAnswered, WaitError, WaitingFor};
+pub use wait_store::{MemoryWaitStore, PauseRecord, PauseStatus, WaitStore, WaitStoreError};
+pub use wait_store_db::DatabaseWaitStore;
