@@ -46,7 +46,7 @@ pub mod dispatch;
 mod executor;
 pub mod expr;
 mod fault;
-mod guardrail;
+pub mod guardrail;
 mod journal;
 pub mod model;
 mod pause;
@@ -79,6 +79,9 @@ pub use definitions::{
 pub use dispatch::{
     InProcessTool, PackCallError, PackCaller, PackTool, ToolCallError, ToolCatalogue,
     ToolDispatcher, ToolTransport, dry_run_refusal,
+};
+pub use guardrail::{
+    CheckError, CheckRequest, GuardrailCatalogue, GuardrailChecks, GuardrailSpec, Stage,
 };
 pub use model::{ModelError, ModelProvider};
 pub use record::{

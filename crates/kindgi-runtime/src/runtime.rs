@@ -22,6 +22,7 @@ use crate::definitions::{
 };
 use crate::dispatch::ToolCatalogue;
 use crate::executor::{execute_run, issues_text};
+use crate::guardrail::{GuardrailCatalogue, GuardrailChecks};
 use crate::model::ModelProvider;
 use crate::record::{
     AGENT_TURN_FLOW_ID, JournalEntry, JournalKind, RunAgent, RunMeta, RunRecord, RunStatus,
@@ -99,7 +100,9 @@ impl From<DefinitionError> for RuntimeError {
     fn from(e: DefinitionError) -> Self {
         let code = match &e {
             DefinitionError::Source { .. } => "definition-source-failed",
-            DefinitionError::Invalid { .. } => "invalid-definition",
+            DefinitionError::Invalid { .. } | DefinitionError::InvalidGuardrail { .. } => {
+                "invalid-definition"
+            }
         };
         RuntimeError::Lookup {
             code,
@@ -190,6 +193,8 @@ pub(crate) struct Shared {
     pub resolver: ToolResolver,
     /// Env values and secrets for calls (none by default).
     pub call_values: Option<Arc<dyn CallValues>>,
+    /// Runs guardrail checks that are not built in (a pack's); none by default.
+    pub guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
     /// The tenants' approval rules agent turns are held to (none by default).
     pub tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
     pub store: Arc<dyn RunStore>,
@@ -227,6 +232,8 @@ pub struct RuntimeBuilder {
     definition_source: Option<Arc<dyn DefinitionSource>>,
     definitions: Option<Arc<dyn Definitions>>,
     call_values: Option<Arc<dyn CallValues>>,
+    guardrails: GuardrailCatalogue,
+    guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
     tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
 }
 
@@ -303,6 +310,17 @@ impl RuntimeBuilder {
         self.call_values = Some(values);
         self
     }
+    /// In-memory guardrails (looked up before the definition source's).
+    pub fn guardrails(mut self, guardrails: GuardrailCatalogue) -> Self {
+        self.guardrails = guardrails;
+        self
+    }
+    /// Runs the guardrail checks that are not built in (the host's: a pack's check over
+    /// `check-invoke`). Without it such a check is `unknown-check`.
+    pub fn guardrail_checks(mut self, checks: Arc<dyn GuardrailChecks>) -> Self {
+        self.guardrail_checks = Some(checks);
+        self
+    }
     /// The tenants' `hitl` policies: a floor under every agent's approval gates.
     pub fn tenant_hitl_policy(
         mut self,
@@ -315,6 +333,7 @@ impl RuntimeBuilder {
         let memory: Arc<dyn Definitions> = Arc::new(MemoryDefinitions {
             flows: self.flows.clone(),
             agents: self.agents.clone(),
+            guardrails: self.guardrails,
         });
         let definitions = match (self.definitions, self.definition_source) {
             (Some(d), _) => d,
@@ -336,6 +355,7 @@ impl RuntimeBuilder {
                 definitions,
                 resolver,
                 call_values: self.call_values,
+                guardrail_checks: self.guardrail_checks,
                 tenant_hitl: self.tenant_hitl,
                 tools: self.tools,
                 flows: self.flows,
@@ -391,6 +411,8 @@ impl Runtime {
             definition_source: None,
             definitions: None,
             call_values: None,
+            guardrails: GuardrailCatalogue::new(),
+            guardrail_checks: None,
             tenant_hitl: None,
         }
     }

@@ -6,6 +6,7 @@ pub mod agents;
 pub mod conversations;
 pub mod env;
 pub mod flows;
+pub mod guardrail_extension;
 pub mod guardrails;
 pub mod key_holder;
 pub mod mcp;

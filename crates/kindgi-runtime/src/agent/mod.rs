@@ -130,7 +130,9 @@ pub(crate) async fn run_agent_step(
         ctx.recorded(&value_scope, AGENT_VERSION_KEY, async move { Ok(v) })
             .await?;
     }
-    let guards = TurnGuardrails::resolve(ctx, &agent).await?;
+    let guards = TurnGuardrails::resolve(ctx, &agent)
+        .await?
+        .at(node_id, scope);
     let hitl = gate::turn_rules(ctx, &agent, ctx.shared.tenant_hitl.as_deref()).await?;
     let offered = offered_tools(ctx, &agent).await?;
     let mut messages = messages::initial_messages(ctx, &agent, &input).await?;
