@@ -331,5 +331,14 @@ pub fn manifest_of(tool: &IndexTool) -> Result<ToolManifest, String> {
             return Err(format!("its `{key}` is not valid: {value}"));
         }
     }
+    // Tool schema 1.3.0 (seed 000): an SDK that writes `resultIsOutsideData` has it reach
+    // the agent, which wraps the tool's results as outside data.
+    if let Some(flag) = tool
+        .extra
+        .get("resultIsOutsideData")
+        .filter(|v| v.is_boolean())
+    {
+        m.insert("resultIsOutsideData".into(), flag.clone());
+    }
     serde_json::from_value(Value::Object(m)).map_err(|e| e.to_string())
 }

@@ -40,6 +40,7 @@ pub mod agent;
 pub mod approval;
 pub mod call_values;
 pub mod catalogue;
+pub mod conversation;
 mod decide;
 pub mod definitions;
 pub mod dispatch;
@@ -73,6 +74,7 @@ pub use call_values::CallValues;
 pub use catalogue::{
     ALL_TENANTS, AgentCatalogue, AgentSpec, AgentTool, FlowCatalogue, FlowError, LoadedFlow,
 };
+pub use conversation::{ConversationLog, ConversationLogError, DatabaseConversationLog};
 pub use definitions::{
     DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
 };

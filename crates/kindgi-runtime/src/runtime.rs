@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call_values::CallValues;
 use crate::catalogue::{AgentCatalogue, FlowCatalogue, LoadedFlow};
+use crate::conversation::ConversationLog;
 use crate::definitions::{
     DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
 };
@@ -197,6 +198,8 @@ pub(crate) struct Shared {
     pub guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
     /// The tenants' approval rules agent turns are held to (none by default).
     pub tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
+    /// Where agent turns keep their conversations (none: no history, nothing kept).
+    pub conversations: Option<Arc<dyn ConversationLog>>,
     pub store: Arc<dyn RunStore>,
     pub model: Arc<dyn ModelProvider>,
     pub config: RuntimeConfig,
@@ -235,6 +238,7 @@ pub struct RuntimeBuilder {
     guardrails: GuardrailCatalogue,
     guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
     tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
+    conversations: Option<Arc<dyn ConversationLog>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -329,6 +333,12 @@ impl RuntimeBuilder {
         self.tenant_hitl = Some(policy);
         self
     }
+    /// Where agent turns read their conversation's history and keep what they said (see
+    /// [`crate::conversation`]); [`Runtime::with_database`] plugs in the database's.
+    pub fn conversations(mut self, log: Arc<dyn ConversationLog>) -> Self {
+        self.conversations = Some(log);
+        self
+    }
     pub fn build(self) -> Runtime {
         let memory: Arc<dyn Definitions> = Arc::new(MemoryDefinitions {
             flows: self.flows.clone(),
@@ -357,6 +367,7 @@ impl RuntimeBuilder {
                 call_values: self.call_values,
                 guardrail_checks: self.guardrail_checks,
                 tenant_hitl: self.tenant_hitl,
+                conversations: self.conversations,
                 tools: self.tools,
                 flows: self.flows,
                 agents: self.agents,
@@ -414,13 +425,19 @@ impl Runtime {
             guardrails: GuardrailCatalogue::new(),
             guardrail_checks: None,
             tenant_hitl: None,
+            conversations: None,
         }
     }
 
     /// A builder over a migrated database (SQLite or PostgreSQL).
     pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
         Runtime::builder(Arc::new(crate::store::DatabaseRunStore::new(db.clone())))
-            .wait_store(Arc::new(crate::wait_store_db::DatabaseWaitStore::new(db)))
+            .wait_store(Arc::new(crate::wait_store_db::DatabaseWaitStore::new(
+                db.clone(),
+            )))
+            .conversations(Arc::new(crate::conversation::DatabaseConversationLog::new(
+                db,
+            )))
     }
 
     /// A builder over an in-memory store.
@@ -921,7 +938,9 @@ pub fn agent_turn_flow(agent_id: &str, version: &str) -> Result<LoadedFlow, crat
         "id": AGENT_TURN_FLOW_ID,
         "version": version,
         "name": format!("Agent turn of {agent_id}"),
-        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id}],
+        // Pinned: the turn runs the version its run reports (a conversation's, an explicit
+        // one), not whatever is newest when the step starts.
+        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id, "config": {"version": version}}],
         "edges": [
             {"id": "start", "from": "$start", "to": "turn"},
             {"id": "end", "from": "turn", "to": "$end"}

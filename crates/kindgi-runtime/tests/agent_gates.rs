@@ -910,7 +910,11 @@ impl GuardrailChecks for VerdictLog {
             .as_str()
             .unwrap_or("?")
             .to_owned();
-        self.0.log.lock().unwrap().push(format!("verdict {pending}"));
+        self.0
+            .log
+            .lock()
+            .unwrap()
+            .push(format!("verdict {pending}"));
         Ok(CheckResult::pass())
     }
 }
@@ -968,9 +972,9 @@ async fn a_judged_call_waits_for_the_calls_before_it_and_those_after_run_alongsi
         at("start t.r3") < at("end t.judged") && at("start t.r4") < at("end t.judged"),
         "the read-only calls after it ran alongside it: {log:?}"
     );
-    assert!(at("start t.r2") < at("end t.r1"), "r1 and r2 together: {log:?}");
-    assert_eq!(
-        ids(&model.tool_results(1)),
-        ["c1", "c2", "c3", "c4", "c5"]
+    assert!(
+        at("start t.r2") < at("end t.r1"),
+        "r1 and r2 together: {log:?}"
     );
+    assert_eq!(ids(&model.tool_results(1)), ["c1", "c2", "c3", "c4", "c5"]);
 }
