@@ -2,8 +2,10 @@
 //! real tools and the real stores: what blocks a turn and with which message, what is only
 //! reported in `violations`, what is skipped by scope, the built-in checks' reasons, a
 //! pack-style check through the runtime's `GuardrailChecks` seam (fail closed when it can't
-//! run), the verdict recorded once (a pack check is not called again), and
-//! `guardrail.violated` journaled per violation.
+//! run), the verdict recorded once (a pack check is not called again, also when a stopped
+//! runtime's turn resumes in another), `guardrail.violated` journaled per violation; and
+//! before-tool guardrails (case 79, our `stage: "before-tool"`): the refused call never
+//! runs and the model gets the refusal as its result.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -444,7 +446,14 @@ async fn an_unknown_guardrail_id_fails_the_turn() {
 #[tokio::test]
 async fn built_in_checks_say_what_the_reference_says() {
     // Cases 76–78.
-    let cases: Vec<(Vec<Vec<&'static str>>, &str, GuardrailSpec, Option<&str>)> = vec![
+    // (the model's steps, its final text, the guardrail, the reason it blocks or None)
+    type Case = (
+        Vec<Vec<&'static str>>,
+        &'static str,
+        GuardrailSpec,
+        Option<&'static str>,
+    );
+    let cases: Vec<Case> = vec![
         (
             vec![vec!["t.a"], vec!["t.b"]],
             "x",
@@ -931,4 +940,119 @@ async fn before_tool_built_ins_count_the_pending_call_and_fail_closed() {
     );
     // A before-tool guardrail does not judge the final answer.
     assert!(violations(&run).is_empty());
+}
+
+/// A model that asks for `t.b` once, then (on its second call) signals `entered` and never
+/// answers: the runtime is stopped there.
+#[derive(Debug)]
+struct StopsAfterTheCall {
+    step: AtomicUsize,
+    entered: Arc<tokio::sync::Notify>,
+}
+
+#[async_trait]
+impl ModelProvider for StopsAfterTheCall {
+    fn provider_id(&self) -> &str {
+        "test-scripted"
+    }
+    fn model(&self) -> &str {
+        "scripted"
+    }
+    async fn invoke(&self, _request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        if self.step.fetch_add(1, Ordering::SeqCst) == 0 {
+            let answer = json!({"text": "", "finishReason": "tool-use",
+                "toolCalls": [{"id": "s0c0", "name": "t.b", "arguments": {}}]});
+            return Ok(serde_json::from_value(answer).unwrap());
+        }
+        self.entered.notify_one();
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_resumed_turn_reads_its_verdicts_back_instead_of_judging_again() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let (b, db) = builder(backend).await;
+        let test_db = db.as_ref().unwrap().db.clone();
+        let judge = || {
+            before_tool(
+                "acme.min-length",
+                "acme.checks.min-length",
+                json!({"minLength": 1}),
+                "halt",
+                &["t.b"],
+            )
+        };
+        let entered = Arc::new(tokio::sync::Notify::new());
+        let first_checks = Arc::new(AcmeChecks::default());
+        let catalogue = GuardrailCatalogue::new();
+        catalogue.insert(judge());
+        let rt = b
+            .model(Arc::new(StopsAfterTheCall {
+                step: AtomicUsize::new(0),
+                entered: entered.clone(),
+            }))
+            .guardrails(catalogue)
+            .guardrail_checks(first_checks.clone())
+            .build();
+        let b_runs = Arc::new(AtomicUsize::new(0));
+        rt.tools()
+            .insert_tool(counting_tool("t.b", read_only(), b_runs.clone(), |_| {
+                json!({})
+            }));
+        let mut agent = AgentSpec::new("t.agent").with_tools([AgentTool::new("t.b", "*")]);
+        agent.guardrails = vec!["acme.min-length".into()];
+        rt.agents().insert(agent.clone());
+        let run = rt
+            .start_agent_turn(
+                "t.agent",
+                None,
+                json!({"message": "hi"}),
+                RunOptions::default(),
+            )
+            .await
+            .unwrap();
+        entered.notified().await;
+        rt.shutdown(std::time::Duration::from_secs(1)).await;
+        // The pending call has no output, so `min-length` refused it: judged once, not run.
+        assert_eq!(first_checks.calls.load(Ordering::SeqCst), 1, "{backend:?}");
+        assert_eq!(b_runs.load(Ordering::SeqCst), 0, "{backend:?}");
+
+        let second_checks = Arc::new(AcmeChecks::default());
+        let catalogue = GuardrailCatalogue::new();
+        catalogue.insert(judge());
+        let rt2 = Runtime::with_database(test_db.clone())
+            .model(scripted(vec![], "done"))
+            .guardrails(catalogue)
+            .guardrail_checks(second_checks.clone())
+            .build();
+        rt2.tools()
+            .insert_tool(counting_tool("t.b", read_only(), b_runs.clone(), |_| {
+                json!({})
+            }));
+        rt2.agents().insert(agent);
+        let resumed = rt2.recover().await.unwrap();
+        assert!(resumed.contains(&run.id), "{backend:?}: {resumed:?}");
+        let done = rt2.wait_for_run(&run.id).await.unwrap();
+        assert_eq!(done.status, RunStatus::Completed, "{backend:?}: {done:?}");
+        assert_eq!(
+            second_checks.calls.load(Ordering::SeqCst),
+            0,
+            "{backend:?}: the recorded verdict is read back"
+        );
+        assert_eq!(
+            b_runs.load(Ordering::SeqCst),
+            0,
+            "{backend:?}: the refused call never runs"
+        );
+        let violated = rt2
+            .journal(&run.id, None, None)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|e| e.kind == JournalKind::GuardrailViolated)
+            .count();
+        assert_eq!(violated, 1, "{backend:?}: journaled once");
+        cleanup(db).await;
+    }
 }

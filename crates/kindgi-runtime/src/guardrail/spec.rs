@@ -196,10 +196,13 @@ impl GuardrailSpec {
     }
 }
 
+/// `(tenant, guardrail id)` → the guardrail.
+type ByTenant = HashMap<(String, String), Arc<GuardrailSpec>>;
+
 /// In-memory guardrails, per tenant (or for every tenant, [`ALL_TENANTS`]).
 #[derive(Debug, Clone, Default)]
 pub struct GuardrailCatalogue {
-    inner: Arc<RwLock<HashMap<(String, String), Arc<GuardrailSpec>>>>,
+    inner: Arc<RwLock<ByTenant>>,
 }
 
 impl GuardrailCatalogue {
