@@ -978,3 +978,47 @@ async fn a_judged_call_waits_for_the_calls_before_it_and_those_after_run_alongsi
     );
     assert_eq!(ids(&model.tool_results(1)), ["c1", "c2", "c3", "c4", "c5"]);
 }
+
+/// Case 58 (seed 000 `needsApprovalWhenUnattended`): in a run no person started, every call
+/// of such a tool waits for a reviewer whatever the agent says; a person's run calls it.
+#[tokio::test]
+async fn a_tool_that_needs_approval_when_unattended_is_gated_only_unattended() {
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![
+        asks(&[("c1", "t.send", json!({}))]),
+        text("sent"),
+        asks(&[("c2", "t.send", json!({}))]),
+    ]);
+    let rt = runtime(
+        Runtime::in_memory(),
+        model,
+        &probe,
+        &[(
+            "t.send",
+            json!({"mutating": true, "needsApprovalWhenUnattended": true}),
+        )],
+        with_policy(json!({"hitl": {"tools": {"default": "never_ask"}}})),
+    );
+    let attended = rt
+        .start_agent_turn(
+            AGENT,
+            None,
+            json!({"message": "go"}),
+            RunOptions {
+                wait: true,
+                meta: kindgi_runtime::RunMeta {
+                    started_by: Some("person".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    completed(&attended);
+    assert_eq!(probe.runs("t.send"), 1);
+    let unattended = turn(&rt, None).await;
+    let approval = the_open_approval(&rt, &unattended).await;
+    assert_eq!(approval.subject_ref["callId"], "c2");
+    assert_eq!(probe.runs("t.send"), 1);
+}
