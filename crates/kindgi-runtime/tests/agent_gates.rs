@@ -1022,3 +1022,102 @@ async fn a_tool_that_needs_approval_when_unattended_is_gated_only_unattended() {
     assert_eq!(approval.subject_ref["callId"], "c2");
     assert_eq!(probe.runs("t.send"), 1);
 }
+
+// ----- the session gate -----------------------------------------------------------------------
+
+/// A next turn of `conversation`, as the API starts one: the user's message kept, the turn
+/// counted, then the run.
+async fn next_turn(
+    rt: &Runtime,
+    store: &kindgi_store::conversations::ConversationStore,
+    conversation: &str,
+) -> RunRecord {
+    store
+        .append_message(
+            "default",
+            conversation,
+            kindgi_store::conversations::Role::User,
+            &json!("again"),
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    store.bump_turn("default", conversation).await.unwrap();
+    turn(rt, Some(conversation)).await
+}
+
+/// Case 54: `afterTurns: 2` — the first two turns run; the third waits for a reviewer
+/// before its model is called; rejected, it fails `hitl-rejected`; the next one, approved,
+/// runs.
+#[tokio::test]
+async fn past_after_turns_a_turn_waits_for_a_reviewer_before_its_model_call() {
+    let (b, db) = builder(Backend::Sqlite).await;
+    let store =
+        kindgi_store::conversations::ConversationStore::new(db.as_ref().unwrap().db.clone());
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![text("one"), text("two"), text("four")]);
+    let rt = runtime(
+        b,
+        model.clone(),
+        &probe,
+        &[],
+        with_policy(json!({"hitl": {"afterTurns": 2, "defaultReviewerRole": "senior"}})),
+    );
+    let first = turn(&rt, None).await;
+    completed(&first);
+    let id = first
+        .meta
+        .agent
+        .as_ref()
+        .unwrap()
+        .conversation_id
+        .clone()
+        .unwrap();
+    completed(&next_turn(&rt, &store, &id).await);
+    let calls = || model.seen.lock().unwrap().len();
+    assert_eq!(calls(), 2);
+
+    let third = next_turn(&rt, &store, &id).await;
+    let approval = the_open_approval(&rt, &third).await;
+    assert_eq!(calls(), 2, "no model call before the reviewer's answer");
+    assert_eq!(approval.subject_kind, "agent-turn:session-hitl-gate");
+    assert_eq!(approval.required_role, ReviewerRole::Senior);
+    assert_eq!(
+        approval.subject_ref,
+        json!({"conversationId": id, "agentId": AGENT, "agentVersion": "0.0.0", "turnCount": 2, "threshold": 2})
+    );
+    assert_eq!(
+        approval.description.as_deref(),
+        Some("Conversation reached HITL threshold: 2 turns >= 2")
+    );
+    assert_eq!(
+        approval.wait_token_id.as_deref(),
+        Some(kindgi_runtime::agent::hitl::session_gate_token(&third.id, 2).as_str())
+    );
+    assert_eq!(
+        decide(&rt, &approval, DecisionKind::Reject, Some("too long")).await,
+        RunStatus::Failed
+    );
+    let failed = rt.get_run(&third.id).await.unwrap();
+    assert_eq!(
+        failed.failure_message.as_deref(),
+        Some("hitl-rejected: Reviewer rejected the session-HITL gate: too long")
+    );
+    assert_eq!(failed.failure().unwrap().code, "hitl-rejected");
+    assert_eq!(calls(), 2);
+
+    let fourth = next_turn(&rt, &store, &id).await;
+    let approval = the_open_approval(&rt, &fourth).await;
+    assert_eq!(approval.subject_ref["turnCount"], 3);
+    assert_eq!(
+        decide(&rt, &approval, DecisionKind::Approve, None).await,
+        RunStatus::Completed
+    );
+    assert_eq!(calls(), 3);
+    assert_eq!(
+        rt.get_run(&fourth.id).await.unwrap().output.unwrap()["text"],
+        "four"
+    );
+    cleanup(db).await;
+}
