@@ -1121,3 +1121,90 @@ async fn past_after_turns_a_turn_waits_for_a_reviewer_before_its_model_call() {
     );
     cleanup(db).await;
 }
+
+// ----- a pausing call in an agent step ------------------------------------------------------
+
+use kindgi_runtime::{ToolCallError, ToolDispatcher, ToolTransport};
+use kindgi_tools::dispatch::CallOutcome;
+use kindgi_tools::{ToolContext, WaitTicket};
+
+/// A pausing tool: hands its ticket to "the other system" (the test) and pauses.
+#[derive(Debug)]
+struct Asks {
+    manifest: kindgi_spec::ToolManifest,
+    tickets: Mutex<Vec<WaitTicket>>,
+}
+
+#[async_trait]
+impl ToolDispatcher for Asks {
+    fn manifest(&self) -> &kindgi_spec::ToolManifest {
+        &self.manifest
+    }
+    fn transport(&self) -> ToolTransport {
+        ToolTransport::Pack
+    }
+    async fn call(&self, _input: Value, _ctx: ToolContext) -> Result<Value, ToolCallError> {
+        panic!("a pausing tool is called with call_or_pause")
+    }
+    async fn call_or_pause(
+        &self,
+        _input: Value,
+        ctx: ToolContext,
+    ) -> Result<CallOutcome, ToolCallError> {
+        self.tickets.lock().unwrap().push(ctx.wait.clone().unwrap());
+        Ok(CallOutcome::Paused { timeout_ms: None })
+    }
+}
+
+/// A pausing call in an agent step goes through the runtime's pause: the run waits for the
+/// other system's answer, which the model then gets as the call's result; the call before it
+/// does not run again and the one after it runs once.
+#[tokio::test]
+async fn an_agents_pausing_call_waits_for_the_answer_which_is_its_result() {
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![asks(&[
+        ("c1", "t.r1", json!({})),
+        ("c2", "t.ask", json!({"q": "ok?"})),
+        ("c3", "t.r2", json!({})),
+    ])]);
+    let rt = runtime(
+        Runtime::in_memory(),
+        model.clone(),
+        &probe,
+        &[("t.r1", ro()), ("t.r2", ro())],
+        |a| a.with_tools(["t.r1", "t.ask", "t.r2"]),
+    );
+    let ask = Arc::new(Asks {
+        manifest: common::manifest(
+            "t.ask",
+            json!({"mutating": false, "pauses": true,
+                   "output": {"type": "object", "properties": {"answer": {"type": "string"}},
+                              "required": ["answer"]}}),
+        ),
+        tickets: Mutex::new(Vec::new()),
+    });
+    rt.tools().insert(ask.clone());
+    let run = turn(&rt, None).await;
+    assert_eq!(
+        run.status,
+        RunStatus::Suspended,
+        "{:?}",
+        run.failure_message
+    );
+    assert_eq!((probe.runs("t.r1"), probe.runs("t.r2")), (1, 0));
+    let ticket = ask.tickets.lock().unwrap()[0].clone();
+    let answered = rt
+        .answer_wait(&run.tenant_id, &ticket.token, json!({"answer": "yes"}))
+        .await
+        .unwrap();
+    assert_eq!(answered.run_status, RunStatus::Completed);
+    assert_eq!((probe.runs("t.r1"), probe.runs("t.r2")), (1, 1));
+    assert_eq!(
+        ask.tickets.lock().unwrap().len(),
+        1,
+        "the tool was asked once"
+    );
+    let results = model.tool_results(1);
+    assert_eq!(ids(&results), ["c1", "c2", "c3"]);
+    assert_eq!(results[1].1, r#"{"answer":"yes"}"#);
+}
