@@ -60,7 +60,7 @@ pub(super) async fn turn_rules(
     agent: &AgentSpec,
     tenant_policy: Option<&dyn TenantHitlPolicy>,
 ) -> Result<EffectiveHitl, Failure> {
-    let parsed = hitl::parse_agent_hitl(agent.conversation_policy.as_ref()).map_err(|issues| {
+    let parsed = agent.hitl().map_err(|issues| {
         let text: Vec<String> = issues.iter().map(ToString::to_string).collect();
         Failure::fatal(format!(
             "hitl-policy-invalid: agent \"{}\" has approval settings this runtime cannot apply: {}",
