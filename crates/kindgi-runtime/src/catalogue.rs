@@ -522,6 +522,14 @@ impl AgentSpec {
         self
     }
 
+    /// The agent's approval settings (`conversationPolicy.hitl`, legacy `hitlAfterTurns`),
+    /// or every problem with them (see [`crate::agent::hitl`]).
+    pub fn hitl(
+        &self,
+    ) -> Result<crate::agent::hitl::AgentHitl, Vec<crate::agent::hitl::HitlIssue>> {
+        crate::agent::hitl::parse_agent_hitl(self.conversation_policy.as_ref())
+    }
+
     /// The range the agent allows for `tool_id`, when it lists the tool (`Some(None)`: any).
     pub fn tool_range(&self, tool_id: &str) -> Option<Option<&str>> {
         self.tools

@@ -78,6 +78,17 @@ pub trait ConversationLog: Send + Sync + std::fmt::Debug {
         conversation_id: &str,
         messages: &[Message],
     ) -> Result<(), ConversationLogError>;
+
+    /// How many turns the conversation counts, the running one included (`None`: not
+    /// known). The session approval gate (`hitl.afterTurns`) reads it.
+    async fn turn_count(
+        &self,
+        tenant: &str,
+        conversation_id: &str,
+    ) -> Result<Option<u64>, ConversationLogError> {
+        let _ = (tenant, conversation_id);
+        Ok(None)
+    }
 }
 
 /// [`ConversationLog`] over kindgi-store's conversations (SQLite or PostgreSQL).
@@ -164,6 +175,17 @@ impl ConversationLog for DatabaseConversationLog {
         {
             Ok(_) | Err(ConversationError::NotFound { .. }) => Ok(()),
             Err(e) => Err(log_error(conversation_id, "append the turn's messages", e)),
+        }
+    }
+
+    async fn turn_count(
+        &self,
+        tenant: &str,
+        conversation_id: &str,
+    ) -> Result<Option<u64>, ConversationLogError> {
+        match self.store.get(tenant, conversation_id).await {
+            Ok(c) => Ok(c.map(|c| u64::try_from(c.turn_count).unwrap_or(0))),
+            Err(e) => Err(log_error(conversation_id, "read its turn count", e)),
         }
     }
 }

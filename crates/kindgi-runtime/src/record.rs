@@ -264,10 +264,6 @@ pub enum JournalKind {
     ValueRecorded,
     #[serde(rename = "clock.read")]
     ClockRead,
-    /// A guardrail failed (after-turn or before-tool; blocking or not): the run stream's
-    /// `run.guardrail-violated`.
-    #[serde(rename = "guardrail.violated")]
-    GuardrailViolated,
     /// Beyond the reference: a gate asked for an approval (`{approvalId, tokenId,
     /// requiredRole, toolId?, callId?}`).
     #[serde(rename = "approval.requested")]
@@ -275,6 +271,10 @@ pub enum JournalKind {
     /// Beyond the reference: a reviewer decided (`{approvalId, decision, status}`).
     #[serde(rename = "approval.completed")]
     ApprovalCompleted,
+    /// A guardrail failed (after-turn or before-tool; blocking or not): the run stream's
+    /// `run.guardrail-violated`.
+    #[serde(rename = "guardrail.violated")]
+    GuardrailViolated,
 }
 
 impl JournalKind {
@@ -305,9 +305,9 @@ impl JournalKind {
         JournalKind::WaitCancelled,
         JournalKind::ValueRecorded,
         JournalKind::ClockRead,
-        JournalKind::GuardrailViolated,
         JournalKind::ApprovalRequested,
         JournalKind::ApprovalCompleted,
+        JournalKind::GuardrailViolated,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -338,9 +338,9 @@ impl JournalKind {
             JournalKind::WaitCancelled => "wait.cancelled",
             JournalKind::ValueRecorded => "value.recorded",
             JournalKind::ClockRead => "clock.read",
-            JournalKind::GuardrailViolated => "guardrail.violated",
             JournalKind::ApprovalRequested => "approval.requested",
             JournalKind::ApprovalCompleted => "approval.completed",
+            JournalKind::GuardrailViolated => "guardrail.violated",
         }
     }
 

@@ -194,12 +194,12 @@ pub(crate) struct Shared {
     pub resolver: ToolResolver,
     /// Env values and secrets for calls (none by default).
     pub call_values: Option<Arc<dyn CallValues>>,
-    /// Where agent turns keep their conversations (none: no history, nothing kept).
-    pub conversations: Option<Arc<dyn ConversationLog>>,
     /// Runs guardrail checks that are not built in (a pack's); none by default.
     pub guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
     /// The tenants' approval rules agent turns are held to (none by default).
     pub tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
+    /// Where agent turns keep their conversations (none: no history, nothing kept).
+    pub conversations: Option<Arc<dyn ConversationLog>>,
     pub store: Arc<dyn RunStore>,
     pub model: Arc<dyn ModelProvider>,
     pub config: RuntimeConfig,
@@ -235,10 +235,10 @@ pub struct RuntimeBuilder {
     definition_source: Option<Arc<dyn DefinitionSource>>,
     definitions: Option<Arc<dyn Definitions>>,
     call_values: Option<Arc<dyn CallValues>>,
-    conversations: Option<Arc<dyn ConversationLog>>,
     guardrails: GuardrailCatalogue,
     guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
     tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
+    conversations: Option<Arc<dyn ConversationLog>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -314,12 +314,6 @@ impl RuntimeBuilder {
         self.call_values = Some(values);
         self
     }
-    /// Where agent turns read their conversation's history and keep what they said (see
-    /// [`crate::conversation`]); [`Runtime::with_database`] plugs in the database's.
-    pub fn conversations(mut self, log: Arc<dyn ConversationLog>) -> Self {
-        self.conversations = Some(log);
-        self
-    }
     /// In-memory guardrails (looked up before the definition source's).
     pub fn guardrails(mut self, guardrails: GuardrailCatalogue) -> Self {
         self.guardrails = guardrails;
@@ -337,6 +331,12 @@ impl RuntimeBuilder {
         policy: Arc<dyn crate::agent::hitl::TenantHitlPolicy>,
     ) -> Self {
         self.tenant_hitl = Some(policy);
+        self
+    }
+    /// Where agent turns read their conversation's history and keep what they said (see
+    /// [`crate::conversation`]); [`Runtime::with_database`] plugs in the database's.
+    pub fn conversations(mut self, log: Arc<dyn ConversationLog>) -> Self {
+        self.conversations = Some(log);
         self
     }
     pub fn build(self) -> Runtime {
@@ -365,9 +365,9 @@ impl RuntimeBuilder {
                 definitions,
                 resolver,
                 call_values: self.call_values,
-                conversations: self.conversations,
                 guardrail_checks: self.guardrail_checks,
                 tenant_hitl: self.tenant_hitl,
+                conversations: self.conversations,
                 tools: self.tools,
                 flows: self.flows,
                 agents: self.agents,
@@ -422,20 +422,22 @@ impl Runtime {
             definition_source: None,
             definitions: None,
             call_values: None,
-            conversations: None,
             guardrails: GuardrailCatalogue::new(),
             guardrail_checks: None,
             tenant_hitl: None,
+            conversations: None,
         }
     }
 
     /// A builder over a migrated database (SQLite or PostgreSQL).
     pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
         Runtime::builder(Arc::new(crate::store::DatabaseRunStore::new(db.clone())))
-            .conversations(Arc::new(crate::conversation::DatabaseConversationLog::new(
+            .wait_store(Arc::new(crate::wait_store_db::DatabaseWaitStore::new(
                 db.clone(),
             )))
-            .wait_store(Arc::new(crate::wait_store_db::DatabaseWaitStore::new(db)))
+            .conversations(Arc::new(crate::conversation::DatabaseConversationLog::new(
+                db,
+            )))
     }
 
     /// A builder over an in-memory store.

@@ -213,11 +213,11 @@ fn finished_call(
         return Ok(outcome_of(recorded, outside, version));
     }
     match tool {
-        Some(Err(ResolveError::NotFound { .. })) | None => {
+        // A tool that resolves has something to run; only a lost race lands here.
+        Some(Err(ResolveError::NotFound { .. }) | Ok(_)) | None => {
             Ok((unknown_tool(&step.agent.id, &call.name), None))
         }
         Some(Err(e)) => Err(resolve_failure(e.clone())),
-        Some(Ok(_)) => Ok((unknown_tool(&step.agent.id, &call.name), None)),
     }
 }
 

@@ -60,7 +60,7 @@ pub(super) async fn turn_rules(
     agent: &AgentSpec,
     tenant_policy: Option<&dyn TenantHitlPolicy>,
 ) -> Result<EffectiveHitl, Failure> {
-    let parsed = hitl::parse_agent_hitl(agent.conversation_policy.as_ref()).map_err(|issues| {
+    let parsed = agent.hitl().map_err(|issues| {
         let text: Vec<String> = issues.iter().map(ToString::to_string).collect();
         Failure::fatal(format!(
             "hitl-policy-invalid: agent \"{}\" has approval settings this runtime cannot apply: {}",
@@ -198,22 +198,42 @@ pub(super) async fn review(
     }
 }
 
+/// What a reviewer's answer decides.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Verdict {
+    Approve,
+    /// With the reviewer's rationale, or why an answer that is not a decision blocks.
+    Reject(Option<String>),
+}
+
 /// The reviewer's answer, fail-closed: only exactly `decided: "approve"` approves.
-pub(super) fn read_decision(answer: &Value) -> Review {
-    let rejected = |rationale: Option<&str>| {
-        let mut r = json!({"status": "rejected"});
-        if let (Some(text), Value::Object(m)) = (rationale, &mut r) {
-            m.insert("rationale".into(), json!(text));
-        }
-        Review::Rejected(r.to_string())
-    };
+pub(super) fn verdict(answer: &Value) -> Verdict {
+    let unreadable = || Verdict::Reject(Some(UNREADABLE_DECISION.to_owned()));
     let Value::Object(m) = answer else {
-        return rejected(Some(UNREADABLE_DECISION));
+        return unreadable();
     };
     match m.get("decided").and_then(Value::as_str) {
-        Some("approve") => Review::Approved,
-        Some("reject") => rejected(m.get("rationale").and_then(Value::as_str)),
-        _ => rejected(Some(UNREADABLE_DECISION)),
+        Some("approve") => Verdict::Approve,
+        Some("reject") => Verdict::Reject(
+            m.get("rationale")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        ),
+        _ => unreadable(),
+    }
+}
+
+/// What a tool call's gate does with the answer: a rejection is the call's result.
+pub(super) fn read_decision(answer: &Value) -> Review {
+    match verdict(answer) {
+        Verdict::Approve => Review::Approved,
+        Verdict::Reject(rationale) => {
+            let mut r = json!({"status": "rejected"});
+            if let (Some(text), Value::Object(m)) = (rationale, &mut r) {
+                m.insert("rationale".into(), json!(text));
+            }
+            Review::Rejected(r.to_string())
+        }
     }
 }
 

@@ -496,6 +496,19 @@ impl EffectiveHitl {
         self.agent.tools.is_some() || self.tenant.as_ref().is_some_and(|t| !t.tools.is_empty())
     }
 
+    /// The role the session gate's approvals need: the agent's `defaultReviewerRole`
+    /// (standard by default), at least the tenant's `minReviewerRole`.
+    pub fn default_role(&self) -> ReviewerRole {
+        let agent = self
+            .agent
+            .default_reviewer_role
+            .unwrap_or(ReviewerRole::Standard);
+        match self.tenant.as_ref().and_then(|t| t.min_reviewer_role) {
+            Some(min) => agent.max(min),
+            None => agent,
+        }
+    }
+
     /// How long a reviewer has: the agent's `timeoutMs` (24 h by default), at most the
     /// tenant's `maxTimeoutMs`.
     pub fn timeout_ms(&self) -> u64 {
@@ -568,6 +581,14 @@ pub fn args_hash(arguments: &Value) -> String {
 /// A tool call's wait token: 40 hex of SHA-256 of `tool-call:<runId>:<callId>:<argsHash>`.
 pub fn tool_call_token(run_id: &str, call_id: &str, args_hash: &str) -> String {
     sha40(&format!("tool-call:{run_id}:{call_id}:{args_hash}"))
+}
+
+/// The session gate's wait token: 40 hex of SHA-256 of
+/// `agent-turn:session-hitl-gate:<runId>:<turnCount>`.
+pub fn session_gate_token(run_id: &str, turn_count: u64) -> String {
+    sha40(&format!(
+        "agent-turn:session-hitl-gate:{run_id}:{turn_count}"
+    ))
 }
 
 /// JSON with object keys sorted, as the reference writes it for hashing.

@@ -28,11 +28,14 @@
 //!   rules are read when the turn starts (a tenant policy that cannot be read fails the turn
 //!   `tenant-policy-unavailable` before any tool runs); each call's gate is decided once and
 //!   recorded, and a gated call parks the run until a reviewer decides ([`gate`], [`hitl`]).
+//!   Past `hitl.afterTurns` turns of its conversation, a turn waits for a reviewer before
+//!   its first model call ([`session_gate`]).
 
 mod calls;
 mod gate;
 pub mod hitl;
 mod messages;
+mod session_gate;
 
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -140,6 +143,7 @@ pub(crate) async fn run_agent_step(
         .await?
         .at(node_id, scope);
     let hitl = gate::turn_rules(ctx, &agent, ctx.shared.tenant_hitl.as_deref()).await?;
+    session_gate::pass(ctx, &agent, &hitl, node_id, &value_scope).await?;
     let (offered, outside) = offered_tools(ctx, &agent).await?;
     let mut messages = messages::initial_messages(ctx, &agent, &input, outside).await?;
     let mut ran: Vec<RanCall> = Vec::new();
