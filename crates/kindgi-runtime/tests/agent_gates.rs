@@ -1208,3 +1208,50 @@ async fn an_agents_pausing_call_waits_for_the_answer_which_is_its_result() {
     assert_eq!(ids(&results), ["c1", "c2", "c3"]);
     assert_eq!(results[1].1, r#"{"answer":"yes"}"#);
 }
+
+/// A model that numbers its calls afresh each step (`c1` again in step 2) gets each call run
+/// and gated on its own: the second `c1` is not mistaken for the first, which ran.
+#[tokio::test]
+async fn a_call_id_reused_in_a_later_step_is_a_call_of_its_own() {
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![
+        asks(&[("c1", "t.r1", json!({"n": 1}))]),
+        asks(&[("c1", "t.r1", json!({"n": 2}))]),
+    ]);
+    let rt = runtime(
+        Runtime::in_memory(),
+        model.clone(),
+        &probe,
+        &[("t.r1", ro())],
+        |a| a,
+    );
+    completed(&turn(&rt, None).await);
+    assert_eq!(probe.runs("t.r1"), 2, "both calls ran: {:?}", probe.log());
+    let results = model.tool_results(2);
+    assert_eq!(ids(&results), ["c1", "c1#2"]);
+    assert!(results[1].1.contains("\"n\":2"), "{results:?}");
+
+    // Gated with always_ask, the reused id asks again rather than riding the first yes.
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![
+        asks(&[("c1", "t.m", json!({"n": 1}))]),
+        asks(&[("c1", "t.m", json!({"n": 1}))]),
+    ]);
+    let rt = runtime(
+        Runtime::in_memory(),
+        model,
+        &probe,
+        &[("t.m", mutating())],
+        with_policy(json!({"hitl": {"tools": {"default": "always_ask"}}})),
+    );
+    let run = turn(&rt, None).await;
+    assert_eq!(run.status, RunStatus::Suspended);
+    let first = the_open_approval(&rt, &run).await;
+    let status = decide(&rt, &first, DecisionKind::Approve, None).await;
+    assert_eq!(status, RunStatus::Suspended, "the second call asks too");
+    let run = rt.get_run(&run.id).await.unwrap();
+    let second = the_open_approval(&rt, &run).await;
+    assert_ne!(first.id, second.id);
+    assert_eq!(second.subject_ref["callId"], "c1#2");
+    assert_eq!(probe.runs("t.m"), 1);
+}

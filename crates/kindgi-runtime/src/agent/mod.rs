@@ -43,7 +43,7 @@ use std::sync::Arc;
 use crate::catalogue::AgentSpec;
 use crate::executor::{Failure, RunCtx, node_scope};
 use crate::guardrail::{RanCall, TurnGuardrails};
-use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool};
+use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool, ToolCall};
 use crate::resolve::ResolveError;
 use calls::{CallOutcome, resolve_failure};
 pub use messages::{DEFAULT_HISTORY_LIMIT, OUTSIDE_DATA_RULE, outside_data};
@@ -148,6 +148,7 @@ pub(crate) async fn run_agent_step(
     let mut messages = messages::initial_messages(ctx, &agent, &input, outside).await?;
     let mut ran: Vec<RanCall> = Vec::new();
     let parallel = agent.parallel_tool_calls.unwrap_or(true);
+    let mut seen_call_ids = std::collections::HashSet::new();
     let max_steps = agent.max_steps.unwrap_or(DEFAULT_MAX_STEPS).max(1);
     let mut usage = (0u64, 0u64);
     let mut call_log: Vec<Value> = Vec::new();
@@ -210,10 +211,8 @@ pub(crate) async fn run_agent_step(
                 "budget-exceeded: agent \"{agent_id}\" reached maxSteps ({max_steps}) while the model still asked for tools"
             )));
         }
-        messages.push(Message::assistant(
-            answer.text.clone(),
-            answer.tool_calls.clone(),
-        ));
+        let step_calls = unique_call_ids(&mut seen_call_ids, &answer.tool_calls, step);
+        messages.push(Message::assistant(answer.text.clone(), step_calls.clone()));
         let calls_step = calls::Step {
             agent: &agent,
             guards: &guards,
@@ -222,8 +221,8 @@ pub(crate) async fn run_agent_step(
             value_scope: &value_scope,
             parallel,
         };
-        let outcomes = calls::dispatch_calls(ctx, &calls_step, &ran, &answer.tool_calls).await?;
-        for (call, (outcome, version)) in answer.tool_calls.iter().zip(outcomes) {
+        let outcomes = calls::dispatch_calls(ctx, &calls_step, &ran, &step_calls).await?;
+        for (call, (outcome, version)) in step_calls.iter().zip(outcomes) {
             let mut entry =
                 json!({"id": call.id, "toolId": call.name, "arguments": call.arguments});
             if let (Some(v), Value::Object(m)) = (version, &mut entry) {
@@ -253,6 +252,31 @@ pub(crate) async fn run_agent_step(
     Err(Failure::fatal(format!(
         "budget-exceeded: agent \"{agent_id}\" reached maxSteps ({max_steps})"
     )))
+}
+
+/// The model's calls of one step, each with an id no earlier call of this turn had: a reused
+/// id (some models number their calls afresh each step) gets a `#<n>` suffix, so each call
+/// keeps its own journaled result, gate and verdict and none is mistaken for another that ran
+/// before. The model sees the ids it is given back consistently (assistant message and tool
+/// results), and the renaming is the same on replay (it follows the recorded answers).
+fn unique_call_ids(
+    seen: &mut std::collections::HashSet<String>,
+    calls: &[ToolCall],
+    step: u32,
+) -> Vec<ToolCall> {
+    calls
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            let base = c.id.clone();
+            let mut n = step;
+            while !seen.insert(c.id.clone()) {
+                c.id = format!("{base}#{n}");
+                n += 1;
+            }
+            c
+        })
+        .collect()
 }
 
 /// The agent a step runs, and whether its version still has to be recorded: a resumed step
