@@ -3,7 +3,9 @@
 //! on SQLite:
 //! - the tool time of the step (first call started → last call finished; target ≤ 70 ms),
 //! - the turn's wall time and its overhead over the calls themselves (wall − 50 ms),
-//!   ungated (no `hitl`).
+//!   ungated (no `hitl`);
+//! - the wall time from `complete_approval` (a reviewer's yes) to the run's completion, for
+//!   a turn parked on a gated call (`hitl: {tools: {}}`, one mutating call).
 //!
 //! `cargo run --release -p kindgi-runtime --example bench_agent_step -- --turns 50`
 
@@ -11,7 +13,10 @@ use async_trait::async_trait;
 use kindgi_runtime::model::{
     FinishReason, ModelError, ModelProvider, ModelRequest, ModelResponse, Role, ToolCall,
 };
-use kindgi_runtime::{AgentSpec, RunOptions, RunStatus, Runtime, RuntimeBuilder};
+use kindgi_runtime::{
+    AgentSpec, ApprovalQuery, ApprovalStatus, DecisionInput, DecisionKind, ReviewerRole,
+    RunOptions, RunStatus, Runtime, RuntimeBuilder,
+};
 use kindgi_tools::{BoxFuture, Handler, HandlerError, Tool, ToolContext};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -20,9 +25,12 @@ use std::time::{Duration, Instant};
 const CALLS: usize = 8;
 const CALL_MS: u64 = 50;
 
-/// Asks for `CALLS` lookups, then answers once it has their results.
+/// Asks for `CALLS` calls of `tool`, then answers once it has their results.
 #[derive(Debug)]
-struct FanOutModel;
+struct FanOutModel {
+    tool: &'static str,
+    calls: usize,
+}
 
 #[async_trait]
 impl ModelProvider for FanOutModel {
@@ -37,10 +45,10 @@ impl ModelProvider for FanOutModel {
         let tool_calls = if answered {
             vec![]
         } else {
-            (0..CALLS)
+            (0..self.calls)
                 .map(|i| ToolCall {
                     id: format!("call-{i}"),
-                    name: "bench.lookup".into(),
+                    name: self.tool.into(),
                     arguments: json!({"n": i}),
                 })
                 .collect()
@@ -93,7 +101,12 @@ struct Figures {
 
 async fn run(builder: RuntimeBuilder, turns: usize) -> Result<Figures, Box<dyn std::error::Error>> {
     let spans: Spans = Arc::default();
-    let rt = builder.model(Arc::new(FanOutModel)).build();
+    let rt = builder
+        .model(Arc::new(FanOutModel {
+            tool: "bench.lookup",
+            calls: CALLS,
+        }))
+        .build();
     rt.tools().insert_tool(lookup_tool(spans.clone())?);
     rt.agents()
         .insert(AgentSpec::new("bench.agent").with_tools(["bench.lookup"]));
@@ -132,6 +145,95 @@ async fn run(builder: RuntimeBuilder, turns: usize) -> Result<Figures, Box<dyn s
     Ok(figures)
 }
 
+/// A mutating tool that answers at once.
+fn note_tool() -> Result<Tool, Box<dyn std::error::Error>> {
+    let manifest = serde_json::from_value(json!({
+        "id": "bench.note", "version": "1.0.0", "description": "a write",
+        "input": {"type": "object"}, "output": {},
+    }))?;
+    let handler: Handler = Arc::new(|input: Value, _ctx: ToolContext| {
+        let fut: BoxFuture<'static, Result<Value, HandlerError>> =
+            Box::pin(async move { Ok(input) });
+        fut
+    });
+    Ok(Tool::from_parts(manifest, handler))
+}
+
+/// Wall time (ms) from a reviewer's yes to the end of the run it resumes.
+async fn approval_to_completion(
+    builder: RuntimeBuilder,
+    turns: usize,
+) -> Result<Vec<f64>, Box<dyn std::error::Error>> {
+    let rt = builder
+        .model(Arc::new(FanOutModel {
+            tool: "bench.note",
+            calls: 1,
+        }))
+        .build();
+    rt.tools().insert_tool(note_tool()?);
+    let mut agent = AgentSpec::new("bench.gated").with_tools(["bench.note"]);
+    agent.conversation_policy = Some(json!({"hitl": {"tools": {}}}));
+    rt.agents().insert(agent);
+    let mut figures = Vec::new();
+    for _ in 0..turns {
+        let run = rt
+            .start_agent_turn(
+                "bench.gated",
+                None,
+                json!({"message": "go"}),
+                RunOptions {
+                    wait: true,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        if run.status != RunStatus::Suspended {
+            return Err(format!(
+                "the gated turn ended {}: {:?}",
+                run.status, run.failure_message
+            )
+            .into());
+        }
+        let open = rt
+            .list_approvals(&ApprovalQuery {
+                tenant_id: run.tenant_id.clone(),
+                statuses: vec![ApprovalStatus::Pending],
+                run_id: Some(run.id.clone()),
+                limit: 2,
+                ..Default::default()
+            })
+            .await?;
+        let approval = open.first().ok_or("no open approval")?;
+        let started = Instant::now();
+        let done = rt
+            .complete_approval(
+                &approval.tenant_id,
+                &approval.id,
+                DecisionInput {
+                    decision: DecisionKind::Approve,
+                    rationale: None,
+                    decided_by: "user:bench".into(),
+                    reviewer_id: "bench".into(),
+                    reviewer_role: ReviewerRole::Admin,
+                },
+            )
+            .await?;
+        figures.push(started.elapsed().as_secs_f64() * 1000.0);
+        if done.run_status != Some(RunStatus::Completed) {
+            return Err(format!("the approved run is {:?}", done.run_status).into());
+        }
+    }
+    Ok(figures)
+}
+
+fn report_approvals(store: &str, mut ms: Vec<f64>) {
+    println!(
+        "{store:8} approvals complete → run completed: p50 {:.2} ms p95 {:.2} ms",
+        pct(&mut ms, 0.5),
+        pct(&mut ms, 0.95)
+    );
+}
+
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() - 1) as f64 * p).round() as usize]
@@ -164,6 +266,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let url = format!("sqlite://{}", dir.path().join("bench.db").display());
     let db = kindgi_store::Database::connect(&url).await?;
-    report("sqlite", run(Runtime::with_database(db), turns).await?);
+    db.migrate().await?;
+    report(
+        "sqlite",
+        run(Runtime::with_database(db.clone()), turns).await?,
+    );
+    report_approvals(
+        "memory",
+        approval_to_completion(Runtime::in_memory(), turns).await?,
+    );
+    report_approvals(
+        "sqlite",
+        approval_to_completion(Runtime::with_database(db), turns).await?,
+    );
     Ok(())
 }
