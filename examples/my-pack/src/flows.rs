@@ -103,3 +103,20 @@ pub fn echo_flow() -> Value {
         "kernelPayloadVersion": 1,
     })
 }
+
+/// `my-pack.review-order`: asks a person to review an order and waits for the answer — the
+/// pausing `my-pack.request-review` parks the run until the reviewers' system answers at
+/// the call's link (docs/pauses.md); the answer is the run's output.
+pub fn review_order() -> Value {
+    json!({
+        "id": "my-pack.review-order",
+        "version": "0.1.0",
+        "name": "Review an order",
+        "nodes": [{"id": "review", "kind": "tool", "ref": "my-pack.request-review"}],
+        "edges": [
+            {"id": "e1", "from": "$start", "to": "review"},
+            {"id": "e2", "from": "review", "to": "$end"},
+        ],
+        "kernelPayloadVersion": 1,
+    })
+}

@@ -5,8 +5,9 @@
 //! over through the file `MY_PACK_REVIEW_OUTBOX` names; docs/pauses.md) and
 //! `my-pack.send-reply` (mutating) — a before-tool guardrail check
 //! (`my-pack.no-card-numbers`), two agents (`my-pack.echo-agent`, and
-//! `my-pack.support-agent` with approval gates on) and three flows: `my-pack.check-order`,
-//! `my-pack.note-order` and `my-pack.echo-flow`.
+//! `my-pack.support-agent` with approval gates on) and four flows: `my-pack.check-order`,
+//! `my-pack.note-order`, `my-pack.echo-flow` and `my-pack.review-order` (waits for a
+//! reviewer through the pausing tool).
 //!
 //! ```sh
 //! kindgi dev examples/my-pack          # builds, indexes, serves, registers
@@ -62,6 +63,7 @@ fn pack() -> Pack {
         .flow("src/flows.rs", flows::check_order())
         .flow("src/flows.rs", flows::note_order())
         .flow("src/flows.rs", flows::echo_flow())
+        .flow("src/flows.rs", flows::review_order())
 }
 
 fn main() -> ExitCode {
