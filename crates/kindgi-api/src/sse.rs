@@ -4,7 +4,7 @@
 //!
 //! A frame is `id: <runId>:<sequence>\nevent: <kind>\ndata: <json>\n\n`. Journal kinds map
 //! to wire kinds (`step.started` → `run.step-started`, `wait.suspended` →
-//! `run.wait-suspended`, …); kinds the wire has no name for (`edge.evaluated`,
+//! `run.wait-suspended`, `approval.requested` → `run.approval-requested`, …); kinds the wire has no name for (`edge.evaluated`,
 //! `value.recorded`, fan-out and sub-graph entries…) are dropped. `Last-Event-Id:
 //! <runId>:<seq>` replays from `sequence > seq`. The journal is polled every
 //! [`POLL_INTERVAL`]; the stream closes after a terminal event or [`MAX_STREAM`]. A journal
@@ -27,7 +27,9 @@ pub const MAX_STREAM: Duration = Duration::from_secs(300);
 /// Entries read per journal poll.
 const PAGE: u32 = 100;
 
-/// The wire kind of a journal kind, or `None` when the stream drops it.
+/// The wire kind of a journal kind, or `None` when the stream drops it. Beyond the
+/// reference (which never emits them), the approval entries are sent as the spec's
+/// `run.approval-requested` / `run.approval-completed`.
 pub fn wire_kind(kind: JournalKind) -> Option<&'static str> {
     use JournalKind as K;
     Some(match kind {
@@ -43,7 +45,12 @@ pub fn wire_kind(kind: JournalKind) -> Option<&'static str> {
         K::RunCompleted => "run.completed",
         K::RunFailed => "run.failed",
         K::RunCancelled => "run.cancelled",
-        _ => return None,
+        // By name: the approval kinds are the waits work's additions to the journal.
+        other => match other.as_str() {
+            "approval.requested" => "run.approval-requested",
+            "approval.completed" => "run.approval-completed",
+            _ => return None,
+        },
     })
 }
 
