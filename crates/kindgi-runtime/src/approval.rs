@@ -5,8 +5,8 @@
 //! the digest of its canonical arguments (`argsHash`): the call runs with exactly the
 //! approved arguments or not at all.
 //!
-//! SCAFFOLD: the types are the interface the API and the agent code against; the store
-//! and the lifecycle (decide, escalate, expire, withdraw) are filled in by the waits work.
+//! The lifecycle is in [`crate::decide`] (decisions) and the sweeper (timeouts); the rows
+//! in [`crate::wait_store`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -314,8 +314,11 @@ impl crate::Runtime {
         tenant: &str,
         id: &str,
     ) -> Result<Option<Approval>, ApprovalError> {
-        let _ = (tenant, id);
-        todo!("waits: Runtime::approval")
+        self.shared
+            .waits
+            .get_approval(tenant, id)
+            .await
+            .map_err(|e| ApprovalError::Store(e.to_string()))
     }
 
     /// A page of approvals (at most `query.limit + 1`, in the query's order).
@@ -323,8 +326,11 @@ impl crate::Runtime {
         &self,
         query: &ApprovalQuery,
     ) -> Result<Vec<Approval>, ApprovalError> {
-        let _ = query;
-        todo!("waits: Runtime::list_approvals")
+        self.shared
+            .waits
+            .list_approvals(query)
+            .await
+            .map_err(|e| ApprovalError::Store(e.to_string()))
     }
 
     /// Records a decision and, for approve / reject / withdraw, completes or cancels the
@@ -335,7 +341,6 @@ impl crate::Runtime {
         id: &str,
         decision: DecisionInput,
     ) -> Result<ApprovalCompletion, ApprovalError> {
-        let _ = (tenant, id, decision);
-        todo!("waits: Runtime::complete_approval")
+        self.decide_approval(tenant, id, decision).await
     }
 }

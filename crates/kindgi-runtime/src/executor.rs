@@ -52,6 +52,9 @@ pub(crate) struct Failure {
     pub lost: bool,
     /// Extra `step.failed` payload fields (timeouts).
     pub extra: Option<Map<String, Value>>,
+    /// The step reached a wait nobody has answered yet: the run parks (`suspended`, no
+    /// terminal entry, no `step.failed`) until the wait is answered or cancelled.
+    pub suspended: bool,
 }
 
 impl Failure {
@@ -63,6 +66,16 @@ impl Failure {
             interrupted: false,
             lost: false,
             extra: None,
+            suspended: false,
+        }
+    }
+
+    /// The run parks on wait `token_id`.
+    pub(crate) fn suspended(token_id: &str) -> Self {
+        Self {
+            suspended: true,
+            retryable: false,
+            ..Failure::new(format!("suspended: the run waits on {token_id}"))
         }
     }
 
@@ -89,7 +102,7 @@ impl Failure {
     }
 }
 
-fn journal_failure(e: crate::store::RunStoreError) -> Failure {
+pub(crate) fn journal_failure(e: crate::store::RunStoreError) -> Failure {
     if let crate::store::RunStoreError::DuplicateSequence { .. } = e {
         return Failure {
             lost: true,
@@ -184,6 +197,18 @@ const READ_ONLY_FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 /// leaf step gives up its work at once when the run stops, so this only bounds a journal
 /// write that hangs.
 const STOP_SETTLE: Duration = Duration::from_secs(5);
+
+/// How a fanout branch ended without an output: it waits (the run parks), or it failed.
+enum BranchEnd {
+    Suspended(Failure),
+    Failed(String),
+}
+
+impl From<String> for BranchEnd {
+    fn from(m: String) -> Self {
+        BranchEnd::Failed(m)
+    }
+}
 
 /// A node that finished: its id and output (or why not).
 type NodeDone = (String, Result<Arc<Value>, Failure>);
@@ -352,6 +377,11 @@ async fn finish(
         }
         return run;
     }
+    if let Err(f) = &result
+        && f.suspended
+    {
+        return park(shared, run, journal).await;
+    }
     let now = format_millis(now_millis());
     run.updated_at = now.clone();
     run.completed_at = Some(now);
@@ -395,6 +425,24 @@ async fn finish(
         if let Err(e) = shared.store.update_run(&run).await {
             tracing::warn!(run = %run.id, error = %e, "could not store the run's end");
         }
+    }
+    run
+}
+
+/// Stores a run that waits: `suspended`, no terminal entry; nothing executes it until an
+/// answer (or a cancellation) of one of its waits resumes it.
+async fn park(shared: &Shared, mut run: RunRecord, journal: Option<&JournalWriter>) -> RunRecord {
+    run.status = RunStatus::Suspended;
+    run.updated_at = format_millis(now_millis());
+    let stored = match journal {
+        Some(j) => {
+            j.set_run(run.clone()).await;
+            j.flush().await
+        }
+        None => shared.store.update_run(&run).await,
+    };
+    if let Err(e) = stored {
+        tracing::warn!(run = %run.id, error = %e, "could not store the suspended run");
     }
     run
 }
@@ -575,6 +623,9 @@ impl RunCtx {
                 st.in_flight.remove(&id);
                 let out = match result {
                     Ok(out) => out,
+                    Err(f) if f.suspended => {
+                        return Err(self.drain_suspended(&mut running, f).await);
+                    }
                     Err(f) => {
                         if f.cancelled {
                             settle(&mut running).await;
@@ -596,6 +647,31 @@ impl RunCtx {
             };
             Ok(GraphResult { output, local })
         })
+    }
+
+    /// A graph one of whose nodes waits starts nothing more but lets its in-flight nodes
+    /// finish (each journals how it ended, so a resumed run reuses them). The run parks
+    /// unless one of them failed for real, which fails it.
+    async fn drain_suspended<'a>(
+        &self,
+        running: &mut FuturesUnordered<BoxFuture<'a, NodeDone>>,
+        suspended: Failure,
+    ) -> Failure {
+        let mut outcome = suspended;
+        loop {
+            let next = tokio::select! {
+                _ = self.cancel.cancelled() => {
+                    settle(running).await;
+                    return self.stop_failure();
+                }
+                next = running.next() => next,
+            };
+            match next {
+                None => return outcome,
+                Some((_, Err(f))) if !f.suspended && outcome.suspended => outcome = f,
+                Some(_) => {}
+            }
+        }
     }
 
     /// A node's input: its mapping, else the single upstream's output (or the graph input
@@ -709,6 +785,8 @@ impl RunCtx {
                     }
                     return Err(f);
                 }
+                // Not a failure of the step: it runs again when the wait is answered.
+                Err(f) if f.suspended => return Err(f),
                 Err(f) => {
                     if f.retryable && attempt < max_attempts {
                         let delay = retry.map(|r| r.delay_before_retry(attempt)).unwrap_or(0);
@@ -932,6 +1010,12 @@ impl RunCtx {
         if self.run.dry_run && !tool.runs_in_dry_run() {
             return Err(Failure::fatal(dry_run_refusal(tool_id)));
         }
+        if tool.manifest().pauses() {
+            let key = child_scope(scope, node_id);
+            return self
+                .call_pausing(&tool, input, &key, scope, Some(node_id), node_id)
+                .await;
+        }
         let ctx = match self
             .call_context(tool.as_ref(), &child_scope(scope, node_id))
             .await
@@ -1137,12 +1221,28 @@ impl RunCtx {
         scope: &str,
         branch: usize,
         input: Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Result<Value, String>, Failure> {
         let b = &node.branches[branch];
         let key = (scope.to_owned(), node.id.clone(), b.branch_id.clone());
         if let Some(done) = self.replay.branches.get(&key) {
-            return done.clone();
+            return Ok(done.clone());
         }
+        match self.branch_work(node, scope, branch, input).await {
+            Err(BranchEnd::Suspended(f)) => Err(f),
+            Err(BranchEnd::Failed(m)) => Ok(Err(m)),
+            Ok(v) => Ok(Ok(v)),
+        }
+    }
+
+    async fn branch_work(
+        &self,
+        node: &FanoutNode,
+        scope: &str,
+        branch: usize,
+        input: Value,
+    ) -> Result<Value, BranchEnd> {
+        let b = &node.branches[branch];
+        let key = (scope.to_owned(), node.id.clone(), b.branch_id.clone());
         let write = |kind, p| self.journal.write(kind, Some(&node.id), scope, Some(p));
         if !self.replay.fanout_dispatched.contains(&key) {
             write(
@@ -1183,6 +1283,10 @@ impl RunCtx {
             self.call_tool(tool_id, range, &node.id, &branch_scope, input)
                 .await
         };
+        let result = match result {
+            Err(f) if f.suspended => return Err(BranchEnd::Suspended(f)),
+            r => r,
+        };
         let result = result.map_err(|f| f.message).and_then(|out| {
             match self.flow.schema(&format!("node:{}.branch:{}", node.id, b.branch_id)) {
                 Some(v) => v.validate(&out).map(|_| out).map_err(|issues| {
@@ -1208,7 +1312,7 @@ impl RunCtx {
         write(entry.0, entry.1)
             .await
             .map_err(|e| journal_failure(e).message)?;
-        result
+        result.map_err(BranchEnd::Failed)
     }
 
     async fn run_fanout(
@@ -1239,6 +1343,8 @@ impl RunCtx {
                 d = running.next() => d,
             };
             let Some((i, r)) = done else { break };
+            // A waiting branch parks the run; the others are resumed from the journal.
+            let r = r?;
             let bid = &node.branches[i].branch_id;
             match (node.convergence, &r) {
                 (FanoutConvergence::AllSucceed, Err(m)) => {
@@ -1476,6 +1582,9 @@ impl RunCtx {
             {
                 Err(self.stop_failure())
             }
+            // The child waits: so does this run; an answer resumes the top-level run, which
+            // drives the child on from its journal.
+            RunStatus::Suspended => Err(Failure::suspended(&format!("child run {child_id}"))),
             _ => {
                 let message = format!(
                     "subgraph-failed: subgraph \"{id}\": child run {child_id} of flow \"{}\" failed: {}",

@@ -130,6 +130,10 @@ pub(crate) struct Replay {
     pub subgraphs: HashMap<Key, String>,
     /// `(value scope, key)` → value.
     pub values: HashMap<Key, Value>,
+    /// Wait token ids the run parked on (`wait.suspended`).
+    pub waits_suspended: HashSet<String>,
+    /// How each answered or cancelled wait ended, by token id (the first entry wins).
+    pub waits: HashMap<String, crate::wait::WaitOutcome>,
 }
 
 impl Replay {
@@ -208,6 +212,24 @@ impl Replay {
                     if let (Some(scope), Some(k)) = (s(&e.payload, "scope"), s(&e.payload, "key")) {
                         let v = e.payload.as_ref().and_then(|p| p.get("value")).cloned();
                         r.values.insert((scope, k), v.unwrap_or(Value::Null));
+                    }
+                }
+                JournalKind::WaitSuspended => {
+                    if let Some(t) = s(&e.payload, "tokenId") {
+                        r.waits_suspended.insert(t);
+                    }
+                }
+                JournalKind::WaitResumed | JournalKind::WaitCancelled => {
+                    if let Some(t) = s(&e.payload, "tokenId") {
+                        let outcome = if e.kind == JournalKind::WaitResumed {
+                            let v = e.payload.as_ref().and_then(|p| p.get("value")).cloned();
+                            crate::wait::WaitOutcome::Resumed(v.unwrap_or(Value::Null))
+                        } else {
+                            crate::wait::WaitOutcome::Cancelled {
+                                reason: s(&e.payload, "reason").unwrap_or_default(),
+                            }
+                        };
+                        r.waits.entry(t).or_insert(outcome);
                     }
                 }
                 _ => {}

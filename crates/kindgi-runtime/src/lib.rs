@@ -40,6 +40,7 @@ pub mod agent;
 pub mod approval;
 pub mod call_values;
 pub mod catalogue;
+mod decide;
 pub mod definitions;
 pub mod dispatch;
 mod executor;
@@ -47,13 +48,16 @@ pub mod expr;
 mod guardrail;
 mod journal;
 pub mod model;
+mod pause;
 pub mod record;
 pub mod resolve;
+mod resume;
 pub mod runtime;
 pub mod scheduler;
 mod stop;
 pub mod store;
 pub mod wait;
+pub mod wait_store;
 
 pub use approval::{
     Approval, ApprovalCompletion, ApprovalDecision, ApprovalError, ApprovalQuery, ApprovalStatus,
@@ -81,3 +85,4 @@ pub use store::{
     DatabaseRunStore, MemoryRunStore, ReplayFilter, RunQuery, RunStore, RunStoreError,
 };
 pub use wait::{WaitAnswered, WaitError, WaitingFor};
+pub use wait_store::{MemoryWaitStore, PauseRecord, PauseStatus, WaitStore, WaitStoreError};

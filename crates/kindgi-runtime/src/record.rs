@@ -264,10 +264,17 @@ pub enum JournalKind {
     ValueRecorded,
     #[serde(rename = "clock.read")]
     ClockRead,
+    /// Beyond the reference: a gate asked for an approval (`{approvalId, tokenId,
+    /// requiredRole, toolId?, callId?}`).
+    #[serde(rename = "approval.requested")]
+    ApprovalRequested,
+    /// Beyond the reference: a reviewer decided (`{approvalId, decision, status}`).
+    #[serde(rename = "approval.completed")]
+    ApprovalCompleted,
 }
 
 impl JournalKind {
-    pub const ALL: [JournalKind; 26] = [
+    pub const ALL: [JournalKind; 28] = [
         JournalKind::RunStarted,
         JournalKind::StepStarted,
         JournalKind::StepCompleted,
@@ -294,6 +301,8 @@ impl JournalKind {
         JournalKind::WaitCancelled,
         JournalKind::ValueRecorded,
         JournalKind::ClockRead,
+        JournalKind::ApprovalRequested,
+        JournalKind::ApprovalCompleted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -324,6 +333,8 @@ impl JournalKind {
             JournalKind::WaitCancelled => "wait.cancelled",
             JournalKind::ValueRecorded => "value.recorded",
             JournalKind::ClockRead => "clock.read",
+            JournalKind::ApprovalRequested => "approval.requested",
+            JournalKind::ApprovalCompleted => "approval.completed",
         }
     }
 

@@ -30,6 +30,7 @@ use crate::record::{
 use crate::resolve::{RegistryToolFactory, ResolveError, ToolResolver, split_tool_ref};
 use crate::stop::RunStop;
 use crate::store::{MemoryRunStore, RunQuery, RunStore, RunStoreError};
+use crate::wait_store::{MemoryWaitStore, WaitStore};
 use kindgi_tools::registry::ToolRegistry;
 use kindgi_tools::synth::SynthesizerRegistry;
 
@@ -137,6 +138,10 @@ impl RuntimeError {
 pub struct RuntimeConfig {
     pub default_tenant: String,
     pub max_subflow_depth: u32,
+    /// Where this runtime's API is reached from outside (no trailing `/`): a pausing call's
+    /// link is `{public_url}/v1/waits/{token}`. The host sets it from its listen address or
+    /// `KINDGI_PUBLIC_URL`.
+    pub public_url: String,
 }
 
 impl Default for RuntimeConfig {
@@ -144,6 +149,7 @@ impl Default for RuntimeConfig {
         Self {
             default_tenant: DEFAULT_TENANT.into(),
             max_subflow_depth: kindgi_spec::flow::DEFAULT_MAX_SUBFLOW_DEPTH,
+            public_url: "http://127.0.0.1:8080".into(),
         }
     }
 }
@@ -188,6 +194,15 @@ pub(crate) struct Shared {
     pub model: Arc<dyn ModelProvider>,
     pub config: RuntimeConfig,
     pub leases: Leases,
+    /// Approvals and pausing calls' waits.
+    pub waits: Arc<dyn WaitStore>,
+    /// Woken when a wait with a deadline is created (the sweeper sleeps until the next one).
+    pub deadlines: tokio::sync::Notify,
+    /// One per top-level run being resumed: answers to its waits are journaled one at a time.
+    pub(crate) resume_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Pausing tools' output validators, by `(tenant, tool id, version)`: compiled once.
+    pub(crate) answer_validators:
+        Mutex<HashMap<(String, String, String), Arc<kindgi_schema::Validator>>>,
     active: Mutex<HashMap<String, ActiveRun>>,
     /// Fired by [`Runtime::shutdown`]; every run's stop signal is its child.
     shutdown: CancellationToken,
@@ -196,6 +211,7 @@ pub(crate) struct Shared {
 /// Builds a [`Runtime`].
 pub struct RuntimeBuilder {
     store: Arc<dyn RunStore>,
+    waits: Option<Arc<dyn WaitStore>>,
     tools: ToolCatalogue,
     flows: FlowCatalogue,
     agents: AgentCatalogue,
@@ -271,6 +287,12 @@ impl RuntimeBuilder {
         self.definitions = Some(definitions);
         self
     }
+    /// Where approvals and pauses are kept (default: in memory; [`Runtime::with_database`]
+    /// sets the database's).
+    pub fn wait_store(mut self, waits: Arc<dyn WaitStore>) -> Self {
+        self.waits = Some(waits);
+        self
+    }
     /// Env values and secrets for tool calls.
     pub fn call_values(mut self, values: Arc<dyn CallValues>) -> Self {
         self.call_values = Some(values);
@@ -310,6 +332,12 @@ impl RuntimeBuilder {
                     .unwrap_or_else(|| Arc::new(crate::model::dev_echo::DevEcho)),
                 config: self.config,
                 leases: Leases::default(),
+                waits: self
+                    .waits
+                    .unwrap_or_else(|| Arc::new(MemoryWaitStore::new())),
+                deadlines: tokio::sync::Notify::new(),
+                resume_locks: Mutex::new(HashMap::new()),
+                answer_validators: Mutex::new(HashMap::new()),
                 active: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
             }),
@@ -320,7 +348,7 @@ impl RuntimeBuilder {
 /// The runtime. Cheap to clone; must be used inside a tokio runtime.
 #[derive(Clone)]
 pub struct Runtime {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -336,6 +364,7 @@ impl Runtime {
     pub fn builder(store: Arc<dyn RunStore>) -> RuntimeBuilder {
         RuntimeBuilder {
             store,
+            waits: None,
             tools: ToolCatalogue::new(),
             flows: FlowCatalogue::new(),
             agents: AgentCatalogue::new(),
@@ -382,6 +411,13 @@ impl Runtime {
     }
     pub fn model(&self) -> &Arc<dyn ModelProvider> {
         &self.shared.model
+    }
+    /// Where approvals and pauses are kept.
+    pub fn wait_store(&self) -> &Arc<dyn WaitStore> {
+        &self.shared.waits
+    }
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.shared.config
     }
 
     /// Checks every tool, agent and sub-flow the flow names (sub-flows recursively), as
@@ -605,7 +641,7 @@ impl Runtime {
         Ok(run)
     }
 
-    fn spawn(&self, run: RunRecord, max_parallelism: Option<u32>) {
+    pub(crate) fn spawn(&self, run: RunRecord, max_parallelism: Option<u32>) {
         // A run started after `shutdown` stops at once, left `pending` for the next start.
         let stop = RunStop::new(&self.shared.shutdown);
         let (tx, rx) = watch::channel(false);
