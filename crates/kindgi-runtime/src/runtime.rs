@@ -190,6 +190,8 @@ pub(crate) struct Shared {
     pub resolver: ToolResolver,
     /// Env values and secrets for calls (none by default).
     pub call_values: Option<Arc<dyn CallValues>>,
+    /// The tenants' approval rules agent turns are held to (none by default).
+    pub tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
     pub store: Arc<dyn RunStore>,
     pub model: Arc<dyn ModelProvider>,
     pub config: RuntimeConfig,
@@ -223,6 +225,7 @@ pub struct RuntimeBuilder {
     definition_source: Option<Arc<dyn DefinitionSource>>,
     definitions: Option<Arc<dyn Definitions>>,
     call_values: Option<Arc<dyn CallValues>>,
+    tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -298,6 +301,14 @@ impl RuntimeBuilder {
         self.call_values = Some(values);
         self
     }
+    /// The tenants' `hitl` policies: a floor under every agent's approval gates.
+    pub fn tenant_hitl_policy(
+        mut self,
+        policy: Arc<dyn crate::agent::hitl::TenantHitlPolicy>,
+    ) -> Self {
+        self.tenant_hitl = Some(policy);
+        self
+    }
     pub fn build(self) -> Runtime {
         let memory: Arc<dyn Definitions> = Arc::new(MemoryDefinitions {
             flows: self.flows.clone(),
@@ -323,6 +334,7 @@ impl RuntimeBuilder {
                 definitions,
                 resolver,
                 call_values: self.call_values,
+                tenant_hitl: self.tenant_hitl,
                 tools: self.tools,
                 flows: self.flows,
                 agents: self.agents,
@@ -376,6 +388,7 @@ impl Runtime {
             definition_source: None,
             definitions: None,
             call_values: None,
+            tenant_hitl: None,
         }
     }
 

@@ -1,12 +1,25 @@
 //! The model's tool calls of one agent step: which run together, which wait, and what each
-//! call's result is for the model (runtime.md §3.3, seed 004).
+//! call's result is for the model (runtime.md §3.3, §4, seed 004 "Calls that run together").
+//!
+//! - Consecutive calls to read-only tools run together, up to 8 at once; a call to any
+//!   other tool runs on its own, and so does one to a tool that may pause or that acts with
+//!   a person's connection. `parallelToolCalls: false` runs every call on its own.
+//! - A call a before-tool guardrail judges waits for every call before it, so its check sees
+//!   them as calls that ran; a refusal is the call's result and the call does not run. The
+//!   read-only calls after it may run alongside it.
+//! - Each call's approval gate is decided just before it would start; once a call needs an
+//!   approval, the step's calls that have not started run one at a time.
+//! - A call that finished before a park or a restart keeps its recorded result and does not
+//!   run again. Results come back in the model's order.
 
 use futures::future::join_all;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
 use super::MAX_PARALLEL_TOOL_CALLS;
-use crate::catalogue::{AgentSpec, AgentTool};
+use super::gate::{self, GateRecord, Review};
+use super::hitl::EffectiveHitl;
+use crate::catalogue::AgentSpec;
 use crate::dispatch::ToolDispatcher;
 use crate::executor::{Failure, RunCtx};
 use crate::guardrail::{RanCall, TurnGuardrails};
@@ -16,9 +29,24 @@ use crate::resolve::ResolveError;
 pub(super) enum CallOutcome {
     /// Content for the model; `outside`: the tool declares `resultIsOutsideData`.
     Result { content: String, outside: bool },
+    /// The call did not run: a reviewer rejected it or a before-tool guardrail refused it;
+    /// `content` is what the model gets instead of a result.
+    NotRun { content: String },
     /// Retryable by the model (unknown tool, bad arguments): the content to send back and
     /// the failure if retries are exhausted.
     Retry { content: String, failure: String },
+}
+
+/// What the calls of one step share.
+pub(super) struct Step<'a> {
+    pub agent: &'a AgentSpec,
+    pub guards: &'a TurnGuardrails,
+    pub hitl: &'a EffectiveHitl,
+    pub node_id: &'a str,
+    /// Where the step's recorded values live.
+    pub value_scope: &'a str,
+    /// `parallelToolCalls` (default true).
+    pub parallel: bool,
 }
 
 /// A step failure for a tool that did not resolve.
@@ -33,21 +61,18 @@ pub(super) fn resolve_failure(e: ResolveError) -> Failure {
 /// an `unknown-tool` retry).
 type CallTool = Option<Result<Arc<dyn ToolDispatcher>, ResolveError>>;
 
-/// Runs the model's calls: consecutive read-only calls together (≤ 8), others alone; the
-/// outcomes (with the tool version each ran) come back in the model's order.
+/// A call's outcome and the tool version it ran.
+type Outcome = (CallOutcome, Option<String>);
+
+/// Runs the model's calls (`ran`: the calls of the turn's earlier steps); the outcomes come
+/// back in the model's order.
 pub(super) async fn dispatch_calls(
     ctx: &RunCtx,
-    agent: &AgentSpec,
-    guards: &TurnGuardrails,
+    step: &Step<'_>,
     ran: &[RanCall],
-    value_scope: &str,
     calls: &[ToolCall],
-    parallel: bool,
-) -> Result<Vec<(CallOutcome, Option<String>)>, Failure> {
-    // SCAFFOLD: before-tool guardrails (`guards`) and approval gates hook in here.
-    let _ = (guards, ran);
-    let agent_id = agent.id.as_str();
-    let allowed: &[AgentTool] = &agent.tools;
+) -> Result<Vec<Outcome>, Failure> {
+    let allowed = &step.agent.tools;
     // Each call resolves its tool now: the highest version its range admits at this moment.
     let tools: Vec<CallTool> = join_all(calls.iter().map(|c| async move {
         let listed = allowed.iter().find(|t| t.id == c.name)?;
@@ -57,62 +82,165 @@ pub(super) async fn dispatch_calls(
         )
     }))
     .await;
-    let concurrent =
-        |i: usize| parallel && matches!(&tools[i], Some(Ok(t)) if t.runs_concurrently());
-    let mut out = Vec::with_capacity(calls.len());
+    let mut ran_so_far: Vec<RanCall> = ran.to_vec();
+    let mut out: Vec<Outcome> = Vec::with_capacity(calls.len());
+    let mut one_at_a_time = !step.parallel;
+    // A gate decided for a call that then could not join the batch before it.
+    let mut decided: Option<(usize, Option<GateRecord>)> = None;
     let mut i = 0;
     while i < calls.len() {
-        let mut j = i + 1;
-        if concurrent(i) {
-            while j < calls.len() && j - i < MAX_PARALLEL_TOOL_CALLS && concurrent(j) {
-                j += 1;
-            }
+        let call = &calls[i];
+        let Some(tool) = runnable(ctx, step, call, &tools[i]) else {
+            let o = finished_call(ctx, step, call, &tools[i])?;
+            push(&mut out, &mut ran_so_far, call, o);
+            i += 1;
+            continue;
+        };
+        if step.guards.judges(&call.name)
+            && let Some(refusal) = step
+                .guards
+                .before_tool(ctx, step.agent, &ran_so_far, call)
+                .await?
+        {
+            let version = Some(tool.manifest().version.clone());
+            push(
+                &mut out,
+                &mut ran_so_far,
+                call,
+                (CallOutcome::NotRun { content: refusal }, version),
+            );
+            i += 1;
+            continue;
         }
-        let batch = join_all(
-            calls[i..j]
+        let gate = match decided.take() {
+            Some((k, g)) if k == i => g,
+            _ => gate::decide(ctx, step, call, tool.as_ref()).await?,
+        };
+        if gate.is_some() || one_at_a_time || !tool.runs_concurrently() {
+            if gate.is_some() {
+                one_at_a_time = true;
+            }
+            let o = gated_call(ctx, step, call, tool, gate.as_ref()).await?;
+            push(&mut out, &mut ran_so_far, call, o);
+            i += 1;
+            continue;
+        }
+        // A read-only call: the read-only calls right after it join it.
+        let mut batch = vec![(i, tool)];
+        let mut j = i + 1;
+        while j < calls.len() && batch.len() < MAX_PARALLEL_TOOL_CALLS {
+            let next = &calls[j];
+            if ctx_replayed(ctx, step, next).is_some() {
+                break;
+            }
+            let Some(Ok(t)) = &tools[j] else { break };
+            if !t.runs_concurrently() || step.guards.judges(&next.name) {
+                break;
+            }
+            let g = gate::decide(ctx, step, next, t.as_ref()).await?;
+            if g.is_some() {
+                decided = Some((j, g));
+                break;
+            }
+            batch.push((j, t.clone()));
+            j += 1;
+        }
+        let results = join_all(
+            batch
                 .iter()
-                .zip(&tools[i..j])
-                .map(|(c, t)| one_call(ctx, agent_id, value_scope, c, t)),
+                .map(|(k, t)| run_call(ctx, step, &calls[*k], t.clone())),
         )
         .await;
-        for r in batch {
-            out.push(r?);
+        for ((k, _), r) in batch.iter().zip(results) {
+            push(&mut out, &mut ran_so_far, &calls[*k], r?);
         }
         i = j;
     }
     Ok(out)
 }
 
-async fn one_call(
+fn push(out: &mut Vec<Outcome>, ran: &mut Vec<RanCall>, call: &ToolCall, o: Outcome) {
+    if let CallOutcome::Result { content, .. } = &o.0 {
+        ran.push(RanCall::new(call, content));
+    }
+    out.push(o);
+}
+
+/// The call's recorded result, when it finished before a park or a restart.
+fn ctx_replayed(ctx: &RunCtx, step: &Step<'_>, call: &ToolCall) -> Option<Value> {
+    ctx.replay
+        .values
+        .get(&(step.value_scope.to_owned(), call_key(call)))
+        .cloned()
+}
+
+fn call_key(call: &ToolCall) -> String {
+    format!("tool-call:{}:{}", call.id, call.name)
+}
+
+/// The tool to run the call with, or `None` when the call has nothing left to run: it
+/// finished before (its recorded result stands, whatever resolves now) or its tool is
+/// unknown or does not resolve.
+fn runnable(
     ctx: &RunCtx,
-    agent_id: &str,
-    value_scope: &str,
+    step: &Step<'_>,
     call: &ToolCall,
     tool: &CallTool,
-) -> Result<(CallOutcome, Option<String>), Failure> {
-    let key = format!("tool-call:{}:{}", call.id, call.name);
-    // A call that finished before a restart keeps its result, whatever resolves now.
-    let replayed = ctx
-        .replay
-        .values
-        .get(&(value_scope.to_owned(), key.clone()))
-        .cloned();
-    let tool = match (tool, &replayed) {
-        (Some(Ok(t)), _) => Some(t.clone()),
-        (_, Some(_)) => None,
-        (None | Some(Err(ResolveError::NotFound { .. })), None) => {
-            return Ok((unknown_tool(agent_id, &call.name), None));
+) -> Option<Arc<dyn ToolDispatcher>> {
+    if ctx_replayed(ctx, step, call).is_some() {
+        return None;
+    }
+    match tool {
+        Some(Ok(t)) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// The outcome of a call [`runnable`] has nothing to run for.
+fn finished_call(
+    ctx: &RunCtx,
+    step: &Step<'_>,
+    call: &ToolCall,
+    tool: &CallTool,
+) -> Result<Outcome, Failure> {
+    let resolved = match tool {
+        Some(Ok(t)) => Some(t),
+        _ => None,
+    };
+    if let Some(recorded) = ctx_replayed(ctx, step, call) {
+        let version = resolved.map(|t| t.manifest().version.clone());
+        let outside = resolved.is_some_and(|t| t.manifest().result_is_outside_data());
+        return Ok(outcome_of(recorded, outside, version));
+    }
+    match tool {
+        Some(Err(ResolveError::NotFound { .. })) | None => {
+            Ok((unknown_tool(&step.agent.id, &call.name), None))
         }
-        (Some(Err(e)), None) => return Err(resolve_failure(e.clone())),
-    };
-    let version = tool.as_ref().map(|t| t.manifest().version.clone());
-    let tool_outside = tool.as_ref().map(|t| t.manifest().result_is_outside_data());
-    let recorded = match (replayed, tool) {
-        (Some(v), _) => v,
-        (None, Some(tool)) => run_call(ctx, value_scope, &key, call, tool).await?,
-        (None, None) => return Ok((unknown_tool(agent_id, &call.name), None)),
-    };
-    // A replayed call reports the version it ran with when it was recorded.
+        Some(Err(e)) => Err(resolve_failure(e.clone())),
+        Some(Ok(_)) => Ok((unknown_tool(&step.agent.id, &call.name), None)),
+    }
+}
+
+/// A call that runs on its own, after its gate's review when it has one.
+async fn gated_call(
+    ctx: &RunCtx,
+    step: &Step<'_>,
+    call: &ToolCall,
+    tool: Arc<dyn ToolDispatcher>,
+    gate: Option<&GateRecord>,
+) -> Result<Outcome, Failure> {
+    if let Some(g) = gate
+        && let Review::Rejected(content) = gate::review(ctx, step, call, tool.as_ref(), g).await?
+    {
+        let version = Some(tool.manifest().version.clone());
+        return Ok((CallOutcome::NotRun { content }, version));
+    }
+    run_call(ctx, step, call, tool).await
+}
+
+/// A recorded call outcome as the model gets it; a recorded call reports the version it
+/// ran with.
+fn outcome_of(recorded: Value, outside: bool, version: Option<String>) -> Outcome {
     let ran = recorded
         .get("toolVersion")
         .and_then(Value::as_str)
@@ -123,10 +251,9 @@ async fn one_call(
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let outside = tool_outside.unwrap_or(false);
-        return Ok((CallOutcome::Result { content, outside }, ran));
+        return (CallOutcome::Result { content, outside }, ran);
     }
-    Ok((
+    (
         CallOutcome::Retry {
             content: recorded
                 .get("retry")
@@ -139,7 +266,7 @@ async fn one_call(
                 .to_owned(),
         },
         ran,
-    ))
+    )
 }
 
 /// The retry the model gets for a tool the agent does not have.
@@ -159,36 +286,54 @@ fn unknown_tool(agent_id: &str, name: &str) -> CallOutcome {
 }
 
 /// Runs one call and records its outcome (`ok`, or a retry for bad arguments) with the
-/// tool version it ran.
+/// tool version it ran. A tool that may pause goes through [`RunCtx::call_pausing`]: the
+/// run waits for the other system's answer, which is then the result.
 async fn run_call(
     ctx: &RunCtx,
-    value_scope: &str,
-    key: &str,
+    step: &Step<'_>,
     call: &ToolCall,
     tool: Arc<dyn ToolDispatcher>,
-) -> Result<Value, Failure> {
-    let request_key = format!("{value_scope}/{key}");
+) -> Result<Outcome, Failure> {
+    let key = call_key(call);
+    let request_key = format!("{}/{key}", step.value_scope);
     let arguments = call.arguments.clone();
-    let version = tool.manifest().version.clone();
-    ctx.recorded(value_scope, key, async {
-        let result = match ctx.call_context(tool.as_ref(), &request_key).await {
-            Ok(call_ctx) => tool.call(arguments, call_ctx).await,
-            Err(e) => Err(e),
-        };
-        match result {
-            Ok(v) => Ok(json!({"ok": v, "toolVersion": version})),
-            Err(e) if e.code == "input-validation-failed" => Ok(json!({
-                "retry": {
-                    "kindgi": "tool-error-retry",
-                    "status": "failed",
-                    "error": {"kind": "invalid-arguments", "message": e.message, "issues": e.issues},
-                    "instruction": "Fix the arguments to match the tool's input schema and call it again.",
-                },
-                "failure": format!("tool-invocation-failed: {e}"),
-                "toolVersion": version,
-            })),
-            Err(e) => Err(Failure::new(format!("tool-invocation-failed: {e}"))),
-        }
-    })
-    .await
+    let m = tool.manifest();
+    let version = m.version.clone();
+    let outside = m.result_is_outside_data();
+    let recorded = ctx
+        .recorded(step.value_scope, &key, async {
+            if m.pauses() {
+                let v = ctx
+                    .call_pausing(
+                        &tool,
+                        arguments,
+                        &request_key,
+                        step.value_scope,
+                        Some(step.node_id),
+                        &call.id,
+                    )
+                    .await?;
+                return Ok(json!({"ok": v, "toolVersion": version}));
+            }
+            let result = match ctx.call_context(tool.as_ref(), &request_key).await {
+                Ok(call_ctx) => tool.call(arguments, call_ctx).await,
+                Err(e) => Err(e),
+            };
+            match result {
+                Ok(v) => Ok(json!({"ok": v, "toolVersion": version})),
+                Err(e) if e.code == "input-validation-failed" => Ok(json!({
+                    "retry": {
+                        "kindgi": "tool-error-retry",
+                        "status": "failed",
+                        "error": {"kind": "invalid-arguments", "message": e.message, "issues": e.issues},
+                        "instruction": "Fix the arguments to match the tool's input schema and call it again.",
+                    },
+                    "failure": format!("tool-invocation-failed: {e}"),
+                    "toolVersion": version,
+                })),
+                Err(e) => Err(Failure::new(format!("tool-invocation-failed: {e}"))),
+            }
+        })
+        .await?;
+    Ok(outcome_of(recorded, outside, Some(m.version.clone())))
 }

@@ -24,11 +24,16 @@
 //!   the step `tool-version-unresolvable`, naming the tool and the range. Each call's log
 //!   entry (`toolCalls[]`) carries the `toolVersion` it ran.
 //!
-//! Designed for what comes next: approvals would gate a call before it starts (recorded gate
-//! decision + a wait), and after the first gated call the rest of the step runs one at a time.
+//! - Approval gates (`conversationPolicy.hitl`, held to the tenant's `hitl` policy): the
+//!   rules are read when the turn starts (a tenant policy that cannot be read fails the turn
+//!   `tenant-policy-unavailable` before any tool runs); each call's gate is decided once and
+//!   recorded, and a gated call parks the run until a reviewer decides ([`gate`], [`hitl`]).
 
 mod calls;
+mod gate;
+pub mod hitl;
 mod messages;
+mod shim;
 
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -127,6 +132,7 @@ pub(crate) async fn run_agent_step(
             .await?;
     }
     let guards = TurnGuardrails::resolve(ctx, &agent).await?;
+    let hitl = gate::turn_rules(ctx, &agent, ctx.shared.tenant_hitl.as_deref()).await?;
     let offered = offered_tools(ctx, &agent).await?;
     let mut messages = messages::initial_messages(ctx, &agent, &input).await?;
     let mut ran: Vec<RanCall> = Vec::new();
@@ -197,16 +203,15 @@ pub(crate) async fn run_agent_step(
             answer.text.clone(),
             answer.tool_calls.clone(),
         ));
-        let outcomes = calls::dispatch_calls(
-            ctx,
-            &agent,
-            &guards,
-            &ran,
-            &value_scope,
-            &answer.tool_calls,
+        let calls_step = calls::Step {
+            agent: &agent,
+            guards: &guards,
+            hitl: &hitl,
+            node_id,
+            value_scope: &value_scope,
             parallel,
-        )
-        .await?;
+        };
+        let outcomes = calls::dispatch_calls(ctx, &calls_step, &ran, &answer.tool_calls).await?;
         for (call, (outcome, version)) in answer.tool_calls.iter().zip(outcomes) {
             let mut entry =
                 json!({"id": call.id, "toolId": call.name, "arguments": call.arguments});
@@ -218,6 +223,9 @@ pub(crate) async fn run_agent_step(
                 CallOutcome::Result { content, outside } => {
                     ran.push(RanCall::new(call, &content));
                     messages.push(messages::tool_message(&call.id, content, outside));
+                }
+                CallOutcome::NotRun { content } => {
+                    messages.push(messages::tool_message(&call.id, content, false));
                 }
                 CallOutcome::Retry { content, failure } => {
                     retries += 1;
