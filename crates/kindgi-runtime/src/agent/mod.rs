@@ -33,7 +33,6 @@ mod calls;
 mod gate;
 pub mod hitl;
 mod messages;
-mod shim;
 
 use serde_json::{Value, json};
 use std::sync::Arc;
