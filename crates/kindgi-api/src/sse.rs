@@ -45,12 +45,9 @@ pub fn wire_kind(kind: JournalKind) -> Option<&'static str> {
         K::RunCompleted => "run.completed",
         K::RunFailed => "run.failed",
         K::RunCancelled => "run.cancelled",
-        // By name: the approval kinds are the waits work's additions to the journal.
-        other => match other.as_str() {
-            "approval.requested" => "run.approval-requested",
-            "approval.completed" => "run.approval-completed",
-            _ => return None,
-        },
+        K::ApprovalRequested => "run.approval-requested",
+        K::ApprovalCompleted => "run.approval-completed",
+        _ => return None,
     })
 }
 
@@ -211,5 +208,14 @@ mod tests {
             wire_kind(JournalKind::StepStarted),
             Some("run.step-started")
         );
+        assert_eq!(
+            wire_kind(JournalKind::ApprovalRequested),
+            Some("run.approval-requested")
+        );
+        assert_eq!(
+            wire_kind(JournalKind::ApprovalCompleted),
+            Some("run.approval-completed")
+        );
+        assert_eq!(wire_kind(JournalKind::WaitCancelled), None);
     }
 }
