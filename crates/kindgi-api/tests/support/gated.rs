@@ -1,5 +1,6 @@
 //! A runtime with a gated agent and a pausing tool, served on a loopback socket: what the
-//! approvals, waits and resume tests (ours and the official CLI's) drive.
+//! approvals, waits and resume tests drive — the API's here, and the CLIs' (ours and the
+//! official one) in crates/cli/tests/approvals_cli.rs, which includes this file.
 //!
 //! * `acme.agent` asks for `acme.write {"note": "hi"}` (call `c1`) until it sees a tool
 //!   result, then answers `done: <result>`; its policy gates `acme.write` `always_ask`.
@@ -197,7 +198,13 @@ pub async fn server(kind: DatabaseKind) -> Server {
     let app = router_with(state.clone(), runs::routes(rt.clone()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let stop = kindgi_serve::CancellationToken::new();
+    tokio::spawn(kindgi_api::serve(
+        listener,
+        app,
+        kindgi_serve::Limits::default(),
+        stop,
+    ));
     Server {
         url,
         http: reqwest::Client::new(),
