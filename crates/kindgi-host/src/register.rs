@@ -88,7 +88,20 @@ fn agent_of(agent: &IndexAgent) -> AgentSpec {
         .and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok());
     spec.parallel_tool_calls = agent.rest.get("parallelToolCalls").and_then(Value::as_bool);
+    spec.conversation_policy = agent
+        .rest
+        .get("conversationPolicy")
+        .filter(|p| !p.is_null())
+        .cloned();
     spec
+}
+
+/// Why an index agent's approval settings cannot apply (`None`: they can, or it has none).
+fn hitl_problem(agent: &IndexAgent) -> Option<String> {
+    let policy = agent.rest.get("conversationPolicy")?;
+    let issues = kindgi_runtime::agent::hitl::check_conversation_policy(policy);
+    let text: Vec<String> = issues.iter().map(ToString::to_string).collect();
+    (!text.is_empty()).then(|| text.join("; "))
 }
 
 /// The definition JSON of an index agent, as the registry stores it (`GET /v1/agents`).
@@ -230,6 +243,11 @@ impl Registrar {
         }
         caller.set_versions(versions);
         for agent in &index.agents {
+            if let Some(problem) = hitl_problem(agent) {
+                done.skipped
+                    .push(format!("agent \"{}\": {problem}", agent.id));
+                continue;
+            }
             self.rt.agents().insert_for(Some(tenant), agent_of(agent));
             done.agents.push(agent.id.clone());
         }

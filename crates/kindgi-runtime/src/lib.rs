@@ -58,7 +58,9 @@ mod stop;
 pub mod store;
 pub mod wait;
 pub mod wait_store;
+pub mod wait_store_db;
 
+pub use agent::hitl::{HitlMode, HitlSpec, TenantHitlPolicy, TenantPolicyError, ToolHitlRule};
 pub use approval::{
     Approval, ApprovalCompletion, ApprovalDecision, ApprovalError, ApprovalQuery, ApprovalStatus,
     DecisionInput, DecisionKind, NewApproval, ResumeOutcome, ReviewerRole,
@@ -86,3 +88,4 @@ pub use store::{
 };
 pub use wait::{WaitAnswered, WaitError, WaitingFor};
 pub use wait_store::{MemoryWaitStore, PauseRecord, PauseStatus, WaitStore, WaitStoreError};
+pub use wait_store_db::DatabaseWaitStore;

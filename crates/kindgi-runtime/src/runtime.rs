@@ -394,7 +394,8 @@ impl Runtime {
 
     /// A builder over a migrated database (SQLite or PostgreSQL).
     pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
-        Runtime::builder(Arc::new(crate::store::DatabaseRunStore::new(db)))
+        Runtime::builder(Arc::new(crate::store::DatabaseRunStore::new(db.clone())))
+            .wait_store(Arc::new(crate::wait_store_db::DatabaseWaitStore::new(db)))
     }
 
     /// A builder over an in-memory store.

@@ -450,3 +450,443 @@ async fn an_agent_whose_approval_settings_cannot_apply_fails_instead_of_running_
     );
     assert_eq!(probe.runs("t.m1"), 0);
 }
+
+// ----- gates ------------------------------------------------------------------------------
+
+use common::{Backend, builder, cleanup};
+use kindgi_runtime::agent::hitl::{args_hash, tool_call_token};
+use kindgi_runtime::{
+    Approval, ApprovalQuery, ApprovalStatus, DecisionInput, DecisionKind, ReviewerRole,
+};
+
+/// The approvals of `run` with `status`.
+async fn approvals(rt: &Runtime, run: &RunRecord, status: ApprovalStatus) -> Vec<Approval> {
+    rt.list_approvals(&ApprovalQuery {
+        tenant_id: run.tenant_id.clone(),
+        statuses: vec![status],
+        run_id: Some(run.id.clone()),
+        limit: 20,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// The one open approval of a suspended run.
+async fn the_open_approval(rt: &Runtime, run: &RunRecord) -> Approval {
+    assert_eq!(
+        run.status,
+        RunStatus::Suspended,
+        "{:?}",
+        run.failure_message
+    );
+    let open = approvals(rt, run, ApprovalStatus::Pending).await;
+    assert_eq!(open.len(), 1, "{open:?}");
+    open.into_iter().next().unwrap()
+}
+
+/// An admin reviewer decides `approval`; the run's status after the decision.
+async fn decide(
+    rt: &Runtime,
+    approval: &Approval,
+    decision: DecisionKind,
+    rationale: Option<&str>,
+) -> RunStatus {
+    let done = rt
+        .complete_approval(
+            &approval.tenant_id,
+            &approval.id,
+            DecisionInput {
+                decision,
+                rationale: rationale.map(str::to_owned),
+                decided_by: "user:rita".into(),
+                reviewer_id: "rita".into(),
+                reviewer_role: ReviewerRole::Admin,
+            },
+        )
+        .await
+        .unwrap();
+    done.run_status.unwrap()
+}
+
+async fn suspended_timeout_ms(rt: &Runtime, run: &RunRecord) -> u64 {
+    let j = rt.journal(&run.id, None, None).await.unwrap();
+    j.iter()
+        .find(|e| e.kind.as_str() == "wait.suspended")
+        .and_then(|e| e.payload.as_ref())
+        .and_then(|p| p["timeoutMs"].as_u64())
+        .unwrap()
+}
+
+/// Cases 27, 33, 36, 43, 44, 45: under `hitl: {tools: {}}` the read-only call before the
+/// mutating one runs, the mutating one parks the run on an approval naming its exact
+/// arguments; approved, it runs once, the call before it does not run again, and the
+/// read-only calls after it run one at a time.
+async fn a_gated_call_parks_and_runs_once_approved(backend: Backend) {
+    let (b, db) = builder(backend).await;
+    let probe = Arc::new(Probe::default());
+    let pay_args = json!({"to": "acme", "amount": 12.5});
+    let model = Script::new(vec![asks(&[
+        ("c1", "t.r1", json!({})),
+        ("c2", "t.pay", pay_args.clone()),
+        ("c3", "t.r2", json!({})),
+        ("c4", "t.r3", json!({})),
+    ])]);
+    let rt = runtime(
+        b,
+        model.clone(),
+        &probe,
+        &[
+            ("t.r1", ro()),
+            ("t.pay", mutating()),
+            ("t.r2", ro()),
+            ("t.r3", ro()),
+        ],
+        with_policy(json!({"hitl": {"tools": {}}})),
+    );
+    let run = turn(&rt, None).await;
+    let approval = the_open_approval(&rt, &run).await;
+    assert_eq!(probe.runs("t.r1"), 1, "the read-only call before it ran");
+    assert_eq!(probe.runs("t.pay"), 0, "nothing runs before the decision");
+    assert_eq!(probe.runs("t.r2") + probe.runs("t.r3"), 0);
+
+    assert_eq!(approval.subject_kind, "tool-call:pending");
+    assert_eq!(approval.required_role, ReviewerRole::Standard);
+    assert_eq!(approval.title.as_deref(), Some("HITL review: t.pay"));
+    assert_eq!(
+        approval.description.as_deref(),
+        Some("Tool call t.pay awaiting reviewer approval before dispatch.")
+    );
+    let hash = args_hash(&json!({"amount": 12.5, "to": "acme"}));
+    let s = &approval.subject_ref;
+    assert_eq!(s["agentId"], AGENT);
+    assert_eq!(s["agentVersion"], "0.0.0");
+    assert_eq!(s["toolId"], "t.pay");
+    assert_eq!(s["toolVersion"], "1.0.0");
+    assert_eq!(s["callId"], "c2");
+    assert_eq!(s["argsHash"], json!(hash));
+    assert_eq!(s["arguments"], pay_args);
+    assert_eq!(
+        s["conversationId"],
+        json!(run.meta.agent.as_ref().unwrap().conversation_id)
+    );
+    assert_eq!(
+        approval.wait_token_id.as_deref(),
+        Some(tool_call_token(&run.id, "c2", &hash).as_str())
+    );
+    assert_eq!(suspended_timeout_ms(&rt, &run).await, 86_400_000);
+
+    let status = decide(&rt, &approval, DecisionKind::Approve, None).await;
+    assert_eq!(status, RunStatus::Completed);
+    assert_eq!(probe.runs("t.pay"), 1, "the approved call ran once");
+    assert_eq!(
+        probe.runs("t.r1"),
+        1,
+        "the call before the park did not run again"
+    );
+    assert_eq!(probe.runs("t.r2"), 1);
+    assert_eq!(probe.runs("t.r3"), 1);
+    let log = probe.log();
+    let tail: Vec<&str> = log.iter().skip(2).map(String::as_str).collect();
+    assert_eq!(
+        tail,
+        [
+            "start t.pay",
+            "end t.pay",
+            "start t.r2",
+            "end t.r2",
+            "start t.r3",
+            "end t.r3"
+        ],
+        "after the gated call the rest run one at a time"
+    );
+    let last = model.seen.lock().unwrap().len() - 1;
+    assert_eq!(ids(&model.tool_results(last)), ["c1", "c2", "c3", "c4"]);
+    cleanup(db).await;
+}
+
+#[tokio::test]
+async fn a_gated_call_parks_and_runs_once_approved_memory() {
+    a_gated_call_parks_and_runs_once_approved(Backend::Memory).await;
+}
+
+#[tokio::test]
+async fn a_gated_call_parks_and_runs_once_approved_sqlite() {
+    a_gated_call_parks_and_runs_once_approved(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_gated_call_parks_and_runs_once_approved_postgres() {
+    a_gated_call_parks_and_runs_once_approved(Backend::Postgres).await;
+}
+
+/// Cases 37, 39: an override asks for a read-only tool, with the role it names.
+#[tokio::test]
+async fn an_always_ask_override_gates_a_read_only_tool_for_its_role() {
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![asks(&[("c1", "t.r1", json!({"q": 1}))])]);
+    let rt = runtime(
+        Runtime::in_memory(),
+        model,
+        &probe,
+        &[("t.r1", ro())],
+        with_policy(json!({"hitl": {"tools": {"overrides": {
+            "t.r1": {"mode": "always_ask", "requiredRole": "senior"}}}}})),
+    );
+    let run = turn(&rt, None).await;
+    let approval = the_open_approval(&rt, &run).await;
+    assert_eq!(approval.required_role, ReviewerRole::Senior);
+    assert_eq!(probe.runs("t.r1"), 0);
+}
+
+/// A tenant's rules that a test can change while a run waits.
+#[derive(Debug, Default)]
+struct TenantRules(Mutex<Option<HitlSpec>>);
+
+impl TenantRules {
+    fn set(&self, spec: Option<Value>) {
+        *self.0.lock().unwrap() = spec.map(|s| HitlSpec::from_value(&s).unwrap());
+    }
+}
+
+#[async_trait]
+impl TenantHitlPolicy for TenantRules {
+    async fn hitl_policy(&self, _tenant: &str) -> Result<Option<HitlSpec>, TenantPolicyError> {
+        Ok(self.0.lock().unwrap().clone())
+    }
+}
+
+/// Case 40: the tenant's floor gates a tool the agent never asks for; a tenant
+/// `never_ask` does not lift the agent's `always_ask`.
+#[tokio::test]
+async fn the_tenant_floor_gates_and_never_loosens() {
+    let rules = Arc::new(TenantRules::default());
+    rules.set(Some(
+        json!({"tools": {"t.m1": "always_ask", "t.m2": "never_ask"}, "minReviewerRole": "senior"}),
+    ));
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![
+        asks(&[("c1", "t.m1", json!({}))]),
+        text("one"),
+        asks(&[("c2", "t.m2", json!({}))]),
+    ]);
+    let rt = runtime(
+        Runtime::in_memory().tenant_hitl_policy(rules.clone()),
+        model,
+        &probe,
+        &[("t.m1", mutating()), ("t.m2", mutating())],
+        with_policy(json!({"hitl": {"tools": {"overrides": {
+            "t.m1": "never_ask", "t.m2": "always_ask"}}}})),
+    );
+    let first = turn(&rt, None).await;
+    let approval = the_open_approval(&rt, &first).await;
+    assert_eq!(approval.subject_ref["toolId"], "t.m1");
+    assert_eq!(
+        approval.required_role,
+        ReviewerRole::Senior,
+        "minReviewerRole raises"
+    );
+    assert_eq!(
+        decide(&rt, &approval, DecisionKind::Approve, None).await,
+        RunStatus::Completed
+    );
+    let second = turn(&rt, None).await;
+    let approval = the_open_approval(&rt, &second).await;
+    assert_eq!(approval.subject_ref["toolId"], "t.m2");
+    assert_eq!(probe.runs("t.m2"), 0);
+}
+
+/// Case 41: the tenant's `maxTimeoutMs` shortens the agent's `timeoutMs`.
+#[tokio::test]
+async fn the_tenant_max_timeout_caps_the_agents() {
+    let rules = Arc::new(TenantRules::default());
+    rules.set(Some(json!({"maxTimeoutMs": 3_600_000})));
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![asks(&[("c1", "t.m1", json!({}))])]);
+    let rt = runtime(
+        Runtime::in_memory().tenant_hitl_policy(rules),
+        model,
+        &probe,
+        &[("t.m1", mutating())],
+        with_policy(json!({"hitl": {"tools": {}, "timeoutMs": 172_800_000}})),
+    );
+    let run = turn(&rt, None).await;
+    let approval = the_open_approval(&rt, &run).await;
+    assert_eq!(suspended_timeout_ms(&rt, &run).await, 3_600_000);
+    let created = chrono::DateTime::parse_from_rfc3339(&approval.created_at).unwrap();
+    let expires =
+        chrono::DateTime::parse_from_rfc3339(approval.expires_at.as_deref().unwrap()).unwrap();
+    assert_eq!((expires - created).num_milliseconds(), 3_600_000);
+}
+
+/// Case 48: the gate a call parked on is kept when the rules change meanwhile: the tenant
+/// rule that gated it is removed, and the reviewer's rejection still stands.
+#[tokio::test]
+async fn a_gate_decided_before_the_park_is_kept() {
+    let rules = Arc::new(TenantRules::default());
+    rules.set(Some(json!({"tools": {"t.m1": "always_ask"}})));
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![asks(&[("c1", "t.m1", json!({}))])]);
+    let rt = runtime(
+        Runtime::in_memory().tenant_hitl_policy(rules.clone()),
+        model.clone(),
+        &probe,
+        &[("t.m1", mutating())],
+        |a| a,
+    );
+    let run = turn(&rt, None).await;
+    let approval = the_open_approval(&rt, &run).await;
+    rules.set(None);
+    let status = decide(&rt, &approval, DecisionKind::Reject, Some("no")).await;
+    assert_eq!(status, RunStatus::Completed);
+    assert_eq!(probe.runs("t.m1"), 0, "the rejected call did not run");
+    let results = model.tool_results(1);
+    assert_eq!(
+        results,
+        [(
+            "c1".to_owned(),
+            r#"{"status":"rejected","rationale":"no"}"#.to_owned()
+        )]
+    );
+}
+
+/// Case 49: a call whose gate was not reached before the park follows the rules in force
+/// when the run resumes.
+#[tokio::test]
+async fn a_gate_not_reached_before_the_park_follows_the_rules_at_resume() {
+    let rules = Arc::new(TenantRules::default());
+    rules.set(Some(
+        json!({"tools": {"t.m1": "always_ask", "t.m2": "always_ask"}}),
+    ));
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![asks(&[
+        ("c1", "t.m1", json!({})),
+        ("c2", "t.m2", json!({})),
+    ])]);
+    let rt = runtime(
+        Runtime::in_memory().tenant_hitl_policy(rules.clone()),
+        model,
+        &probe,
+        &[("t.m1", mutating()), ("t.m2", mutating())],
+        |a| a,
+    );
+    let run = turn(&rt, None).await;
+    let approval = the_open_approval(&rt, &run).await;
+    assert_eq!(approval.subject_ref["callId"], "c1");
+    rules.set(None);
+    let status = decide(&rt, &approval, DecisionKind::Approve, None).await;
+    assert_eq!(status, RunStatus::Completed);
+    assert_eq!(probe.runs("t.m1"), 1);
+    assert_eq!(
+        probe.runs("t.m2"),
+        1,
+        "c2 ran under the rules at resume: no gate"
+    );
+    let all = rt
+        .list_approvals(&ApprovalQuery {
+            tenant_id: run.tenant_id.clone(),
+            run_id: Some(run.id.clone()),
+            limit: 20,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 1, "{all:?}");
+}
+
+/// Case 53 and beyond the reference: `ask_on_first_use` remembers an approved call of the
+/// same tool with the same arguments in the conversation (the reference asks every time);
+/// other arguments, and `always_ask`, ask again.
+#[tokio::test]
+async fn ask_on_first_use_is_remembered_per_conversation_for_the_same_arguments() {
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![
+        asks(&[
+            ("c1", "t.m1", json!({"x": 1, "y": 2})),
+            ("c2", "t.m1", json!({"y": 2, "x": 1})),
+        ]),
+        text("first"),
+        asks(&[("c3", "t.m1", json!({"x": 1, "y": 2}))]),
+        text("second"),
+        asks(&[("c4", "t.m1", json!({"x": 2}))]),
+        text("third"),
+        asks(&[("c5", "t.m1", json!({"x": 1, "y": 2}))]),
+    ]);
+    let rt = runtime(
+        Runtime::in_memory(),
+        model,
+        &probe,
+        &[("t.m1", mutating())],
+        with_policy(json!({"hitl": {"tools": {}}})),
+    );
+    let conv = Some("conv-1");
+    let first = turn(&rt, conv).await;
+    let approval = the_open_approval(&rt, &first).await;
+    assert_eq!(approval.subject_ref["callId"], "c1");
+    assert_eq!(
+        decide(&rt, &approval, DecisionKind::Approve, None).await,
+        RunStatus::Completed
+    );
+    assert_eq!(
+        probe.runs("t.m1"),
+        2,
+        "c2 (same arguments) was not asked again"
+    );
+    assert_eq!(
+        approvals(&rt, &first, ApprovalStatus::Approved).await.len(),
+        1
+    );
+
+    let second = turn(&rt, conv).await;
+    completed(&second);
+    assert_eq!(
+        probe.runs("t.m1"),
+        3,
+        "a later turn of the conversation is not asked"
+    );
+
+    let third = turn(&rt, conv).await;
+    let other = the_open_approval(&rt, &third).await;
+    assert_eq!(other.subject_ref["arguments"], json!({"x": 2}));
+    assert_eq!(
+        decide(&rt, &other, DecisionKind::Approve, None).await,
+        RunStatus::Completed
+    );
+
+    let elsewhere = turn(&rt, Some("conv-2")).await;
+    let asked = the_open_approval(&rt, &elsewhere).await;
+    assert_eq!(
+        asked.subject_ref["callId"], "c5",
+        "another conversation asks"
+    );
+}
+
+/// `always_ask` asks for every call, whatever was approved before.
+#[tokio::test]
+async fn always_ask_asks_every_time() {
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![asks(&[
+        ("c1", "t.m1", json!({"x": 1})),
+        ("c2", "t.m1", json!({"x": 1})),
+    ])]);
+    let rt = runtime(
+        Runtime::in_memory(),
+        model,
+        &probe,
+        &[("t.m1", mutating())],
+        with_policy(json!({"hitl": {"tools": {"default": "always_ask"}}})),
+    );
+    let run = turn(&rt, Some("conv-1")).await;
+    let first = the_open_approval(&rt, &run).await;
+    let status = decide(&rt, &first, DecisionKind::Approve, None).await;
+    assert_eq!(status, RunStatus::Suspended, "the second call asks too");
+    let run = rt.get_run(&run.id).await.unwrap();
+    let second = the_open_approval(&rt, &run).await;
+    assert_eq!(second.subject_ref["callId"], "c2");
+    assert_eq!(probe.runs("t.m1"), 1);
+    assert_eq!(
+        decide(&rt, &second, DecisionKind::Approve, None).await,
+        RunStatus::Completed
+    );
+    assert_eq!(probe.runs("t.m1"), 2);
+}

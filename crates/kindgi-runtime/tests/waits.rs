@@ -261,3 +261,13 @@ async fn a_shorter_pause_is_the_journaled_timeout() {
         .unwrap();
     assert_eq!(suspended.payload.as_ref().unwrap()["timeoutMs"], 60_000);
 }
+
+#[tokio::test]
+async fn a_pausing_call_parks_the_run_and_its_answer_resumes_it_sqlite() {
+    parks_and_resumes(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_pausing_call_parks_the_run_and_its_answer_resumes_it_postgres() {
+    parks_and_resumes(Backend::Postgres).await;
+}

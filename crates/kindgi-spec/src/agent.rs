@@ -210,6 +210,11 @@ pub struct ConversationPolicy {
     pub auto_close_after_inactive_seconds: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hitl_after_turns: Option<u64>,
+    /// Approval gates (`{afterTurns?, tools?, defaultReviewerRole?, timeoutMs?, onTimeout?}`,
+    /// runtime.md §4), beyond agent.schema.json 1.6.0: kept as written; the runtime's
+    /// `kindgi_runtime::agent::hitl` checks and applies it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hitl: Option<Value>,
 }
 
 /// Per-turn limits.

@@ -265,6 +265,7 @@ impl Database {
         crate::values::migrate(self).await?;
         crate::mcp_endpoints::migrate(self).await?;
         crate::conversations::migrate(self).await?;
+        crate::waits::migrate(self).await?;
         Ok(())
     }
 

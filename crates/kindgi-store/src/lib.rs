@@ -3,7 +3,7 @@
 //!
 //! Start with [`Database::connect`] (a SQLite file path, `sqlite:` URL or `postgres://` URL)
 //! and [`Database::migrate`]. Each module owns its tables and its migration
-//! (`tokens`, `tools`, `definitions`, `runs`, `values`, `mcp_endpoints`, `conversations`); see [`db`] for the connection and migration design, and
+//! (`tokens`, `tools`, `definitions`, `runs`, `values`, `mcp_endpoints`, `conversations`, `waits`); see [`db`] for the connection and migration design, and
 //! `docs/store.md` for the table layout. Every statement is written once for both databases
 //! ([`sql`]: `$N` placeholders, [`on_pool!`]). Secret values are sealed at rest by [`seal`]
 //! (AES-256-GCM under the operator's key) before [`values`] stores them.
@@ -24,6 +24,7 @@ pub mod testing;
 pub mod tokens;
 pub mod tools;
 pub mod values;
+pub mod waits;
 
 pub use db::{Backend, ConnectOptions, Database, DatabaseKind, SqlitePools, now_millis};
 pub use error::StoreError;

@@ -90,8 +90,26 @@ pub fn routes() -> Router<AppState> {
 
 /// Checks an agent definition; `Err` is `400 validation-failed` with
 /// `details.issues[{path, message}]` (`path` a JSON Pointer into the definition).
-pub fn check_agent(definition: Map<String, Value>) -> Result<AgentDefinition, ApiError> {
-    let value = Value::Object(definition);
+pub fn check_agent(mut definition: Map<String, Value>) -> Result<AgentDefinition, ApiError> {
+    // `conversationPolicy.hitl` goes beyond agent.schema.json 1.6.0 (whose
+    // ConversationPolicy takes no other keys): checked with the runtime's rules (the
+    // reference's messages), then the rest with the schema.
+    let hitl = take_hitl(&mut definition);
+    if let Some(policy) = definition.get("conversationPolicy") {
+        let mut with_hitl = policy.clone();
+        if let (Some(h), Value::Object(m)) = (&hitl, &mut with_hitl) {
+            m.insert("hitl".into(), h.clone());
+        }
+        let issues = kindgi_runtime::agent::hitl::check_conversation_policy(&with_hitl);
+        if !issues.is_empty() {
+            let issues = issues
+                .iter()
+                .map(|i| json!({"path": i.path, "message": i.message}))
+                .collect();
+            return Err(registry::validation_failed("Agent definition", issues));
+        }
+    }
+    let mut value = Value::Object(definition);
     if let Some(validator) = AGENT_SCHEMA.as_ref() {
         if let Err(issues) = validator.validate(&value) {
             let issues = issues
@@ -101,12 +119,25 @@ pub fn check_agent(definition: Map<String, Value>) -> Result<AgentDefinition, Ap
             return Err(registry::validation_failed("Agent definition", issues));
         }
     }
+    if let (Some(h), Some(policy)) = (hitl, value.get_mut("conversationPolicy")) {
+        if let Value::Object(m) = policy {
+            m.insert("hitl".into(), h);
+        }
+    }
     serde_json::from_value(value).map_err(|e| {
         registry::validation_failed(
             "Agent definition",
             vec![json!({"path": "", "message": e.to_string()})],
         )
     })
+}
+
+/// Takes `conversationPolicy.hitl` out of a definition (when the policy is an object).
+fn take_hitl(definition: &mut Map<String, Value>) -> Option<Value> {
+    match definition.get_mut("conversationPolicy") {
+        Some(Value::Object(m)) => m.remove("hitl"),
+        _ => None,
+    }
 }
 
 async fn publish(
@@ -200,5 +231,33 @@ mod tests {
         assert_eq!(e.map(|e| e.code), Some("validation-failed"));
         a["tools"] = json!([{"id": "acme.t", "version": "^1"}]);
         assert!(check_agent(a.as_object().cloned().unwrap_or_default()).is_ok());
+    }
+
+    #[test]
+    fn hitl_is_checked_with_the_reference_messages_and_kept() {
+        let mut a = json!({
+            "id": "acme.a", "version": "1.0.0", "name": "A", "instructions": "Hi.",
+            "capabilities": [{}], "tools": [{"id": "acme.t", "version": "^1"}],
+            "retrieval": [], "guardrails": [],
+            "conversationPolicy": {"historyLimit": 5, "hitl": {"tools": {"overrides": {"acme.t": "always_ask"}}, "onTimeout": "auto-approve"}}
+        });
+        let e = check_agent(a.as_object().cloned().unwrap_or_default()).err();
+        let e = e.map(|e| (e.code, e.message));
+        assert_eq!(e.as_ref().map(|e| e.0), Some("validation-failed"), "{e:?}");
+        assert!(
+            e.as_ref().is_some_and(|e| e.1.contains(
+                "/conversationPolicy/hitl/onTimeout: hitl.onTimeout 'auto-approve' isn't supported"
+            )),
+            "{e:?}"
+        );
+        a["conversationPolicy"]["hitl"]["onTimeout"] = json!("escalate");
+        let ok = check_agent(a.as_object().cloned().unwrap_or_default()).ok();
+        let hitl = ok.and_then(|d| d.conversation_policy).and_then(|p| p.hitl);
+        assert_eq!(
+            hitl,
+            Some(
+                json!({"tools": {"overrides": {"acme.t": "always_ask"}}, "onTimeout": "escalate"})
+            )
+        );
     }
 }
