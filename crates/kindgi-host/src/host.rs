@@ -48,6 +48,22 @@ impl Host {
             .await
             .map_err(|e| db_err(&e))?;
         db.migrate().await.map_err(|e| db_err(&e))?;
+        // Bound first: a pausing call's link names where this host is reached.
+        let listener = match bind(&config.listen).await {
+            Ok(l) => l,
+            Err(e) => {
+                db.close().await;
+                return Err(e);
+            }
+        };
+        let addr = listener.local_addr().map_err(|source| HostError::Listen {
+            addr: config.listen.clone(),
+            source,
+        })?;
+        let runtime_config = kindgi_runtime::RuntimeConfig {
+            public_url: public_url(addr),
+            ..Default::default()
+        };
         let model = match config.model.clone() {
             Some(m) => m,
             None => kindgi_runtime::model::from_env().map_err(|e| HostError::Model {
@@ -70,6 +86,7 @@ impl Host {
         let registry: std::sync::Arc<dyn kindgi_tools::registry::ToolRegistry> =
             state.registry.clone();
         let rt = Runtime::with_database(db.clone())
+            .config(runtime_config)
             .model(model)
             .registry(registry)
             .registry_tools(std::sync::Arc::new(services.clone()))
@@ -117,19 +134,6 @@ impl Host {
             Err(e) => say(name, &format!("could not resume unfinished runs: {e}")),
         }
 
-        let listener = match bind(&config.listen).await {
-            Ok(l) => l,
-            Err(e) => {
-                rt.abort_all();
-                stop_packs(running).await;
-                db.close().await;
-                return Err(e);
-            }
-        };
-        let addr = listener.local_addr().map_err(|source| HostError::Listen {
-            addr: config.listen.clone(),
-            source,
-        })?;
         let extra =
             kindgi_api::runs::routes(rt.clone()).merge(kindgi_api::flows::routes(rt.clone()));
         let values = kindgi_api::routes::values::ValuesConfig::new(
@@ -235,4 +239,21 @@ fn kindgi_store_target(url: &str) -> String {
         },
         None => url.to_owned(),
     }
+}
+
+/// Where this host is reached from outside: `KINDGI_PUBLIC_URL` (e.g. behind a proxy), else
+/// its listen address (`0.0.0.0` / `::` read as loopback).
+fn public_url(addr: SocketAddr) -> String {
+    if let Ok(url) = std::env::var("KINDGI_PUBLIC_URL")
+        && !url.trim().is_empty()
+    {
+        return url.trim().trim_end_matches('/').to_owned();
+    }
+    let ip = match addr.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv4() => "127.0.0.1".to_owned(),
+        ip if ip.is_unspecified() => "[::1]".to_owned(),
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        ip => ip.to_string(),
+    };
+    format!("http://{ip}:{}", addr.port())
 }

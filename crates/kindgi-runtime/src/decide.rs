@@ -124,6 +124,7 @@ impl Runtime {
             self.append_outside(&run.id, entries)
                 .await
                 .map_err(store_err)?;
+            crate::fault::point("after-decision");
         }
         if let Some(n) = &next {
             self.shared
@@ -197,6 +198,10 @@ impl Runtime {
             .await
             .map_err(store_err)?
             .ok_or_else(|| ApprovalError::NotFound { id: id.to_owned() })?;
+        if approval.withdrawn_because.is_some() {
+            // Withdrawn because its run ended: that is what the reviewer is told.
+            self.approval_run(&approval).await?;
+        }
         check_decidable(&approval, role)?;
         Ok(approval)
     }

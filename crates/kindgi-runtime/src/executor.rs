@@ -426,6 +426,7 @@ async fn finish(
             tracing::warn!(run = %run.id, error = %e, "could not store the run's end");
         }
     }
+    crate::run_end::withdraw_open_waits(shared, &run).await;
     run
 }
 
@@ -1533,6 +1534,7 @@ impl RunCtx {
             let stop = self.stop.child();
             Box::pin(execute_run(shared, child, self.depth + 1, stop, None)).await
         };
+        self.journal_child_wait(id, scope, &done).await?;
         match done.status {
             RunStatus::Completed => {
                 let output = done.output.unwrap_or(Value::Null);
@@ -1593,6 +1595,73 @@ impl RunCtx {
                 );
                 self.subgraph_failed(node, scope, &child_id, message).await
             }
+        }
+    }
+
+    /// A child run that parks parks this run too, on token `child:<childRunId>:<sequence>`
+    /// (`wait.suspended`, once); when the child ends after that, the wait is resumed with
+    /// `{childRunId, status}`.
+    async fn journal_child_wait(
+        &self,
+        node_id: &str,
+        scope: &str,
+        child: &RunRecord,
+    ) -> Result<(), Failure> {
+        let prefix = format!("child:{}:", child.id);
+        let open = self
+            .replay
+            .waits_suspended
+            .iter()
+            .find(|t| t.starts_with(&prefix) && !self.replay.waits.contains_key(*t));
+        if child.status == RunStatus::Suspended {
+            if self.cancel.is_cancelled()
+                || self
+                    .replay
+                    .waits_suspended
+                    .iter()
+                    .any(|t| t.starts_with(&prefix))
+            {
+                return Ok(());
+            }
+            let journal = self
+                .shared
+                .store
+                .journal(&child.id, None, None)
+                .await
+                .map_err(journal_failure)?;
+            let seq = journal.last().map_or(0, |e| e.sequence);
+            let mut p = Map::new();
+            p.insert("nodeId".into(), json!(node_id));
+            p.insert("tokenId".into(), json!(format!("{prefix}{seq}")));
+            return self
+                .journal
+                .write(
+                    JournalKind::WaitSuspended,
+                    Some(node_id),
+                    scope,
+                    Some(Value::Object(p)),
+                )
+                .await
+                .map_err(journal_failure);
+        }
+        match open {
+            Some(token) if child.status.is_terminal() => self
+                .journal
+                .write(
+                    JournalKind::WaitResumed,
+                    Some(node_id),
+                    scope,
+                    Some(payload([
+                        ("tokenId", json!(token)),
+                        (
+                            "value",
+                            json!({"childRunId": child.id, "status": child.status}),
+                        ),
+                    ])),
+                )
+                .await
+                .map_err(journal_failure),
+            _ => Ok(()),
         }
     }
 

@@ -199,7 +199,9 @@ pub(crate) struct Shared {
     /// Approvals and pausing calls' waits.
     pub waits: Arc<dyn WaitStore>,
     /// Woken when a wait with a deadline is created (the sweeper sleeps until the next one).
-    pub deadlines: tokio::sync::Notify,
+    pub deadlines: Arc<tokio::sync::Notify>,
+    /// Whether [`Runtime::recover`] started the sweeper yet.
+    pub(crate) sweeper_started: std::sync::atomic::AtomicBool,
     /// One per top-level run being resumed: answers to its waits are journaled one at a time.
     pub(crate) resume_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Pausing tools' output validators, by `(tenant, tool id, version)`: compiled once.
@@ -207,7 +209,7 @@ pub(crate) struct Shared {
         Mutex<HashMap<(String, String, String), Arc<kindgi_schema::Validator>>>,
     active: Mutex<HashMap<String, ActiveRun>>,
     /// Fired by [`Runtime::shutdown`]; every run's stop signal is its child.
-    shutdown: CancellationToken,
+    pub(crate) shutdown: CancellationToken,
 }
 
 /// Builds a [`Runtime`].
@@ -347,7 +349,8 @@ impl RuntimeBuilder {
                 waits: self
                     .waits
                     .unwrap_or_else(|| Arc::new(MemoryWaitStore::new())),
-                deadlines: tokio::sync::Notify::new(),
+                deadlines: Arc::new(tokio::sync::Notify::new()),
+                sweeper_started: std::sync::atomic::AtomicBool::new(false),
                 resume_locks: Mutex::new(HashMap::new()),
                 answer_validators: Mutex::new(HashMap::new()),
                 active: Mutex::new(HashMap::new()),
@@ -751,40 +754,79 @@ impl Runtime {
                 s.request_cancel();
                 self.wait_for_run(run_id).await
             }
-            None => {
-                // Not executing in this process: end it from here.
-                let entries = self.shared.store.journal(run_id, None, None).await?;
-                let last = entries.last().map(|e| e.sequence).unwrap_or(0);
-                let now = format_millis(now_millis());
-                let entry = JournalEntry {
-                    sequence: last + 1,
-                    kind: JournalKind::RunCancelled,
-                    node_id: None,
-                    scope: None,
-                    payload: Some(serde_json::json!({"reason": "cancelled"})),
-                    timestamp: now.clone(),
-                };
-                self.shared.store.append(run_id, &[entry]).await?;
-                let mut run = run;
-                run.status = RunStatus::Cancelled;
-                run.updated_at = now.clone();
-                run.completed_at = Some(now);
-                self.shared.store.update_run(&run).await?;
-                Ok(run)
-            }
+            None => self.cancel_here(run).await,
         }
+    }
+
+    /// Cancels a run no executor of this process drives (a suspended one, or one left by a
+    /// process that stopped): journals `run.cancelled`, withdraws its open approvals
+    /// (`run-cancelled`) and cancels its unfinished child runs the same way. Under the
+    /// run's resume lock, so no answer to one of its waits is journaled meanwhile.
+    async fn cancel_here(&self, run: RunRecord) -> Result<RunRecord, RuntimeError> {
+        let guard = self.lock_for_answer(&run).await?;
+        let run = self.get_run(&run.id).await?;
+        if run.status.is_terminal() {
+            return Err(RuntimeError::RunAlreadyTerminal {
+                run_id: run.id,
+                status: run.status,
+            });
+        }
+        let mut pending = vec![run.clone()];
+        let mut first = None;
+        while let Some(r) = pending.pop() {
+            let children = self
+                .shared
+                .store
+                .list_runs(&RunQuery {
+                    parent_run_id: Some(r.id.clone()),
+                    ..RunQuery::default()
+                })
+                .await?;
+            pending.extend(children.into_iter().filter(|c| !c.status.is_terminal()));
+            let ended = self.end_cancelled(r).await?;
+            first.get_or_insert(ended);
+        }
+        drop(guard);
+        Ok(first.unwrap_or(run))
+    }
+
+    /// Journals `run.cancelled` for a run not executing here and stores it cancelled.
+    async fn end_cancelled(&self, mut run: RunRecord) -> Result<RunRecord, RuntimeError> {
+        let entries = self.shared.store.journal(&run.id, None, None).await?;
+        let last = entries.last().map(|e| e.sequence).unwrap_or(0);
+        let now = format_millis(now_millis());
+        let entry = JournalEntry {
+            sequence: last + 1,
+            kind: JournalKind::RunCancelled,
+            node_id: None,
+            scope: None,
+            payload: Some(serde_json::json!({"reason": "cancelled"})),
+            timestamp: now.clone(),
+        };
+        self.shared.store.append(&run.id, &[entry]).await?;
+        run.status = RunStatus::Cancelled;
+        run.updated_at = now.clone();
+        run.completed_at = Some(now);
+        self.shared.store.update_run(&run).await?;
+        crate::run_end::withdraw_open_waits(&self.shared, &run).await;
+        Ok(run)
     }
 
     /// Resumes every top-level run left pending or running (by a process that stopped),
     /// from its journal. Returns the ids resumed. Call once at start-up.
+    ///
+    /// Also reconciles suspended runs with their wait rows, resumes those whose waits were
+    /// all answered or cancelled meanwhile (their ids are returned too), and starts the
+    /// sweeper that times waits out.
     pub async fn recover(&self) -> Result<Vec<String>, RuntimeError> {
+        self.start_sweeper();
+        let mut resumed = self.recover_suspended().await?;
         let query = RunQuery {
             statuses: vec![RunStatus::Pending, RunStatus::Running],
             top_level_only: true,
             ..RunQuery::default()
         };
         let runs = self.shared.store.list_runs(&query).await?;
-        let mut resumed = Vec::new();
         for run in runs {
             let executing = self
                 .shared

@@ -409,4 +409,136 @@ async fn deciding_after_the_run_was_cancelled_records_nothing() {
         before
     );
     assert_eq!(f.runs.load(Ordering::SeqCst), 0);
+    let withdrawn =
+        f.rt.approval(&run.tenant_id, &approval.id)
+            .await
+            .unwrap()
+            .unwrap();
+    assert_eq!(withdrawn.status, ApprovalStatus::Withdrawn);
+    assert_eq!(
+        withdrawn.withdrawn_because.as_deref(),
+        Some("run-cancelled")
+    );
+}
+
+async fn times_out(backend: Backend) {
+    let f = fixture(backend, json!({"tools": {}, "timeoutMs": 1})).await;
+    let run = turn(&f.rt).await;
+    let first = open_approval(&f.rt, &run).await;
+    let mut chain = vec![first.clone()];
+    for role in [ReviewerRole::Senior, ReviewerRole::Admin] {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        assert_eq!(f.rt.expire_due_waits().await.unwrap(), 1);
+        let before = chain.last().unwrap().clone();
+        let escalated =
+            f.rt.approval(&run.tenant_id, &before.id)
+                .await
+                .unwrap()
+                .unwrap();
+        assert_eq!(escalated.status, ApprovalStatus::Escalated);
+        let next_id = escalated.escalated_to.clone().unwrap();
+        let next =
+            f.rt.approval(&run.tenant_id, &next_id)
+                .await
+                .unwrap()
+                .unwrap();
+        assert_eq!(next.required_role, role);
+        assert_eq!(next.status, ApprovalStatus::Pending);
+        assert_eq!(next.wait_token_id, first.wait_token_id, "the same wait");
+        assert!(next.expires_at > before.expires_at, "a fresh deadline");
+        assert_eq!(
+            f.rt.get_run(&run.id).await.unwrap().status,
+            RunStatus::Suspended
+        );
+        chain.push(next);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    assert_eq!(f.rt.expire_due_waits().await.unwrap(), 1);
+    let last = chain.last().unwrap();
+    let expired =
+        f.rt.approval(&run.tenant_id, &last.id)
+            .await
+            .unwrap()
+            .unwrap();
+    assert_eq!(expired.status, ApprovalStatus::Expired);
+    let after = f.rt.get_run(&run.id).await.unwrap();
+    assert_eq!(after.status, RunStatus::Failed);
+    assert_eq!(after.failure().unwrap().code, "hitl-cancelled");
+    assert_eq!(
+        after.failure_message.as_deref(),
+        Some("hitl-cancelled: Tool-call HITL cancelled for t.pay: timeout")
+    );
+    assert_eq!(f.runs.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        f.rt.expire_due_waits().await.unwrap(),
+        0,
+        "nothing left to time out"
+    );
+    cleanup(f.db).await;
+}
+
+#[tokio::test]
+async fn an_unanswered_approval_escalates_to_admin_then_expires_and_the_turn_fails_memory() {
+    times_out(Backend::Memory).await;
+}
+
+#[tokio::test]
+async fn an_unanswered_approval_escalates_to_admin_then_expires_and_the_turn_fails_sqlite() {
+    times_out(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn an_unanswered_approval_escalates_to_admin_then_expires_and_the_turn_fails_postgres() {
+    times_out(Backend::Postgres).await;
+}
+
+#[tokio::test]
+async fn a_run_that_ends_otherwise_withdraws_its_open_approvals() {
+    // A flow whose agent step parks on an approval while a parallel step fails: the run
+    // fails once the in-flight steps settled, and nothing waits for the approval any more.
+    let f = fixture(Backend::Memory, json!({"tools": {}})).await;
+    f.rt.tools().insert_tool(common::tool(
+        "t.boom",
+        json!({"mutating": false}),
+        |_| async { Err(kindgi_tools::HandlerError::msg("boom")) },
+    ));
+    let flow = json!({
+        "id": "t.both", "version": "1.0.0",
+        "nodes": [
+            {"id": "agent", "kind": "agent", "ref": "t.agent"},
+            {"id": "boom", "kind": "tool", "ref": "t.boom"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "$start", "to": "agent"},
+            {"id": "e2", "from": "$start", "to": "boom"},
+            {"id": "e3", "from": "agent", "to": "$end"},
+            {"id": "e4", "from": "boom", "to": "$end"}
+        ]
+    });
+    f.rt.flows().insert_json(&flow.to_string()).unwrap();
+    let run =
+        f.rt.start_run(
+            "t.both",
+            None,
+            json!({"message": "pay"}),
+            RunOptions {
+                wait: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Failed, "{run:?}");
+    let all =
+        f.rt.list_approvals(&ApprovalQuery {
+            tenant_id: run.tenant_id.clone(),
+            run_id: Some(run.id.clone()),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].status, ApprovalStatus::Withdrawn);
+    assert_eq!(all[0].withdrawn_because.as_deref(), Some("run-ended"));
 }

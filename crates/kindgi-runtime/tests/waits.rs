@@ -86,7 +86,18 @@ async fn fixture(backend: Backend, timeout_ms: Option<u64>) -> Fixture {
         after.clone(),
         |input| json!({"got": input}),
     ));
-    let flow = json!({
+    rt.flows().insert_json(&flow().to_string()).unwrap();
+    Fixture {
+        rt,
+        tickets,
+        after,
+        db,
+    }
+}
+
+/// `$start → ask (pausing) → after → $end`.
+fn flow() -> Value {
+    json!({
         "id": "acme.ask", "version": "1.0.0",
         "nodes": [
             {"id": "ask", "kind": "tool", "ref": "acme.ask-human"},
@@ -97,14 +108,7 @@ async fn fixture(backend: Backend, timeout_ms: Option<u64>) -> Fixture {
             {"id": "e2", "from": "ask", "to": "after"},
             {"id": "e3", "from": "after", "to": "$end"}
         ]
-    });
-    rt.flows().insert_json(&flow.to_string()).unwrap();
-    Fixture {
-        rt,
-        tickets,
-        after,
-        db,
-    }
+    })
 }
 
 fn waited() -> RunOptions {
@@ -270,4 +274,87 @@ async fn a_pausing_call_parks_the_run_and_its_answer_resumes_it_sqlite() {
 #[tokio::test]
 async fn a_pausing_call_parks_the_run_and_its_answer_resumes_it_postgres() {
     parks_and_resumes(Backend::Postgres).await;
+}
+
+#[tokio::test]
+async fn an_unanswered_pause_times_out_and_the_call_fails() {
+    let f = fixture(Backend::Memory, Some(1)).await;
+    let run =
+        f.rt.start_run("acme.ask", None, json!({}), waited())
+            .await
+            .unwrap();
+    assert_eq!(run.status, RunStatus::Suspended);
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    assert_eq!(f.rt.expire_due_waits().await.unwrap(), 1);
+    let after = f.rt.get_run(&run.id).await.unwrap();
+    assert_eq!(after.status, RunStatus::Failed);
+    assert_eq!(
+        after.failure_message.as_deref(),
+        Some("tool-pause-timeout: tool \"acme.ask-human\" got no answer within 1 ms")
+    );
+    assert_eq!(f.after.load(Ordering::SeqCst), 0);
+    let token = f.tickets.lock().unwrap()[0].token.clone();
+    let late =
+        f.rt.answer_wait("acme", &token, json!({"answer": "late"}))
+            .await
+            .unwrap_err();
+    assert!(matches!(late, WaitError::Expired { .. }), "{late:?}");
+    assert_eq!(late.code(), "wait-expired");
+}
+
+#[tokio::test]
+async fn a_late_answer_before_the_sweep_is_refused_as_expired() {
+    let f = fixture(Backend::Memory, Some(1)).await;
+    let run =
+        f.rt.start_run("acme.ask", None, json!({}), waited())
+            .await
+            .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let token = f.tickets.lock().unwrap()[0].token.clone();
+    let late =
+        f.rt.answer_wait("acme", &token, json!({"answer": "late"}))
+            .await;
+    assert!(matches!(late, Err(WaitError::Expired { .. })), "{late:?}");
+    assert_eq!(
+        f.rt.get_run(&run.id).await.unwrap().status,
+        RunStatus::Suspended,
+        "the sweeper, not the late answer, ends the wait"
+    );
+}
+
+#[tokio::test]
+async fn deadlines_survive_a_restart() {
+    // The first runtime parks the run and goes away; the second one's sweeper (started by
+    // recover) reads the deadline from the database and times the wait out.
+    let f = fixture(Backend::Sqlite, Some(200)).await;
+    let run =
+        f.rt.start_run("acme.ask", None, json!({}), waited())
+            .await
+            .unwrap();
+    assert_eq!(run.status, RunStatus::Suspended);
+    let db = f.db.as_ref().unwrap().db.clone();
+    f.rt.shutdown(std::time::Duration::from_secs(5)).await;
+    let second = Runtime::with_database(db).build();
+    for id in f.rt.tools().ids() {
+        second.tools().insert(f.rt.tools().get(&id).unwrap());
+    }
+    second.flows().insert_json(&flow().to_string()).unwrap();
+    second.recover().await.unwrap();
+    let mut status = RunStatus::Suspended;
+    for _ in 0..200 {
+        status = second.get_run(&run.id).await.unwrap().status;
+        if status.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, RunStatus::Failed);
+    let after = second.get_run(&run.id).await.unwrap();
+    assert!(
+        after
+            .failure_message
+            .unwrap()
+            .starts_with("tool-pause-timeout: tool \"acme.ask-human\""),
+    );
+    cleanup(f.db).await;
 }
