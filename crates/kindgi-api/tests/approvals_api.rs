@@ -281,17 +281,86 @@ async fn refusals_change_nothing(kind: DatabaseKind) {
     assert!(one.get("decision").is_none());
     assert_eq!(s.writes(), 0);
 
-    // The run ends (cancelled): deciding now is a 409 and records nothing.
+    // The run ends (cancelled): its approval is withdrawn; deciding it now is a 409 and
+    // records nothing.
     let (status, _) = s.post(&format!("/v1/runs/{run}/cancel"), json!({})).await;
     assert_eq!(status, 200);
+    let (_, one) = s.get(&format!("/v1/approvals/{approval}")).await;
+    assert_eq!(one["status"], "withdrawn", "{one}");
+    assert_eq!(one["withdrawnBecause"], "run-cancelled");
     let (status, e) = s.post(&path, json!({"decision": "approve"})).await;
     assert_eq!(status, 409, "{e}");
     assert!(
         ["run-already-terminal", "approval-terminal"].contains(&code(&e)),
         "{e}"
     );
-    let (_, one) = s.get(&format!("/v1/approvals/{approval}")).await;
-    assert!(one.get("decision").is_none(), "{one}");
+    let (_, after) = s.get(&format!("/v1/approvals/{approval}")).await;
+    assert_eq!(after, one);
+    assert!(after.get("decision").is_none(), "{after}");
+    assert_eq!(s.writes(), 0);
+}
+
+/// Cases 52, 53, 56: escalate, withdraw, expire.
+async fn escalated_withdrawn_and_expired(kind: DatabaseKind) {
+    let s = server(kind).await;
+    let (run, approval) = s.gated_turn().await;
+    let path = |id: &str| format!("/v1/approvals/{id}/complete");
+    let (status, done) = s
+        .post(&path(&approval), json!({"decision": "escalate"}))
+        .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["kind"], "escalated");
+    assert_eq!(done["approval"]["status"], "escalated");
+    assert_eq!(done["waitpointResolved"], false);
+    let next = done["nextApproval"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(done["nextApproval"]["requiredRole"], "senior");
+    assert_eq!(done["nextApproval"]["escalatedFrom"], approval.as_str());
+    assert_eq!(
+        done["nextApproval"]["waitTokenId"],
+        done["approval"]["waitTokenId"]
+    );
+    let (status, e) = s
+        .post(&path(&approval), json!({"decision": "approve"}))
+        .await;
+    assert_eq!((status, code(&e)), (409, "approval-terminal"), "{e}");
+    let (_, got) = s.get(&format!("/v1/runs/{run}")).await;
+    assert_eq!(got["status"], "suspended");
+    assert_eq!(
+        got["waitingFor"]["approvals"][0]["approvalId"],
+        next.as_str()
+    );
+
+    let (status, done) = s.post(&path(&next), json!({"decision": "withdraw"})).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["approval"]["status"], "withdrawn");
+    let (_, got) = s.get(&format!("/v1/runs/{run}")).await;
+    assert_eq!(got["status"], "failed", "{got}");
+    assert_eq!(got["failure"]["code"], "hitl-withdrawn", "{got}");
+    assert_eq!(s.writes(), 0);
+
+    // A 1 ms deadline per tier: standard → senior → admin, then expired; the turn fails.
+    let (run, first) = s.turn_of(support::gated::HASTY_AGENT).await;
+    let got = s.expire(&run).await;
+    assert_eq!(got["status"], "failed", "{got}");
+    assert_eq!(got["failure"]["code"], "hitl-cancelled", "{got}");
+    let (_, page) = s.get(&format!("/v1/approvals?runId={run}&order=asc")).await;
+    let statuses: Vec<&str> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["escalated", "escalated", "expired"], "{page}");
+    let last = page["data"][2]["id"].as_str().unwrap();
+    assert_eq!(page["data"][2]["requiredRole"], "admin");
+    for id in [first.as_str(), last] {
+        let (status, e) = s.post(&path(id), json!({"decision": "approve"})).await;
+        assert_eq!(status, 409, "{e}");
+        assert!(
+            ["approval-terminal", "run-already-terminal"].contains(&code(&e)),
+            "{e}"
+        );
+    }
     assert_eq!(s.writes(), 0);
 }
 
@@ -321,5 +390,6 @@ async fn rejected_calls_do_not_run(kind: DatabaseKind) {
 both_stores!(
     listed_read_and_approved,
     refusals_change_nothing,
-    rejected_calls_do_not_run
+    rejected_calls_do_not_run,
+    escalated_withdrawn_and_expired
 );

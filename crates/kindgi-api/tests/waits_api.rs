@@ -163,7 +163,29 @@ async fn resume_answers_the_runs_own_pause(kind: DatabaseKind) {
     assert_eq!(still["status"], "suspended");
 }
 
+/// A late answer is `410 wait-expired`, before the sweep and after it; the call fails.
+async fn a_late_answer_is_gone(kind: DatabaseKind) {
+    let s = server(kind).await;
+    let (run, ticket) = s.paused_run_of(support::gated::QUICK_PAUSE_FLOW).await;
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let path = format!("/v1/waits/{}", ticket.token);
+    let (status, e) = s.post(&path, json!({"value": {"answer": "late"}})).await;
+    assert_eq!((status, code(&e)), (410, "wait-expired"), "{e}");
+    let got = s.expire(&run).await;
+    assert_eq!(got["status"], "failed", "{got}");
+    assert!(
+        got["failure"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tool-pause-timeout"),
+        "{got}"
+    );
+    let (status, e) = s.post(&path, json!({"value": {"answer": "late"}})).await;
+    assert_eq!((status, code(&e)), (410, "wait-expired"), "{e}");
+}
+
 both_stores!(
     a_pause_is_answered_on_its_link,
-    resume_answers_the_runs_own_pause
+    resume_answers_the_runs_own_pause,
+    a_late_answer_is_gone
 );

@@ -29,6 +29,10 @@ use serde_json::{Value, json};
 pub const AGENT: &str = "acme.agent";
 pub const GATED_TOOL: &str = "acme.write";
 pub const PAUSE_FLOW: &str = "acme.ask";
+/// The same gate with a 1 ms deadline per reviewer tier.
+pub const HASTY_AGENT: &str = "acme.hasty";
+/// A pausing step whose call waits 1 ms.
+pub const QUICK_PAUSE_FLOW: &str = "acme.ask-quick";
 
 /// Asks for the gated call until a tool result comes back.
 #[derive(Debug)]
@@ -72,6 +76,7 @@ impl ModelProvider for AsksToWrite {
 struct AskHuman {
     manifest: ToolManifest,
     tickets: Arc<Mutex<Vec<WaitTicket>>>,
+    timeout_ms: Option<u64>,
 }
 
 #[async_trait]
@@ -91,7 +96,9 @@ impl ToolDispatcher for AskHuman {
         ctx: ToolContext,
     ) -> Result<CallOutcome, ToolCallError> {
         self.tickets.lock().unwrap().push(ctx.wait.clone().unwrap());
-        Ok(CallOutcome::Paused { timeout_ms: None })
+        Ok(CallOutcome::Paused {
+            timeout_ms: self.timeout_ms,
+        })
     }
 }
 
@@ -161,27 +168,43 @@ fn runtime(
         .build()
         .unwrap();
     rt.tools().insert_tool(write);
-    let mut agent = AgentSpec::new(AGENT).with_tools(vec![GATED_TOOL]);
-    agent.conversation_policy =
-        Some(json!({"hitl": {"tools": {"overrides": {GATED_TOOL: "always_ask"}}}}));
-    rt.agents().insert(agent);
-    let manifest: ToolManifest = serde_json::from_value(json!({
-        "id": "acme.ask-human", "version": "1.0.0", "description": "asks a person",
-        "input": {"type": "object"}, "pauses": true,
-        "output": {"type": "object", "properties": {"answer": {"type": "string"}},
-                   "required": ["answer"], "additionalProperties": false}
-    }))
-    .unwrap();
-    rt.tools().insert(Arc::new(AskHuman {
-        manifest,
-        tickets: tickets.clone(),
-    }));
-    let flow = json!({
-        "id": PAUSE_FLOW, "version": "1.0.0",
-        "nodes": [{"id": "ask", "kind": "tool", "ref": "acme.ask-human"}],
-        "edges": [{"id": "e1", "from": "$start", "to": "ask"}, {"id": "e2", "from": "ask", "to": "$end"}]
-    });
-    rt.flows().insert_json(&flow.to_string()).unwrap();
+    for (id, policy) in [
+        (
+            AGENT,
+            json!({"tools": {"overrides": {GATED_TOOL: "always_ask"}}}),
+        ),
+        (
+            HASTY_AGENT,
+            json!({"tools": {"overrides": {GATED_TOOL: "always_ask"}}, "timeoutMs": 1}),
+        ),
+    ] {
+        let mut agent = AgentSpec::new(id).with_tools(vec![GATED_TOOL]);
+        agent.conversation_policy = Some(json!({ "hitl": policy }));
+        rt.agents().insert(agent);
+    }
+    for (tool, flow, timeout_ms) in [
+        ("acme.ask-human", PAUSE_FLOW, None),
+        ("acme.ask-quick", QUICK_PAUSE_FLOW, Some(1)),
+    ] {
+        let manifest: ToolManifest = serde_json::from_value(json!({
+            "id": tool, "version": "1.0.0", "description": "asks a person",
+            "input": {"type": "object"}, "pauses": true,
+            "output": {"type": "object", "properties": {"answer": {"type": "string"}},
+                       "required": ["answer"], "additionalProperties": false}
+        }))
+        .unwrap();
+        rt.tools().insert(Arc::new(AskHuman {
+            manifest,
+            tickets: tickets.clone(),
+            timeout_ms,
+        }));
+        let flow = json!({
+            "id": flow, "version": "1.0.0",
+            "nodes": [{"id": "ask", "kind": "tool", "ref": tool}],
+            "edges": [{"id": "e1", "from": "$start", "to": "ask"}, {"id": "e2", "from": "ask", "to": "$end"}]
+        });
+        rt.flows().insert_json(&flow.to_string()).unwrap();
+    }
     rt
 }
 
@@ -256,10 +279,15 @@ impl Server {
 
     /// Starts a turn of the gated agent: it parks on its approval.
     pub async fn gated_turn(&self) -> (String, String) {
+        self.turn_of(AGENT).await
+    }
+
+    /// Starts a turn of `agent` (gated): it parks on its approval.
+    pub async fn turn_of(&self, agent: &str) -> (String, String) {
         let (s, run) = self
             .post(
                 "/v1/runs",
-                json!({"agent": AGENT, "input": {"userMessage": "write it"}}),
+                json!({"agent": agent, "input": {"userMessage": "write it"}}),
             )
             .await;
         assert_eq!(s, 201, "{run}");
@@ -276,16 +304,32 @@ impl Server {
 
     /// Starts a run of the pausing flow: it parks; returns the run and its ticket.
     pub async fn paused_run(&self) -> (String, WaitTicket) {
+        self.paused_run_of(PAUSE_FLOW).await
+    }
+
+    /// Starts a run of the pausing flow `flow`: it parks; returns the run and its ticket.
+    pub async fn paused_run_of(&self, flow: &str) -> (String, WaitTicket) {
         let (s, run) = self
-            .post(
-                "/v1/runs",
-                json!({"flow": PAUSE_FLOW, "input": {"q": "ok?"}}),
-            )
+            .post("/v1/runs", json!({"flow": flow, "input": {"q": "ok?"}}))
             .await;
         assert_eq!(s, 201, "{run}");
         assert_eq!(run["status"], "suspended", "{run}");
         let ticket = self.tickets.lock().unwrap().last().cloned().unwrap();
         (run["id"].as_str().unwrap().to_owned(), ticket)
+    }
+
+    /// Times out every wait past its deadline (what the sweeper does), until `run` no longer
+    /// waits: deadlines here are 1 ms, so a few rounds at most.
+    pub async fn expire(&self, run: &str) -> Value {
+        for _ in 0..50 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            self.rt.expire_due_waits().await.unwrap();
+            let (_, got) = self.get(&format!("/v1/runs/{run}")).await;
+            if got["status"] != "suspended" {
+                return got;
+            }
+        }
+        panic!("run {run} still waits after its deadlines passed");
     }
 
     pub fn writes(&self) -> usize {
