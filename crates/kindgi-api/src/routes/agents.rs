@@ -119,10 +119,8 @@ pub fn check_agent(mut definition: Map<String, Value>) -> Result<AgentDefinition
             return Err(registry::validation_failed("Agent definition", issues));
         }
     }
-    if let (Some(h), Some(policy)) = (hitl, value.get_mut("conversationPolicy")) {
-        if let Value::Object(m) = policy {
-            m.insert("hitl".into(), h);
-        }
+    if let (Some(h), Some(Value::Object(m))) = (hitl, value.get_mut("conversationPolicy")) {
+        m.insert("hitl".into(), h);
     }
     serde_json::from_value(value).map_err(|e| {
         registry::validation_failed(
