@@ -218,6 +218,9 @@ async fn refusals_change_nothing(kind: DatabaseKind) {
             assert_eq!(e["error"]["details"]["approvalId"], id);
         }
     }
+    // The reviewer roster is not served here.
+    let (status, e) = s.get("/v1/approvals/reviewers").await;
+    assert_eq!((status, code(&e)), (404, "route-not-found"), "{e}");
     let (_, theirs) = s.call(&s.other, "GET", "/v1/approvals", None).await;
     assert_eq!(theirs["data"], json!([]));
 
