@@ -390,7 +390,37 @@ async fn rejected_calls_do_not_run(kind: DatabaseKind) {
     );
 }
 
+/// `runId` alone lists the run's own approvals; with `includeDescendants=true` also its
+/// sub-flow runs'.
+async fn a_runs_descendants_approvals(kind: DatabaseKind) {
+    let s = server(kind).await;
+    let (status, run) = s
+        .post(
+            "/v1/runs",
+            json!({"flow": support::gated::OUTER_FLOW, "input": {"userMessage": "write it"}}),
+        )
+        .await;
+    assert_eq!(status, 201, "{run}");
+    assert_eq!(run["status"], "suspended", "{run}");
+    let outer = run["id"].as_str().unwrap();
+    let (_, own) = s.get(&format!("/v1/approvals?runId={outer}")).await;
+    assert_eq!(own["data"], json!([]), "{own}");
+    let (status, all) = s
+        .get(&format!(
+            "/v1/approvals?runId={outer}&includeDescendants=true"
+        ))
+        .await;
+    assert_eq!(status, 200, "{all}");
+    let rows = all["data"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{all}");
+    let child = rows[0]["provenanceRef"]["runId"].as_str().unwrap();
+    assert_ne!(child, outer);
+    let (_, got) = s.get(&format!("/v1/runs/{child}")).await;
+    assert_eq!(got["parentRunId"], outer, "{got}");
+}
+
 both_stores!(
+    a_runs_descendants_approvals,
     listed_read_and_approved,
     refusals_change_nothing,
     rejected_calls_do_not_run,

@@ -19,8 +19,8 @@ use axum::body::Bytes;
 use axum::extract::{Extension, Path, RawQuery};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use kindgi_runtime::Runtime;
-use kindgi_runtime::approval::{Approval, DecisionInput, DecisionKind};
+use kindgi_runtime::approval::{Approval, ApprovalQuery, DecisionInput, DecisionKind};
+use kindgi_runtime::{ReplayFilter, RunQuery, Runtime};
 use serde_json::{Map, Value, json};
 
 use super::approvals_query::{self, cursor_after};
@@ -75,10 +75,13 @@ async fn list(
     if req.assigned_to_me || req.nobody || other_project {
         return Ok(Json(crate::page::page(Vec::new(), None, extra)));
     }
-    let mut rows = rt
-        .list_approvals(&req.query)
-        .await
-        .map_err(approval_error)?;
+    let mut rows = if req.include_descendants {
+        with_descendants(&rt, &req.query).await?
+    } else {
+        rt.list_approvals(&req.query)
+            .await
+            .map_err(approval_error)?
+    };
     // The store narrows by tier; this keeps a page right whatever it answers.
     rows.retain(|a| a.required_role <= reviewer.role);
     let more = rows.len() > req.limit;
@@ -91,6 +94,55 @@ async fn list(
         .flatten();
     let data = rows.iter().map(approval_json).collect();
     Ok(Json(crate::page::page(data, next, extra)))
+}
+
+/// The most runs `includeDescendants` reads (the run and its child runs, at any depth).
+pub const MAX_DESCENDANT_RUNS: usize = 100;
+
+/// The run of `query` and its descendants (sub-flow runs, at any depth), breadth first, at
+/// most [`MAX_DESCENDANT_RUNS`].
+async fn run_family(rt: &Runtime, tenant: &str, run_id: &str) -> Result<Vec<String>, ApiError> {
+    let mut family = vec![run_id.to_owned()];
+    let mut next = 0;
+    while next < family.len() && family.len() < MAX_DESCENDANT_RUNS {
+        let children = rt
+            .list_runs(&RunQuery {
+                tenant_id: Some(tenant.to_owned()),
+                parent_run_id: Some(family[next].clone()),
+                replays: ReplayFilter::Include,
+                limit: Some((MAX_DESCENDANT_RUNS - family.len()) as u32),
+                ..RunQuery::default()
+            })
+            .await
+            .map_err(crate::runs::runtime_error)?;
+        family.extend(children.into_iter().map(|r| r.id));
+        next += 1;
+    }
+    family.truncate(MAX_DESCENDANT_RUNS);
+    Ok(family)
+}
+
+/// A page over the approvals of a run and its descendants: each run's first `limit + 1`
+/// after the cursor, merged in the page's order (so the merge's first `limit + 1` are the
+/// page's).
+async fn with_descendants(rt: &Runtime, query: &ApprovalQuery) -> Result<Vec<Approval>, ApiError> {
+    let Some(run_id) = &query.run_id else {
+        return rt.list_approvals(query).await.map_err(approval_error);
+    };
+    let mut rows = Vec::new();
+    for id in run_family(rt, &query.tenant_id, run_id).await? {
+        let one = ApprovalQuery {
+            run_id: Some(id),
+            ..query.clone()
+        };
+        rows.extend(rt.list_approvals(&one).await.map_err(approval_error)?);
+    }
+    rows.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+    if !query.ascending {
+        rows.reverse();
+    }
+    rows.truncate(query.limit + 1);
+    Ok(rows)
 }
 
 async fn get_one(

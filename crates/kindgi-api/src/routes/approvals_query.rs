@@ -39,6 +39,8 @@ pub struct ListRequest {
     pub assigned_to_me: bool,
     /// `decidedBy=me` by a key without a person: it decided nothing.
     pub nobody: bool,
+    /// `includeDescendants=true` (with `runId`): also the approvals of the run's child runs.
+    pub include_descendants: bool,
 }
 
 impl ListRequest {
@@ -142,7 +144,8 @@ fn wait_tokens(p: &Params) -> Result<Vec<String>, ApiError> {
     Ok(tokens.into_iter().map(str::to_owned).collect())
 }
 
-fn run_filter(p: &Params) -> Result<Option<String>, ApiError> {
+/// `runId` and whether `includeDescendants=true`.
+fn run_filter(p: &Params) -> Result<(Option<String>, bool), ApiError> {
     let run = p.get("runId");
     let descendants = p.get("includeDescendants");
     if run.is_some_and(|r| uuid::Uuid::parse_str(r).is_err()) {
@@ -160,9 +163,7 @@ fn run_filter(p: &Params) -> Result<Option<String>, ApiError> {
             "`includeDescendants` needs a `runId`",
         ));
     }
-    // An agent turn asks for its approvals itself (no child runs ask on its behalf), so
-    // `includeDescendants` adds nothing here.
-    Ok(run.map(str::to_owned))
+    Ok((run.map(str::to_owned), descendants == Some("true")))
 }
 
 /// `(ascending, after)` from `order` and `cursor`.
@@ -221,7 +222,7 @@ pub fn parse(p: &Params, reviewer: &Reviewer) -> Result<ListRequest, ApiError> {
     let required_role = required_role(p, reviewer)?;
     let created_after = created_after(p)?;
     let wait_token_ids = wait_tokens(p)?;
-    let run_id = run_filter(p)?;
+    let (run_id, include_descendants) = run_filter(p)?;
     let limit = clamp_limit(p.get("limit"));
     let decided_by = if decided_by_me {
         reviewer.decided_by()
@@ -230,6 +231,7 @@ pub fn parse(p: &Params, reviewer: &Reviewer) -> Result<ListRequest, ApiError> {
     };
     Ok(ListRequest {
         nobody: decided_by_me && decided_by.is_none(),
+        include_descendants,
         query: ApprovalQuery {
             tenant_id: reviewer.tenant.clone(),
             statuses,

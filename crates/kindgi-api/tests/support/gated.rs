@@ -31,6 +31,8 @@ pub const GATED_TOOL: &str = "acme.write";
 pub const PAUSE_FLOW: &str = "acme.ask";
 /// The same gate with a 1 ms deadline per reviewer tier.
 pub const HASTY_AGENT: &str = "acme.hasty";
+/// A flow whose sub-flow (`acme.inner`) is one step of the gated agent.
+pub const OUTER_FLOW: &str = "acme.outer";
 /// A pausing step whose call waits 1 ms.
 pub const QUICK_PAUSE_FLOW: &str = "acme.ask-quick";
 
@@ -181,6 +183,18 @@ fn runtime(
         let mut agent = AgentSpec::new(id).with_tools(vec![GATED_TOOL]);
         agent.conversation_policy = Some(json!({ "hitl": policy }));
         rt.agents().insert(agent);
+    }
+    for flow in [
+        json!({"id": "acme.inner", "version": "1.0.0",
+            "nodes": [{"id": "turn", "kind": "agent", "ref": AGENT}],
+            "edges": [{"id": "e1", "from": "$start", "to": "turn"}, {"id": "e2", "from": "turn", "to": "$end"}]}),
+        json!({"id": OUTER_FLOW, "version": "1.0.0",
+            "nodes": [{"id": "sub", "kind": "subgraph", "flowRef": {"flowId": "acme.inner", "version": "1.0.0"},
+                       "inputMapping": {"userMessage": {"path": "runInput.userMessage"}},
+                       "outputSchema": {}, "convergence": "success-only"}],
+            "edges": [{"id": "e1", "from": "$start", "to": "sub"}, {"id": "e2", "from": "sub", "to": "$end"}]}),
+    ] {
+        rt.flows().insert_json(&flow.to_string()).unwrap();
     }
     for (tool, flow, timeout_ms) in [
         ("acme.ask-human", PAUSE_FLOW, None),
