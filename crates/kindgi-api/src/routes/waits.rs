@@ -7,9 +7,10 @@
 //!   unknown or malformed one. `200 {runId, runStatus}` once the run has resumed (inline).
 //! * `POST /v1/runs/{runId}/resume` `{waitpointId, value}`: the same answer through the
 //!   run (`waitpointId` = the pause's wait token), checked against the run first: a run
-//!   not suspended is `409 run-not-suspended` (`409 run-already-terminal` once it ended), a
-//!   run waiting on an approval `409 approval-required` naming it and the route that
-//!   decides it, a token that is not one of this run's waits `404 wait-not-found`.
+//!   not suspended is `409 run-not-suspended` (`409 run-already-terminal` once it ended); a
+//!   waitpoint that is not one of this run's pauses is `409 approval-required` when the run
+//!   waits on an approval (naming it and the route that decides it), else `404
+//!   wait-not-found`.
 //!
 //! Refusals change nothing: `404 wait-not-found`, `409 wait-already-answered`, `410
 //! wait-expired`, `400 wait-answer-invalid` (`details.issues`: the answer against the
@@ -140,8 +141,10 @@ pub async fn resume(
         .with_details(json!({"field": "waitpointId"})));
     }
     check_suspended(run)?;
-    approval_required(rt, run).await?;
+    // One of this run's pauses is answered; anything else on a run that waits for a
+    // reviewer points at the approval; the rest is not this run's wait.
     if waitpoint.len() > MAX_TOKEN_LEN || !waits_on(rt, &run.id, &token_id(&waitpoint)).await? {
+        approval_required(rt, run).await?;
         return Err(wait_not_found());
     }
     let value = answer_value(&mut body)?;
