@@ -244,7 +244,11 @@ fn kindgi_store_target(url: &str) -> String {
 /// Where this host is reached from outside: `KINDGI_PUBLIC_URL` (e.g. behind a proxy), else
 /// its listen address (`0.0.0.0` / `::` read as loopback).
 fn public_url(addr: SocketAddr) -> String {
-    if let Ok(url) = std::env::var("KINDGI_PUBLIC_URL")
+    public_url_from(std::env::var("KINDGI_PUBLIC_URL").ok(), addr)
+}
+
+fn public_url_from(configured: Option<String>, addr: SocketAddr) -> String {
+    if let Some(url) = configured
         && !url.trim().is_empty()
     {
         return url.trim().trim_end_matches('/').to_owned();
@@ -256,4 +260,28 @@ fn public_url(addr: SocketAddr) -> String {
         ip => ip.to_string(),
     };
     format!("http://{ip}:{}", addr.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::public_url_from;
+
+    #[test]
+    fn the_public_url_is_the_configured_one_else_the_listen_address() {
+        let at = |a: &str| a.parse().unwrap();
+        assert_eq!(
+            public_url_from(Some("https://k.example.com/".into()), at("0.0.0.0:7070")),
+            "https://k.example.com"
+        );
+        assert_eq!(
+            public_url_from(None, at("0.0.0.0:7070")),
+            "http://127.0.0.1:7070"
+        );
+        assert_eq!(
+            public_url_from(Some(" ".into()), at("10.1.2.3:80")),
+            "http://10.1.2.3:80"
+        );
+        assert_eq!(public_url_from(None, at("[::]:81")), "http://[::1]:81");
+        assert_eq!(public_url_from(None, at("[::1]:82")), "http://[::1]:82");
+    }
 }

@@ -71,9 +71,14 @@ impl Runtime {
             Some(id) => self.shared.store.get_run(id).await?,
             None => None,
         };
+        if let Some(r) = run.as_ref().filter(|r| r.status.is_terminal()) {
+            // Its run ended (and missed withdrawing it): nothing waits for it any more.
+            crate::run_end::withdraw_open_waits(&self.shared, r).await;
+            return Ok(true);
+        }
         let guard = match &run {
-            Some(r) if !r.status.is_terminal() => Some(self.lock_for_answer(r).await?),
-            _ => None,
+            Some(r) => Some(self.lock_for_answer(r).await?),
+            None => None,
         };
         let Some(current) = waits
             .get_approval(&approval.tenant_id, &approval.id)

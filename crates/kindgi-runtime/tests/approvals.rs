@@ -206,6 +206,11 @@ async fn approve_runs_the_call_once(backend: Backend) {
         "the approved call ran once"
     );
     assert_eq!(
+        f.model.seen.lock().unwrap().len(),
+        2,
+        "case 61: the model answer recorded before the park is replayed, not asked again"
+    );
+    assert_eq!(
         f.rt.get_run(&run.id).await.unwrap().status,
         RunStatus::Completed
     );
@@ -541,4 +546,68 @@ async fn a_run_that_ends_otherwise_withdraws_its_open_approvals() {
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].status, ApprovalStatus::Withdrawn);
     assert_eq!(all[0].withdrawn_because.as_deref(), Some("run-ended"));
+}
+
+#[tokio::test]
+async fn ask_on_first_use_remembers_an_approval_per_conversation() {
+    // Beyond the reference: an approved call of a tool with exactly these arguments is not
+    // asked about again in the same conversation; other arguments or another conversation
+    // are.
+    let f = fixture(
+        Backend::Memory,
+        json!({"tools": {"default": "ask_on_first_use"}}),
+    )
+    .await;
+    let ask = |args: Value| ModelResponse {
+        text: String::new(),
+        tool_calls: vec![ToolCall {
+            id: "call-2".into(),
+            name: "t.pay".into(),
+            arguments: args,
+        }],
+        finish_reason: FinishReason::ToolUse,
+        usage: Default::default(),
+        warnings: vec![],
+    };
+    let start = |conversation: &str| {
+        f.rt.start_agent_turn(
+            "t.agent",
+            None,
+            json!({"message": "pay", "conversationId": conversation}),
+            RunOptions {
+                wait: true,
+                ..Default::default()
+            },
+        )
+    };
+    let first = start("conv-1").await.unwrap();
+    let approval = open_approval(&f.rt, &first).await;
+    f.rt.complete_approval(
+        &first.tenant_id,
+        &approval.id,
+        reviewer(DecisionKind::Approve, ReviewerRole::Standard, None),
+    )
+    .await
+    .unwrap();
+    assert_eq!(f.runs.load(Ordering::SeqCst), 1);
+
+    let push = |r| f.model.answers.lock().unwrap().push_back(r);
+    push(ask(json!({"amount": 5})));
+    let same = start("conv-1").await.unwrap();
+    assert_eq!(
+        same.status,
+        RunStatus::Completed,
+        "{:?}",
+        same.failure_message
+    );
+    assert_eq!(f.runs.load(Ordering::SeqCst), 2, "ran without asking again");
+
+    push(ask(json!({"amount": 6})));
+    let other_args = start("conv-1").await.unwrap();
+    assert_eq!(other_args.status, RunStatus::Suspended);
+
+    push(ask(json!({"amount": 5})));
+    let other_conversation = start("conv-2").await.unwrap();
+    assert_eq!(other_conversation.status, RunStatus::Suspended);
+    assert_eq!(f.runs.load(Ordering::SeqCst), 2);
 }

@@ -358,3 +358,46 @@ async fn deadlines_survive_a_restart() {
     );
     cleanup(f.db).await;
 }
+
+#[tokio::test]
+async fn a_waiting_child_run_parks_its_parent_and_one_answer_finishes_both() {
+    let f = fixture(Backend::Memory, None).await;
+    let parent = json!({
+        "id": "acme.outer", "version": "1.0.0",
+        "nodes": [{"id": "sub", "kind": "subgraph", "flowRef": {"flowId": "acme.ask", "version": "1.0.0"},
+                   "inputMapping": {"q": {"path": "runInput.q"}}, "outputSchema": {"type": "object"},
+                   "convergence": "success-only"}],
+        "edges": [{"id": "e1", "from": "$start", "to": "sub"}, {"id": "e2", "from": "sub", "to": "$end"}]
+    });
+    f.rt.flows().insert_json(&parent.to_string()).unwrap();
+    let run =
+        f.rt.start_run("acme.outer", None, json!({"q": "ok?"}), waited())
+            .await
+            .unwrap();
+    assert_eq!(run.status, RunStatus::Suspended, "{run:?}");
+    let j = f.rt.journal(&run.id, None, None).await.unwrap();
+    let suspended = j
+        .iter()
+        .find(|e| e.kind.as_str() == "wait.suspended")
+        .unwrap();
+    let token = suspended.payload.as_ref().unwrap()["tokenId"]
+        .as_str()
+        .unwrap();
+    assert!(token.starts_with("child:"), "{token}");
+    let waiting = f.rt.waiting_for(&run).await.unwrap().unwrap();
+    assert_eq!(waiting.other[0]["what"], "child-run");
+    assert_eq!(waiting.other[0]["childStatus"], "suspended");
+
+    let ticket = f.tickets.lock().unwrap()[0].clone();
+    let answered =
+        f.rt.answer_wait("acme", &ticket.token, json!({"answer": "yes"}))
+            .await
+            .unwrap();
+    assert_eq!(answered.run_status, RunStatus::Completed, "the child");
+    let outer = f.rt.get_run(&run.id).await.unwrap();
+    assert_eq!(outer.status, RunStatus::Completed, "{outer:?}");
+    assert_eq!(outer.output, Some(json!({"got": {"answer": "yes"}})));
+    let k = kinds(&f.rt.journal(&run.id, None, None).await.unwrap());
+    assert!(k.contains(&"wait.resumed sub".to_owned()), "{k:?}");
+    assert_eq!(f.tickets.lock().unwrap().len(), 1);
+}
