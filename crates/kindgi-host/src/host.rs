@@ -90,6 +90,7 @@ impl Host {
             .model(model)
             .registry(registry)
             .registry_tools(std::sync::Arc::new(services.clone()))
+            .guardrail_checks(std::sync::Arc::new(services.clone()))
             .definition_source(std::sync::Arc::new(StoreDefinitions::new(
                 state.definitions.clone(),
             )))

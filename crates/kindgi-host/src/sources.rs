@@ -2,15 +2,18 @@
 //! registries as the runtime's definition source (flows and agents published through
 //! `/v1/flows` and `/v1/agents`, or put there for a pack), and a factory that serves a
 //! registry pack tool (one registered through `POST /v1/tools`) with the pack service of a
-//! pack this host runs for the tenant, chosen by the tool id's pack prefix.
+//! pack this host runs for the tenant, chosen by the tool id's pack prefix. The same
+//! services run a pack's guardrail checks for agent turns ([`GuardrailChecks`], pack
+//! protocol `check-invoke`), chosen by the check id's pack prefix.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use kindgi_mcp::{ConnectOptions, DEFAULT_CALL_TIMEOUT, McpClient, McpSource, mcp_dispatchers};
-use kindgi_pack::dispatch::PackServiceCaller;
+use kindgi_pack::dispatch::{CheckCallError, PackServiceCaller};
 use kindgi_runtime::definitions::DefinitionSource;
+use kindgi_runtime::guardrail::{CheckError, CheckRequest, GuardrailChecks};
 use kindgi_runtime::resolve::RegistryToolFactory;
 use kindgi_runtime::{PackTool, ToolDispatcher};
 use kindgi_spec::ToolManifest;
@@ -60,6 +63,15 @@ impl DefinitionSource for StoreDefinitions {
         definition(
             self.defs
                 .get_agent(tenant, id, version)
+                .await
+                .map_err(|e| e.to_string())?,
+        )
+    }
+
+    async fn guardrail_json(&self, tenant: &str, id: &str) -> Result<Option<Value>, String> {
+        definition(
+            self.defs
+                .get_guardrail(tenant, id)
                 .await
                 .map_err(|e| e.to_string())?,
         )
@@ -146,5 +158,52 @@ impl PackServices {
             servers.insert(address.clone(), by_name);
         }
         Ok(servers.get(&address).and_then(|t| t.get(&name)).cloned())
+    }
+}
+
+#[async_trait]
+impl GuardrailChecks for PackServices {
+    async fn run_check(
+        &self,
+        request: CheckRequest<'_>,
+    ) -> Result<kindgi_spec::pack_protocol::CheckResult, CheckError> {
+        let unknown = |why: &str| CheckError {
+            code: "unknown-check".into(),
+            message: format!(
+                "Guardrail \"{}\" references unregistered check \"{}\" ({why})",
+                request.guardrail_id, request.check_id
+            ),
+        };
+        // A pack's check ids are `<pack>.checks.<name>`: the prefix names the pack.
+        let Some((pack, _)) = request.check_id.split_once('.') else {
+            return Err(unknown("a check id names its pack before the first \".\""));
+        };
+        let Some(caller) = self.get(request.tenant, pack) else {
+            return Err(unknown(&format!("no pack \"{pack}\" runs for this tenant")));
+        };
+        caller
+            .call_check(
+                request.check_id,
+                request.config.clone(),
+                request.trace.clone(),
+                &request.cancel,
+            )
+            .await
+            .map_err(|e| match e {
+                CheckCallError::NotInPack { .. } => {
+                    unknown(&format!("pack \"{pack}\" serves no such check"))
+                }
+                CheckCallError::Check { code, message } => CheckError {
+                    code: "check-failed".into(),
+                    message: format!(
+                        "guardrail \"{}\": its check threw: {code}: {message}",
+                        request.guardrail_id
+                    ),
+                },
+                CheckCallError::Transport { message } => CheckError {
+                    code: "pack-unreachable".into(),
+                    message,
+                },
+            })
     }
 }

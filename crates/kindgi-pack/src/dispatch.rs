@@ -15,6 +15,9 @@
 //! `pack-unreachable: …` naming which it was. A run cancelled while its call is in flight
 //! stops waiting at once.
 //!
+//! A guardrail check a pack serves goes the same way ([`PackServiceCaller::call_check`],
+//! `check-invoke`): its answer is the check's result, or why it could not run.
+//!
 //! [`manifest_of`] turns an index entry into the runtime's manifest (the index is what a
 //! pack's build wrote; `/v1/info` names tools but carries no schemas).
 
@@ -24,7 +27,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use async_trait::async_trait;
 use kindgi_spec::ToolManifest;
 use kindgi_spec::pack_index::IndexTool;
-use kindgi_spec::pack_protocol::{CallContext, Response, ToolInvoke, ToolRef};
+use kindgi_spec::pack_protocol::{
+    CallContext, CheckInvoke, CheckRef, CheckResult, ErrorCode, Response, ToolInvoke, ToolRef, V2,
+};
 use kindgi_tools::ToolContext;
 use kindgi_tools::dispatch::{PackCallError, PackCaller};
 use serde_json::{Map, Value, json};
@@ -151,6 +156,78 @@ impl PackServiceCaller {
     }
 }
 
+/// Why a pack's guardrail check did not answer a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CheckCallError {
+    /// The pack serves no check of that id.
+    #[error("the pack serves no check \"{check_id}\"")]
+    NotInPack { check_id: String },
+    /// The check ran and failed (it threw, its config did not fit, …): `code: message`.
+    #[error("{code}: {message}")]
+    Check { code: String, message: String },
+    /// The service could not be reached or did not answer (`unavailable: …` when the check
+    /// provably did not run, else `failed: …`).
+    #[error("{message}")]
+    Transport { message: String },
+}
+
+impl PackServiceCaller {
+    /// Runs check `check_id` with `config` over `trace` (a `RunTrace`) in the service serving
+    /// now; a `cancel` that fires stops waiting at once.
+    pub async fn call_check(
+        &self,
+        check_id: &str,
+        config: Map<String, Value>,
+        trace: Value,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<CheckResult, CheckCallError> {
+        let service = self.slot.get().map_err(|why| CheckCallError::Transport {
+            message: format!("unavailable: {why}; the check did not run"),
+        })?;
+        let invoke = CheckInvoke {
+            v: V2,
+            check: CheckRef {
+                id: check_id.to_owned(),
+                extra: Map::new(),
+            },
+            config,
+            trace: Some(trace),
+            extra: Map::new(),
+        };
+        let options = CallOptions::default();
+        let answer = tokio::select! {
+            a = service.client.invoke_check(&invoke, &options) => a,
+            () = cancel.cancelled() => {
+                return Err(CheckCallError::Transport {
+                    message: "failed: the run was cancelled while the check was in flight".into(),
+                });
+            }
+        };
+        let answer = answer.map_err(|e| CheckCallError::Transport {
+            message: if e.may_have_run() {
+                format!("failed: {e}")
+            } else {
+                format!("unavailable: {e}")
+            },
+        })?;
+        match answer.response {
+            Response::CheckResult(r) => Ok(r.result),
+            Response::Error(e) if e.code == ErrorCode::CheckNotInPack => {
+                Err(CheckCallError::NotInPack {
+                    check_id: check_id.to_owned(),
+                })
+            }
+            Response::Error(e) => Err(CheckCallError::Check {
+                code: e.code.as_str().to_owned(),
+                message: e.message,
+            }),
+            Response::Result(_) => Err(CheckCallError::Transport {
+                message: "failed: the pack service answered a check with a tool result".into(),
+            }),
+        }
+    }
+}
+
 fn call_context(ctx: &ToolContext) -> CallContext {
     let mut call_ctx = CallContext::new(
         ctx.tenant_id.clone(),
@@ -253,6 +330,15 @@ pub fn manifest_of(tool: &IndexTool) -> Result<ToolManifest, String> {
         } else if key == "effects" || key == "mutating" {
             return Err(format!("its `{key}` is not valid: {value}"));
         }
+    }
+    // Tool schema 1.3.0 (seed 000): an SDK that writes `resultIsOutsideData` has it reach
+    // the agent, which wraps the tool's results as outside data.
+    if let Some(flag) = tool
+        .extra
+        .get("resultIsOutsideData")
+        .filter(|v| v.is_boolean())
+    {
+        m.insert("resultIsOutsideData".into(), flag.clone());
     }
     serde_json::from_value(Value::Object(m)).map_err(|e| e.to_string())
 }

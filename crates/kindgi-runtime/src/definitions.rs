@@ -1,4 +1,4 @@
-//! How a run looks up flows and agents: the [`Definitions`] seam.
+//! How a run looks up flows, agents and guardrails: the [`Definitions`] seam.
 //!
 //! Every lookup a run makes goes through it, with the run's tenant: the run's start (the
 //! highest version, or the one asked for), the binding check, each subgraph node (its exact
@@ -12,6 +12,9 @@
 //!   in (e.g. the store's flow and agent registries), which answers definition JSON. Exact
 //!   versions are immutable, so what the source answers is compiled once and cached by
 //!   `(tenant, id, exact version)`.
+//!
+//! Guardrails have no versions and can be unregistered: a source's guardrail is read at
+//! each turn's start (a small JSON read, no compilation).
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -19,6 +22,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::catalogue::{AgentCatalogue, AgentSpec, FlowCatalogue, LoadedFlow};
+use crate::guardrail::{GuardrailCatalogue, GuardrailSpec};
 
 /// The most compiled definitions of each kind a [`LayeredDefinitions`] keeps; when full it
 /// starts over (a miss only costs a compile).
@@ -42,9 +46,12 @@ pub enum DefinitionError {
         version: String,
         message: String,
     },
+    /// The source answered a guardrail that does not read.
+    #[error("invalid-definition: guardrail \"{id}\" does not load: {message}")]
+    InvalidGuardrail { id: String, message: String },
 }
 
-/// The flows and agents a run may use, per tenant.
+/// The flows, agents and guardrails a run may use, per tenant.
 #[async_trait]
 pub trait Definitions: Send + Sync + std::fmt::Debug {
     /// `tenant`'s flow `id`: the exact `version`, or the highest active one when `None`.
@@ -62,6 +69,16 @@ pub trait Definitions: Send + Sync + std::fmt::Debug {
         id: &str,
         version: Option<&str>,
     ) -> Result<Option<Arc<AgentSpec>>, DefinitionError>;
+
+    /// `tenant`'s guardrail `id` (registered, not unregistered). Default: none.
+    async fn guardrail(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<Arc<GuardrailSpec>>, DefinitionError> {
+        let _ = (tenant, id);
+        Ok(None)
+    }
 }
 
 /// A fallback the host plugs in behind the catalogues: definitions as JSON (a flow
@@ -83,6 +100,13 @@ pub trait DefinitionSource: Send + Sync + std::fmt::Debug {
         id: &str,
         version: Option<&str>,
     ) -> Result<Option<Value>, String>;
+
+    /// `Ok(None)` when the tenant has no such guardrail (or it is unregistered): a
+    /// guardrail definition, or a pack index's guardrail entry. Default: none.
+    async fn guardrail_json(&self, tenant: &str, id: &str) -> Result<Option<Value>, String> {
+        let _ = (tenant, id);
+        Ok(None)
+    }
 }
 
 /// The in-memory catalogues as [`Definitions`].
@@ -90,6 +114,7 @@ pub trait DefinitionSource: Send + Sync + std::fmt::Debug {
 pub struct MemoryDefinitions {
     pub flows: FlowCatalogue,
     pub agents: AgentCatalogue,
+    pub guardrails: GuardrailCatalogue,
 }
 
 #[async_trait]
@@ -110,6 +135,14 @@ impl Definitions for MemoryDefinitions {
         version: Option<&str>,
     ) -> Result<Option<Arc<AgentSpec>>, DefinitionError> {
         Ok(self.agents.get_for(tenant, id, version))
+    }
+
+    async fn guardrail(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<Arc<GuardrailSpec>>, DefinitionError> {
+        Ok(self.guardrails.get_for(tenant, id))
     }
 }
 
@@ -290,5 +323,32 @@ impl Definitions for LayeredDefinitions {
         let agent = Arc::new(agent);
         self.agents.put(tenant, id, &exact, agent.clone());
         Ok(Some(agent))
+    }
+
+    async fn guardrail(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<Arc<GuardrailSpec>>, DefinitionError> {
+        if let Some(g) = self.first.guardrail(tenant, id).await? {
+            return Ok(Some(g));
+        }
+        let json = self
+            .source
+            .guardrail_json(tenant, id)
+            .await
+            .map_err(|message| DefinitionError::Source {
+                kind: "guardrail",
+                id: id.to_owned(),
+                message,
+            })?;
+        let Some(json) = json else { return Ok(None) };
+        let spec = GuardrailSpec::from_value(&json).map_err(|message| {
+            DefinitionError::InvalidGuardrail {
+                id: id.to_owned(),
+                message,
+            }
+        })?;
+        Ok(Some(Arc::new(spec)))
     }
 }

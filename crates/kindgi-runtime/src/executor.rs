@@ -451,7 +451,7 @@ async fn park(shared: &Shared, mut run: RunRecord, journal: Option<&JournalWrite
 impl RunCtx {
     /// The failure of a run whose stop signal fired: cancelled, or interrupted when the
     /// process is stopping.
-    fn stop_failure(&self) -> Failure {
+    pub(crate) fn stop_failure(&self) -> Failure {
         if self.stop.is_interrupt() {
             Failure::interrupted()
         } else {

@@ -40,13 +40,14 @@ pub mod agent;
 pub mod approval;
 pub mod call_values;
 pub mod catalogue;
+pub mod conversation;
 mod decide;
 pub mod definitions;
 pub mod dispatch;
 mod executor;
 pub mod expr;
 mod fault;
-mod guardrail;
+pub mod guardrail;
 mod journal;
 pub mod model;
 mod pause;
@@ -73,12 +74,16 @@ pub use call_values::CallValues;
 pub use catalogue::{
     ALL_TENANTS, AgentCatalogue, AgentSpec, AgentTool, FlowCatalogue, FlowError, LoadedFlow,
 };
+pub use conversation::{ConversationLog, ConversationLogError, DatabaseConversationLog};
 pub use definitions::{
     DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
 };
 pub use dispatch::{
     InProcessTool, PackCallError, PackCaller, PackTool, ToolCallError, ToolCatalogue,
     ToolDispatcher, ToolTransport, dry_run_refusal,
+};
+pub use guardrail::{
+    CheckError, CheckRequest, GuardrailCatalogue, GuardrailChecks, GuardrailSpec, Stage,
 };
 pub use model::{ModelError, ModelProvider};
 pub use record::{

@@ -271,10 +271,14 @@ pub enum JournalKind {
     /// Beyond the reference: a reviewer decided (`{approvalId, decision, status}`).
     #[serde(rename = "approval.completed")]
     ApprovalCompleted,
+    /// A guardrail failed (after-turn or before-tool; blocking or not): the run stream's
+    /// `run.guardrail-violated`.
+    #[serde(rename = "guardrail.violated")]
+    GuardrailViolated,
 }
 
 impl JournalKind {
-    pub const ALL: [JournalKind; 28] = [
+    pub const ALL: [JournalKind; 29] = [
         JournalKind::RunStarted,
         JournalKind::StepStarted,
         JournalKind::StepCompleted,
@@ -303,6 +307,7 @@ impl JournalKind {
         JournalKind::ClockRead,
         JournalKind::ApprovalRequested,
         JournalKind::ApprovalCompleted,
+        JournalKind::GuardrailViolated,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -335,6 +340,7 @@ impl JournalKind {
             JournalKind::ClockRead => "clock.read",
             JournalKind::ApprovalRequested => "approval.requested",
             JournalKind::ApprovalCompleted => "approval.completed",
+            JournalKind::GuardrailViolated => "guardrail.violated",
         }
     }
 

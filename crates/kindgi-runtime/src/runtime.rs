@@ -17,11 +17,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call_values::CallValues;
 use crate::catalogue::{AgentCatalogue, FlowCatalogue, LoadedFlow};
+use crate::conversation::ConversationLog;
 use crate::definitions::{
     DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
 };
 use crate::dispatch::ToolCatalogue;
 use crate::executor::{execute_run, issues_text};
+use crate::guardrail::{GuardrailCatalogue, GuardrailChecks};
 use crate::model::ModelProvider;
 use crate::record::{
     AGENT_TURN_FLOW_ID, JournalEntry, JournalKind, RunAgent, RunMeta, RunRecord, RunStatus,
@@ -99,7 +101,9 @@ impl From<DefinitionError> for RuntimeError {
     fn from(e: DefinitionError) -> Self {
         let code = match &e {
             DefinitionError::Source { .. } => "definition-source-failed",
-            DefinitionError::Invalid { .. } => "invalid-definition",
+            DefinitionError::Invalid { .. } | DefinitionError::InvalidGuardrail { .. } => {
+                "invalid-definition"
+            }
         };
         RuntimeError::Lookup {
             code,
@@ -190,8 +194,12 @@ pub(crate) struct Shared {
     pub resolver: ToolResolver,
     /// Env values and secrets for calls (none by default).
     pub call_values: Option<Arc<dyn CallValues>>,
+    /// Runs guardrail checks that are not built in (a pack's); none by default.
+    pub guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
     /// The tenants' approval rules agent turns are held to (none by default).
     pub tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
+    /// Where agent turns keep their conversations (none: no history, nothing kept).
+    pub conversations: Option<Arc<dyn ConversationLog>>,
     pub store: Arc<dyn RunStore>,
     pub model: Arc<dyn ModelProvider>,
     pub config: RuntimeConfig,
@@ -227,7 +235,10 @@ pub struct RuntimeBuilder {
     definition_source: Option<Arc<dyn DefinitionSource>>,
     definitions: Option<Arc<dyn Definitions>>,
     call_values: Option<Arc<dyn CallValues>>,
+    guardrails: GuardrailCatalogue,
+    guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
     tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
+    conversations: Option<Arc<dyn ConversationLog>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -303,6 +314,17 @@ impl RuntimeBuilder {
         self.call_values = Some(values);
         self
     }
+    /// In-memory guardrails (looked up before the definition source's).
+    pub fn guardrails(mut self, guardrails: GuardrailCatalogue) -> Self {
+        self.guardrails = guardrails;
+        self
+    }
+    /// Runs the guardrail checks that are not built in (the host's: a pack's check over
+    /// `check-invoke`). Without it such a check is `unknown-check`.
+    pub fn guardrail_checks(mut self, checks: Arc<dyn GuardrailChecks>) -> Self {
+        self.guardrail_checks = Some(checks);
+        self
+    }
     /// The tenants' `hitl` policies: a floor under every agent's approval gates.
     pub fn tenant_hitl_policy(
         mut self,
@@ -311,10 +333,17 @@ impl RuntimeBuilder {
         self.tenant_hitl = Some(policy);
         self
     }
+    /// Where agent turns read their conversation's history and keep what they said (see
+    /// [`crate::conversation`]); [`Runtime::with_database`] plugs in the database's.
+    pub fn conversations(mut self, log: Arc<dyn ConversationLog>) -> Self {
+        self.conversations = Some(log);
+        self
+    }
     pub fn build(self) -> Runtime {
         let memory: Arc<dyn Definitions> = Arc::new(MemoryDefinitions {
             flows: self.flows.clone(),
             agents: self.agents.clone(),
+            guardrails: self.guardrails,
         });
         let definitions = match (self.definitions, self.definition_source) {
             (Some(d), _) => d,
@@ -336,7 +365,9 @@ impl RuntimeBuilder {
                 definitions,
                 resolver,
                 call_values: self.call_values,
+                guardrail_checks: self.guardrail_checks,
                 tenant_hitl: self.tenant_hitl,
+                conversations: self.conversations,
                 tools: self.tools,
                 flows: self.flows,
                 agents: self.agents,
@@ -391,14 +422,22 @@ impl Runtime {
             definition_source: None,
             definitions: None,
             call_values: None,
+            guardrails: GuardrailCatalogue::new(),
+            guardrail_checks: None,
             tenant_hitl: None,
+            conversations: None,
         }
     }
 
     /// A builder over a migrated database (SQLite or PostgreSQL).
     pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
         Runtime::builder(Arc::new(crate::store::DatabaseRunStore::new(db.clone())))
-            .wait_store(Arc::new(crate::wait_store_db::DatabaseWaitStore::new(db)))
+            .wait_store(Arc::new(crate::wait_store_db::DatabaseWaitStore::new(
+                db.clone(),
+            )))
+            .conversations(Arc::new(crate::conversation::DatabaseConversationLog::new(
+                db,
+            )))
     }
 
     /// A builder over an in-memory store.
@@ -899,7 +938,9 @@ pub fn agent_turn_flow(agent_id: &str, version: &str) -> Result<LoadedFlow, crat
         "id": AGENT_TURN_FLOW_ID,
         "version": version,
         "name": format!("Agent turn of {agent_id}"),
-        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id}],
+        // Pinned: the turn runs the version its run reports (a conversation's, an explicit
+        // one), not whatever is newest when the step starts.
+        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id, "config": {"version": version}}],
         "edges": [
             {"id": "start", "from": "$start", "to": "turn"},
             {"id": "end", "from": "turn", "to": "$end"}

@@ -890,3 +890,135 @@ async fn always_ask_asks_every_time() {
     );
     assert_eq!(probe.runs("t.m1"), 2);
 }
+
+// ----- before-tool guardrails as a barrier ---------------------------------------------------
+
+use kindgi_runtime::{
+    CheckError, CheckRequest, GuardrailCatalogue, GuardrailChecks, GuardrailSpec,
+};
+use kindgi_spec::pack_protocol::CheckResult;
+
+/// A checks seam that passes every call and writes its verdict into the probe's log, so
+/// the log shows what had started and ended by then.
+#[derive(Debug)]
+struct VerdictLog(Arc<Probe>);
+
+#[async_trait]
+impl GuardrailChecks for VerdictLog {
+    async fn run_check(&self, request: CheckRequest<'_>) -> Result<CheckResult, CheckError> {
+        let pending = request.trace["attributes"]["pendingCallId"]
+            .as_str()
+            .unwrap_or("?")
+            .to_owned();
+        self.0
+            .log
+            .lock()
+            .unwrap()
+            .push(format!("verdict {pending}"));
+        Ok(CheckResult::pass())
+    }
+}
+
+/// Case 32 (seed 004): the judged call waits for every call before it; the read-only calls
+/// after it start only after its verdict, and run alongside it.
+#[tokio::test]
+async fn a_judged_call_waits_for_the_calls_before_it_and_those_after_run_alongside() {
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![asks(&[
+        ("c1", "t.r1", json!({})),
+        ("c2", "t.r2", json!({})),
+        ("c3", "t.judged", json!({})),
+        ("c4", "t.r3", json!({})),
+        ("c5", "t.r4", json!({})),
+    ])]);
+    let catalogue = GuardrailCatalogue::new();
+    catalogue.insert(
+        GuardrailSpec::from_value(&json!({
+            "id": "acme.look", "kind": "zero-llm", "check": "acme.checks.look", "config": {},
+            "action": {"on-violation": "halt"}, "stage": "before-tool",
+            "scope": {"tools": ["t.judged"]},
+        }))
+        .unwrap(),
+    );
+    let rt = runtime(
+        Runtime::in_memory()
+            .guardrails(catalogue)
+            .guardrail_checks(Arc::new(VerdictLog(probe.clone()))),
+        model.clone(),
+        &probe,
+        &[
+            ("t.r1", ro()),
+            ("t.r2", ro()),
+            ("t.judged", ro()),
+            ("t.r3", ro()),
+            ("t.r4", ro()),
+        ],
+        |mut a| {
+            a.guardrails = vec!["acme.look".into()];
+            a
+        },
+    );
+    completed(&turn(&rt, None).await);
+    let log = probe.log();
+    let at = |what: &str| log.iter().position(|l| l == what).unwrap();
+    let verdict = at("verdict c3");
+    for before in ["end t.r1", "end t.r2"] {
+        assert!(at(before) < verdict, "{before} before the verdict: {log:?}");
+    }
+    for after in ["start t.judged", "start t.r3", "start t.r4"] {
+        assert!(at(after) > verdict, "{after} after the verdict: {log:?}");
+    }
+    assert!(
+        at("start t.r3") < at("end t.judged") && at("start t.r4") < at("end t.judged"),
+        "the read-only calls after it ran alongside it: {log:?}"
+    );
+    assert!(
+        at("start t.r2") < at("end t.r1"),
+        "r1 and r2 together: {log:?}"
+    );
+    assert_eq!(ids(&model.tool_results(1)), ["c1", "c2", "c3", "c4", "c5"]);
+}
+
+/// Case 58 (seed 000 `needsApprovalWhenUnattended`): in a run no person started, every call
+/// of such a tool waits for a reviewer whatever the agent says; a person's run calls it.
+#[tokio::test]
+async fn a_tool_that_needs_approval_when_unattended_is_gated_only_unattended() {
+    let probe = Arc::new(Probe::default());
+    let model = Script::new(vec![
+        asks(&[("c1", "t.send", json!({}))]),
+        text("sent"),
+        asks(&[("c2", "t.send", json!({}))]),
+    ]);
+    let rt = runtime(
+        Runtime::in_memory(),
+        model,
+        &probe,
+        &[(
+            "t.send",
+            json!({"mutating": true, "needsApprovalWhenUnattended": true}),
+        )],
+        with_policy(json!({"hitl": {"tools": {"default": "never_ask"}}})),
+    );
+    let attended = rt
+        .start_agent_turn(
+            AGENT,
+            None,
+            json!({"message": "go"}),
+            RunOptions {
+                wait: true,
+                meta: kindgi_runtime::RunMeta {
+                    started_by: Some("person".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    completed(&attended);
+    assert_eq!(probe.runs("t.send"), 1);
+    let unattended = turn(&rt, None).await;
+    let approval = the_open_approval(&rt, &unattended).await;
+    assert_eq!(approval.subject_ref["callId"], "c2");
+    assert_eq!(probe.runs("t.send"), 1);
+}

@@ -266,6 +266,7 @@ async fn flows_and_agents_come_from_the_plugged_in_source_compiled_once_per_vers
     let memory = Arc::new(MemoryDefinitions {
         flows: flows.clone(),
         agents: agents.clone(),
+        ..Default::default()
     });
     let layered = Arc::new(LayeredDefinitions::new(memory, source.clone()));
     let rt = Runtime::in_memory()

@@ -43,6 +43,19 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 pub use dialect::Dialect;
 pub use issue::{Issue, IssueRef, Issues, IssuesIter, errors_text};
+/// The ECMAScript regular expression engine [`ecma_regex`] compiles with.
+pub use regress;
+
+/// Compiles `pattern` as `new RegExp(pattern, flags)` would (flags among `imsuv`; the
+/// matching-position flags `dgy` are the caller's business), refusing a pattern too complex to
+/// compile safely. The error says why, in one line.
+pub fn ecma_regex(pattern: &str, flags: &str) -> Result<regress::Regex, String> {
+    match jsregex::guarded(pattern, flags) {
+        Ok(Ok(re)) => Ok(re),
+        Ok(Err(e)) => Err(e.text),
+        Err(why) => Err(format!("it is too complex: {why}")),
+    }
+}
 
 use compiler::{Compiler, Settings};
 use eval::{Ev, PathNode, Run};

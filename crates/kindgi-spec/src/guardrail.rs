@@ -4,6 +4,10 @@
 //! and the open parts (`config`, `configSchema`, `judgeCapabilities`) are raw JSON. `kind` and
 //! `action.on-violation` are open strings in the schema (it lists examples, not an enum), so
 //! they are strings here too; constants name the known values.
+//!
+//! Beyond the schema (Kindgi's extension, docs/guardrails.md): `stage` (`after-turn`, the
+//! default, or `before-tool`) and `scope.tools` (the tools whose calls a before-tool
+//! guardrail judges). Both are absent unless set, so a reference definition round-trips.
 
 use crate::tool::{CodeArtifactRef, NetworkPolicy, RuntimeLimits, SandboxMode, TypedNeeds};
 use serde::{Deserialize, Serialize};
@@ -54,6 +58,19 @@ pub struct GuardrailDefinition {
     /// What an `llm-judge` guardrail may use (open).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_capabilities: Option<Map<String, Value>>,
+    /// When it judges (extension): absent means after the turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<GuardrailStage>,
+}
+
+/// When a guardrail judges (extension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GuardrailStage {
+    /// Once per turn, on the final answer (the reference's only stage).
+    AfterTurn,
+    /// Before each call it judges starts; a refusal is the call's result.
+    BeforeTool,
 }
 
 impl GuardrailDefinition {
@@ -113,6 +130,9 @@ pub struct GuardrailScope {
     pub flows: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenants: Option<Vec<String>>,
+    /// Before-tool guardrails only (extension): the tools whose calls it judges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

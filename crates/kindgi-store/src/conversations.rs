@@ -3,10 +3,14 @@
 //! message sequence) and `conversation_messages` (append-only, keyed by
 //! `(conversation_id, sequence)`).
 //!
-//! The API opens, lists, reads and closes conversations; the runtime, running a turn, checks
-//! the conversation takes turns ([`ConversationStore::check_open`]), reads its
-//! [`history`](ConversationStore::history), [`appends`](ConversationStore::append_message)
-//! the turn's messages and [`bumps`](ConversationStore::bump_turn) the turn count. A
+//! The API opens, lists, reads and closes conversations; for a turn it checks the
+//! conversation takes turns ([`ConversationStore::check_open`]),
+//! [`appends`](ConversationStore::append_message) the user's message and
+//! [`bumps`](ConversationStore::bump_turn) the turn count. The runtime, running the turn,
+//! opens the conversation of a turn that named none ([`ConversationStore::open_for_turn`]),
+//! reads its [`recent messages`](ConversationStore::recent_messages) as history and, at the
+//! turn's end, [`appends`](ConversationStore::append_messages) its replies and tool results
+//! in one transaction. A
 //! message's sequence is taken from the conversation row in the same transaction as the
 //! insert, so concurrent appends get distinct, gap-free sequences on both databases.
 //! Every statement is written once for both ([`on_pool!`](crate::on_pool)); JSON is TEXT and
@@ -136,6 +140,26 @@ pub struct Message {
     pub tool_call: Option<ToolCallRef>,
     pub actor: Option<String>,
     pub created_at: i64,
+}
+
+/// A message to append (the store picks its sequence and time).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMessage {
+    pub role: Role,
+    /// A string, or structured content.
+    pub content: Value,
+    pub tool_call: Option<ToolCallRef>,
+    pub actor: Option<String>,
+}
+
+impl NewMessage {
+    /// The `content` and `tool_call` columns as stored (JSON text).
+    fn columns(&self) -> (String, Option<String>) {
+        let tool_call = self.tool_call.as_ref().map(|t| {
+            serde_json::json!({ "toolId": t.tool_id, "invocationId": t.invocation_id }).to_string()
+        });
+        (self.content.to_string(), tool_call)
+    }
 }
 
 /// A conversation-domain failure; [`ConversationError::code`] and
@@ -341,6 +365,65 @@ impl ConversationStore {
         Ok(conversation)
     }
 
+    /// Opens conversation `id` for `tenant` as a turn that named none does: the turn's
+    /// `first` message (the user's) at sequence 0 and one turn counted, in one transaction.
+    /// Idempotent: when `id` exists already nothing changes and the answer is `false`.
+    pub async fn open_for_turn(
+        &self,
+        tenant: &str,
+        id: &str,
+        new: NewConversation,
+        first: NewMessage,
+    ) -> Result<bool, StoreError> {
+        let now = now_millis();
+        let scope = new.scope.to_string();
+        let metadata = new.metadata.as_ref().map(Value::to_string);
+        let (content, tool_call) = first.columns();
+        crate::on_pool!(self.db, write, |pool| {
+            async {
+                let mut tx = pool.begin().await?;
+                let inserted = sqlx::query(
+                    "INSERT INTO conversations (id, tenant_id, agent_id, agent_version, title, participant_id, project_id, opened_by, scope, metadata, opened_at, turn_count, last_message_at, next_sequence)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $11, 1)
+                     ON CONFLICT (id) DO NOTHING",
+                )
+                .bind(id)
+                .bind(tenant)
+                .bind(&new.agent_id)
+                .bind(&new.agent_version)
+                .bind(&new.title)
+                .bind(&new.participant_id)
+                .bind(&new.project_id)
+                .bind(&new.opened_by)
+                .bind(&scope)
+                .bind(&metadata)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                    == 1;
+                if inserted {
+                    sqlx::query(
+                        "INSERT INTO conversation_messages (conversation_id, sequence, role, content, tool_call, actor, created_at)
+                         VALUES ($1, 0, $2, $3, $4, $5, $6)",
+                    )
+                    .bind(id)
+                    .bind(first.role.as_str())
+                    .bind(&content)
+                    .bind(&tool_call)
+                    .bind(&first.actor)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await?;
+                Ok::<_, sqlx::Error>(inserted)
+            }
+            .await
+        })
+        .map_err(StoreError::query("conversations.open_for_turn"))
+    }
+
     /// `tenant`'s conversation `id` (not unregistered).
     pub async fn get(&self, tenant: &str, id: &str) -> Result<Option<Conversation>, StoreError> {
         crate::on_pool!(self.db, read, |pool| {
@@ -533,6 +616,89 @@ impl ConversationStore {
             actor: actor.map(str::to_owned),
             created_at: now,
         })
+    }
+
+    /// Appends `messages` in order, in one transaction (a turn's messages land together or
+    /// not at all); returns the first one's sequence.
+    pub async fn append_messages(
+        &self,
+        tenant: &str,
+        id: &str,
+        messages: &[NewMessage],
+    ) -> Result<i64, ConversationError> {
+        let now = now_millis();
+        let count = i64::try_from(messages.len()).unwrap_or(i64::MAX);
+        let rows: Vec<(String, Option<String>)> =
+            messages.iter().map(NewMessage::columns).collect();
+        let first: Option<i64> = crate::on_pool!(self.db, write, |pool| {
+            async {
+                let mut tx = pool.begin().await?;
+                let next: Option<i64> = sqlx::query_scalar(
+                    "UPDATE conversations SET next_sequence = next_sequence + $3, last_message_at = $4
+                     WHERE id = $1 AND tenant_id = $2 AND unregistered_at IS NULL
+                     RETURNING next_sequence",
+                )
+                .bind(id)
+                .bind(tenant)
+                .bind(count)
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some(next) = next else {
+                    return Ok(None);
+                };
+                let first = next - count;
+                for (offset, (m, (content, tool_call))) in messages.iter().zip(&rows).enumerate()
+                {
+                    sqlx::query(
+                        "INSERT INTO conversation_messages (conversation_id, sequence, role, content, tool_call, actor, created_at)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    )
+                    .bind(id)
+                    .bind(first + i64::try_from(offset).unwrap_or(i64::MAX))
+                    .bind(m.role.as_str())
+                    .bind(content)
+                    .bind(tool_call)
+                    .bind(&m.actor)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await?;
+                Ok::<_, sqlx::Error>(Some(first))
+            }
+            .await
+        })
+        .map_err(StoreError::query("conversations.append_messages"))?;
+        first.ok_or_else(|| ConversationError::NotFound { id: id.to_owned() })
+    }
+
+    /// The newest `limit` messages, ascending (what a turn reads as its history).
+    pub async fn recent_messages(
+        &self,
+        tenant: &str,
+        id: &str,
+        limit: usize,
+    ) -> Result<Vec<Message>, ConversationError> {
+        self.require(tenant, id).await?;
+        let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
+        let out: Result<Vec<Message>, StoreError> = crate::on_pool!(self.db, read, |pool| {
+            let rows = sqlx::query(
+                "SELECT sequence, role, content, tool_call, actor, created_at FROM conversation_messages
+                 WHERE conversation_id = $1 ORDER BY sequence DESC LIMIT $2",
+            )
+            .bind(id)
+            .bind(limit)
+            .fetch_all(pool)
+            .await
+            .map_err(StoreError::query("conversations.recent_messages"))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows.iter().rev() {
+                out.push(message_from_row!(row, id));
+            }
+            Ok(out)
+        });
+        Ok(out?)
     }
 
     /// Messages with `sequence >= from`, ascending, at most `limit`.

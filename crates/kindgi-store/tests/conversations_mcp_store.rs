@@ -4,7 +4,8 @@
 
 use kindgi_store::DatabaseKind;
 use kindgi_store::conversations::{
-    ConversationError, ConversationFilter, ConversationStore, NewConversation, Role, ToolCallRef,
+    ConversationError, ConversationFilter, ConversationStore, NewConversation, NewMessage, Role,
+    ToolCallRef,
 };
 use kindgi_store::mcp_endpoints::{
     McpEndpointFilter, McpEndpointRecord, McpEndpointStore, RegisterOutcome,
@@ -349,7 +350,96 @@ async fn mcp_endpoints(kind: DatabaseKind) {
     t.cleanup().await.unwrap();
 }
 
+fn message(role: Role, content: serde_json::Value) -> NewMessage {
+    NewMessage {
+        role,
+        content,
+        tool_call: None,
+        actor: None,
+    }
+}
+
+/// What a turn does: opens its conversation (once, whatever the retries), appends its
+/// messages together, reads the newest as history.
+async fn turns(kind: DatabaseKind) {
+    let t = TestDatabase::new(kind).await.unwrap();
+    let store = ConversationStore::new(t.db.clone());
+    let id = uuid::Uuid::new_v4().to_string();
+    let id = id.as_str();
+    let first = message(Role::User, json!("hello"));
+    assert!(
+        store
+            .open_for_turn("acme", id, new_conversation("support"), first.clone())
+            .await
+            .unwrap()
+    );
+    // Opening again (a recovered turn) changes nothing.
+    assert!(
+        !store
+            .open_for_turn("acme", id, new_conversation("sales"), first)
+            .await
+            .unwrap()
+    );
+    let c = store.require("acme", id).await.unwrap();
+    assert_eq!((c.agent_id.as_str(), c.turn_count), ("support", 1));
+    assert!(c.last_message_at.is_some());
+    assert_eq!(store.history("acme", id).await.unwrap().len(), 1);
+    assert_eq!(store.get("other", id).await.unwrap(), None);
+
+    let call = ToolCallRef {
+        tool_id: "acme.lookup".into(),
+        invocation_id: "c1".into(),
+    };
+    let turn = [
+        message(
+            Role::Agent,
+            json!({"text": "", "toolCalls": [{"id": "c1"}]}),
+        ),
+        NewMessage {
+            tool_call: Some(call.clone()),
+            ..message(Role::Tool, json!("shipped"))
+        },
+        message(Role::Agent, json!("It shipped.")),
+    ];
+    assert_eq!(store.append_messages("acme", id, &turn).await.unwrap(), 1);
+    // Appends after it continue the sequence.
+    let m = store
+        .append_message("acme", id, Role::User, &json!("thanks"), None, None)
+        .await
+        .unwrap();
+    assert_eq!(m.sequence, 4);
+    let all = store.history("acme", id).await.unwrap();
+    assert_eq!(
+        all.iter().map(|m| m.sequence).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    assert_eq!(all[2].tool_call.as_ref(), Some(&call));
+    let recent = store.recent_messages("acme", id, 2).await.unwrap();
+    assert_eq!(
+        recent.iter().map(|m| m.content.clone()).collect::<Vec<_>>(),
+        [json!("It shipped."), json!("thanks")]
+    );
+    assert!(matches!(
+        store.append_messages("other", id, &turn).await,
+        Err(ConversationError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.recent_messages("other", id, 2).await,
+        Err(ConversationError::NotFound { .. })
+    ));
+    assert_eq!(
+        store.history("acme", id).await.unwrap().len(),
+        5,
+        "nothing changed"
+    );
+    t.cleanup().await.unwrap();
+}
+
 mod sqlite {
+    #[tokio::test]
+    async fn turns() {
+        super::turns(kindgi_store::DatabaseKind::Sqlite).await
+    }
     #[tokio::test]
     async fn conversations() {
         super::conversations(kindgi_store::DatabaseKind::Sqlite).await
@@ -361,6 +451,10 @@ mod sqlite {
 }
 
 mod postgres {
+    #[tokio::test]
+    async fn turns() {
+        super::turns(kindgi_store::DatabaseKind::Postgres).await
+    }
     #[tokio::test]
     async fn conversations() {
         super::conversations(kindgi_store::DatabaseKind::Postgres).await

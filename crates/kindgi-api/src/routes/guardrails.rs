@@ -12,6 +12,9 @@
 //! checks' (`must-cite`, `never-call-tool`, … as `@kindgi/guardrails` 0.1.10 ships them), or
 //! the `configSchema` the definition carries for a pack check. Issues are
 //! `{path: "/config/…", message: "config.… <Ajv message>."}`, as the reference words them.
+//!
+//! Beyond the reference: `stage` and `scope.tools` ([`super::guardrail_extension`]), checked
+//! with the rest (`400 validation-failed`), stored, and served back.
 
 use std::sync::LazyLock;
 
@@ -29,6 +32,7 @@ use crate::auth::Tenant;
 use crate::cpu;
 use crate::error::ApiError;
 use crate::json_body::JsonBody;
+use crate::routes::guardrail_extension::Extension;
 use crate::routes::registry::{self, Writable};
 use crate::state::AppState;
 
@@ -46,6 +50,7 @@ const WIRE_KEYS: &[&str] = &[
     "scope",
     "budget",
     "judgeCapabilities",
+    "stage",
 ];
 
 static GUARDRAIL_SCHEMA: LazyLock<Option<Validator>> = LazyLock::new(|| {
@@ -159,16 +164,25 @@ pub fn config_problems(guardrail: &GuardrailDefinition) -> Vec<Value> {
 }
 
 /// Checks a guardrail body (without `projectId`).
-fn check(definition: Map<String, Value>) -> Result<GuardrailDefinition, ApiError> {
-    let value = Value::Object(definition);
-    if let Some(validator) = GUARDRAIL_SCHEMA.as_ref() {
-        if let Err(issues) = validator.validate(&value) {
-            let issues = issues
+fn check(mut definition: Map<String, Value>) -> Result<GuardrailDefinition, ApiError> {
+    let extension = Extension::take(&mut definition);
+    let mut value = Value::Object(definition);
+    let mut issues = Vec::new();
+    if let Some(validator) = GUARDRAIL_SCHEMA.as_ref()
+        && let Err(found) = validator.validate(&value)
+    {
+        issues.extend(
+            found
                 .iter()
-                .map(|i| json!({"path": i.instance_path(), "message": i.message()}))
-                .collect();
-            return Err(registry::validation_failed("Guardrail definition", issues));
-        }
+                .map(|i| json!({"path": i.instance_path(), "message": i.message()})),
+        );
+    }
+    issues.extend(extension.issues(value.get("check").and_then(Value::as_str)));
+    if !issues.is_empty() {
+        return Err(registry::validation_failed("Guardrail definition", issues));
+    }
+    if let Value::Object(m) = &mut value {
+        extension.restore(m);
     }
     let guardrail: GuardrailDefinition = serde_json::from_value(value).map_err(|e| {
         registry::validation_failed(

@@ -9,6 +9,7 @@ pub mod approvals_wire;
 pub mod conversations;
 pub mod env;
 pub mod flows;
+pub mod guardrail_extension;
 pub mod guardrails;
 pub mod key_holder;
 pub mod mcp;

@@ -109,6 +109,32 @@ impl CheckBuilder {
         self
     }
 
+    /// Kindgi's before-tool stage (docs/guardrails.md): the runtime runs this check before
+    /// each call of `tools` starts (every call when `tools` is empty) — the trace lists the
+    /// calls that ran and the pending call last — and a failing `halt` verdict refuses the
+    /// call. Sets the index entry's `stage` and `scope.tools` (kept with any other scope).
+    pub fn before_tool<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.guardrail
+            .extra
+            .insert("stage".into(), Value::String("before-tool".into()));
+        let tools: Vec<Value> = tools.into_iter().map(|t| Value::String(t.into())).collect();
+        let mut scope = match self.guardrail.scope.take() {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        if tools.is_empty() {
+            scope.remove("tools");
+        } else {
+            scope.insert("tools".into(), Value::Array(tools));
+        }
+        self.guardrail.scope = (!scope.is_empty()).then_some(Value::Object(scope));
+        self
+    }
+
     /// The JSON Schema the config is validated against before `evaluate` runs (as sent: no
     /// defaults are filled — `evaluate` applies its own).
     pub fn config_schema(mut self, schema: Value) -> Self {

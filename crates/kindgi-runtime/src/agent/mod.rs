@@ -43,6 +43,7 @@ use crate::guardrail::{RanCall, TurnGuardrails};
 use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool};
 use crate::resolve::ResolveError;
 use calls::{CallOutcome, resolve_failure};
+pub use messages::{DEFAULT_HISTORY_LIMIT, OUTSIDE_DATA_RULE, outside_data};
 
 /// What a dry-run agent step answers.
 pub const DRY_RUN_REPLY: &str = "[dry-run: model call skipped]";
@@ -55,12 +56,16 @@ const AGENT_VERSION_KEY: &str = "agent-version";
 /// Tool errors sent back to the model per turn before the turn fails.
 const MAX_TOOL_RETRIES: u32 = 1;
 
-/// The user message of a step: a string input as-is, an object's `message` (or `prompt`)
-/// string, else the input as JSON.
+/// The user message of a step: a string input as-is, an object's `userMessage` (an agent
+/// turn's, platform-api.md §3.1), `message` or `prompt` string, else the input as JSON.
 pub fn user_message(input: &Value) -> String {
     match input {
         Value::String(s) => s.clone(),
-        Value::Object(m) => match m.get("message").or_else(|| m.get("prompt")) {
+        Value::Object(m) => match m
+            .get("userMessage")
+            .or_else(|| m.get("message"))
+            .or_else(|| m.get("prompt"))
+        {
             Some(Value::String(s)) => s.clone(),
             _ => input.to_string(),
         },
@@ -114,6 +119,7 @@ pub(crate) async fn run_agent_step(
         provider.provider_id().to_owned(),
         provider.model().to_owned(),
     );
+    messages::open_conversation(ctx, &agent, &input).await?;
     if ctx.run.dry_run {
         return Ok(step_output(
             crate::agent::DRY_RUN_REPLY.to_owned(),
@@ -130,10 +136,12 @@ pub(crate) async fn run_agent_step(
         ctx.recorded(&value_scope, AGENT_VERSION_KEY, async move { Ok(v) })
             .await?;
     }
-    let guards = TurnGuardrails::resolve(ctx, &agent).await?;
+    let guards = TurnGuardrails::resolve(ctx, &agent)
+        .await?
+        .at(node_id, scope);
     let hitl = gate::turn_rules(ctx, &agent, ctx.shared.tenant_hitl.as_deref()).await?;
-    let offered = offered_tools(ctx, &agent).await?;
-    let mut messages = messages::initial_messages(ctx, &agent, &input).await?;
+    let (offered, outside) = offered_tools(ctx, &agent).await?;
+    let mut messages = messages::initial_messages(ctx, &agent, &input, outside).await?;
     let mut ran: Vec<RanCall> = Vec::new();
     let parallel = agent.parallel_tool_calls.unwrap_or(true);
     let max_steps = agent.max_steps.unwrap_or(DEFAULT_MAX_STEPS).max(1);
@@ -221,10 +229,12 @@ pub(crate) async fn run_agent_step(
             match outcome {
                 CallOutcome::Result { content, outside } => {
                     ran.push(RanCall::new(call, &content));
-                    messages.push(messages::tool_message(&call.id, content, outside));
+                    messages.push(messages::tool_message(
+                        &call.id, &call.name, content, outside,
+                    ));
                 }
                 CallOutcome::NotRun { content } => {
-                    messages.push(messages::tool_message(&call.id, content, false));
+                    messages.push(messages::tool_message(&call.id, &call.name, content, false));
                 }
                 CallOutcome::Retry { content, failure } => {
                     retries += 1;
@@ -273,9 +283,11 @@ async fn find_agent(
     Ok((agent, unpinned))
 }
 
-/// The tools offered to the model: each of the agent's `tools[]` resolved now.
-async fn offered_tools(ctx: &RunCtx, agent: &AgentSpec) -> Result<Vec<ModelTool>, Failure> {
+/// The tools offered to the model: each of the agent's `tools[]` resolved now; and whether
+/// any of them declares `resultIsOutsideData`.
+async fn offered_tools(ctx: &RunCtx, agent: &AgentSpec) -> Result<(Vec<ModelTool>, bool), Failure> {
     let mut offered = Vec::with_capacity(agent.tools.len());
+    let mut outside = false;
     for listed in &agent.tools {
         let t = match ctx
             .resolve_tool(&listed.id, listed.version.as_deref())
@@ -291,11 +303,12 @@ async fn offered_tools(ctx: &RunCtx, agent: &AgentSpec) -> Result<Vec<ModelTool>
             Err(e) => return Err(resolve_failure(e)),
         };
         let m = t.manifest();
+        outside |= m.result_is_outside_data();
         offered.push(ModelTool {
             name: m.id.clone(),
             description: m.description.clone(),
             parameters: m.input.clone(),
         });
     }
-    Ok(offered)
+    Ok((offered, outside))
 }

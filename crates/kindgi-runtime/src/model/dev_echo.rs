@@ -7,6 +7,9 @@
 //!   message>}` (call id `dev-echo-call-1`, finish reason tool-use);
 //! - after a tool result → answers `Tool responded: <result>`.
 //!
+//! The trail is the turn's: what follows its (last) user message, so a conversation's history
+//! before it does not count as this turn's tool result.
+//!
 //! Text answers start with a warning line and a blank line, unless the answer is a JSON object
 //! or array; every answer carries the warning code `dev-echo-not-a-model`.
 
@@ -59,7 +62,13 @@ impl ModelProvider for DevEcho {
 
     async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
         let warnings = vec![WARNING_CODE.to_owned()];
-        if let Some(result) = request.messages.iter().rev().find(|m| m.role == Role::Tool) {
+        // This turn's trail: after its user message (a conversation's history comes before).
+        let turn = request
+            .messages
+            .iter()
+            .rposition(|m| m.role == Role::User)
+            .map_or(&request.messages[..], |i| &request.messages[i..]);
+        if let Some(result) = turn.iter().rev().find(|m| m.role == Role::Tool) {
             return Ok(ModelResponse {
                 text: with_warning(format!("Tool responded: {}", result.content)),
                 tool_calls: Vec::new(),
@@ -105,6 +114,22 @@ impl ModelProvider for DevEcho {
 mod tests {
     use super::*;
     use crate::model::ModelTool;
+
+    fn msgs_for_history() -> Vec<Message> {
+        vec![
+            Message::user("hi"),
+            Message::assistant(
+                "",
+                vec![ToolCall {
+                    id: "dev-echo-call-1".into(),
+                    name: "a.b".into(),
+                    arguments: json!({"message": "hi"}),
+                }],
+            ),
+            Message::tool("dev-echo-call-1", "{\"x\":1}"),
+            Message::assistant("Tool responded: {\"x\":1}", Vec::new()),
+        ]
+    }
 
     #[tokio::test]
     async fn follows_its_script() {
@@ -157,6 +182,24 @@ mod tests {
                 output_tokens: 12
             }
         );
+
+        // A tool result in the history of an earlier turn is not this turn's.
+        let mut history = msgs_for_history();
+        history.push(Message::user("again"));
+        let r = p
+            .invoke(ModelRequest {
+                messages: history,
+                tools: vec![ModelTool {
+                    name: "a.b".into(),
+                    description: String::new(),
+                    parameters: json!({}),
+                }],
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(r.finish_reason, FinishReason::ToolUse);
+        assert_eq!(r.tool_calls[0].arguments, json!({"message": "again"}));
 
         let r = p
             .invoke(ModelRequest {
