@@ -76,10 +76,31 @@ async fn a_pause_is_answered_on_its_link(kind: DatabaseKind) {
     let (_, got) = s.get(&format!("/v1/runs/{run}")).await;
     assert_eq!(got["status"], "suspended");
 
-    // Answered: the run goes on with the answer as the call's result.
-    let (status, done) = s.post(&path, json!({"value": {"answer": "yes"}})).await;
-    assert_eq!(status, 200, "{done}");
+    // Answered: the run goes on with the answer as the call's result. Under an
+    // Idempotency-Key the retry is the stored answer (kept under the token's id, not the
+    // token: routes::waits::path_without_token).
+    let answer = || {
+        s.http
+            .post(format!("{}{path}", s.url))
+            .bearer_auth(&s.admin)
+            .header("idempotency-key", "answer-1")
+            .json(&json!({"value": {"answer": "yes"}}))
+            .send()
+    };
+    let first = answer().await.unwrap();
+    assert_eq!(first.status(), 200);
+    let done: Value = first.json().await.unwrap();
     assert_eq!(done, json!({"runId": run, "runStatus": "completed"}));
+    let again = answer().await.unwrap();
+    assert_eq!(again.status(), 200);
+    assert_eq!(
+        again
+            .headers()
+            .get("x-idempotent-replay")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
+    assert_eq!(again.json::<Value>().await.unwrap(), done);
     let (_, got) = s.get(&format!("/v1/runs/{run}")).await;
     assert_eq!(got["output"], json!({"answer": "yes"}), "{got}");
 

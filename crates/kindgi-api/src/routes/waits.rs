@@ -15,8 +15,9 @@
 //! Refusals change nothing: `404 wait-not-found`, `409 wait-already-answered`, `410
 //! wait-expired`, `400 wait-answer-invalid` (`details.issues`: the answer against the
 //! tool's output schema; the run keeps waiting), `409 run-already-terminal`.
-//! A token never appears in an answer, a log or the journal — only its id (the first 40
-//! hex digits of its SHA-256).
+//! A token never appears in an answer, a log, the journal or the idempotency store (whose key
+//! names the path: [`path_without_token`]) — only its id (the first 40 hex digits of its
+//! SHA-256).
 
 use axum::body::Bytes;
 use axum::extract::{Extension, Path};
@@ -47,6 +48,15 @@ pub fn token_id(token: &str) -> String {
     let mut id = hex::encode(Sha256::digest(token.as_bytes()));
     id.truncate(40);
     id
+}
+
+/// `path` with a `/v1/waits/{token}` token replaced by its id, for what is kept about a
+/// request (the idempotency store's key): the token itself is a secret and is never stored.
+pub fn path_without_token(path: &str) -> std::borrow::Cow<'_, str> {
+    match path.strip_prefix("/v1/waits/") {
+        Some(token) => format!("/v1/waits/{}", token_id(token)).into(),
+        None => path.into(),
+    }
 }
 
 /// The REST answer of a refused answer.
@@ -233,6 +243,14 @@ mod tests {
         assert_eq!(id.len(), 40);
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
         assert_ne!(id, token_id("kgw_abd"));
+    }
+
+    #[test]
+    fn the_idempotency_key_of_an_answer_holds_no_token() {
+        let kept = path_without_token("/v1/waits/kgw_secret");
+        assert!(!kept.contains("kgw_secret"));
+        assert_eq!(kept, format!("/v1/waits/{}", token_id("kgw_secret")));
+        assert_eq!(path_without_token("/v1/runs"), "/v1/runs");
     }
 
     #[test]
