@@ -127,8 +127,11 @@ async fn fallback(State(state): State<AppState>, request: Request) -> Response {
     route_not_found(request.method().as_str(), request.uri().path()).into_response()
 }
 
-/// `404 route-not-found` ``No route registered for <METHOD> <path>. …``.
+/// `404 route-not-found` ``No route registered for <METHOD> <path>. …`` (a wait token in
+/// the path is named by its id: it is a secret).
 pub(crate) fn route_not_found(method: &str, path: &str) -> ApiError {
+    let path = routes::waits::path_without_token(path);
+    let path = path.as_ref();
     ApiError::new(
         StatusCode::NOT_FOUND,
         "route-not-found",

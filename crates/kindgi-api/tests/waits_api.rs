@@ -73,6 +73,10 @@ async fn a_pause_is_answered_on_its_link(kind: DatabaseKind) {
         }
         assert!(!e.to_string().contains(&ticket.token), "{e}");
     }
+    // A wrong method is an unknown route, whose message does not repeat the token.
+    let (status, e) = s.get(&path).await;
+    assert_eq!((status, code(&e)), (404, "route-not-found"), "{e}");
+    assert!(!e.to_string().contains(&ticket.token), "{e}");
     let (_, got) = s.get(&format!("/v1/runs/{run}")).await;
     assert_eq!(got["status"], "suspended");
 
