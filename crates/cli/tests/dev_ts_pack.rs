@@ -15,50 +15,9 @@ use dev_common::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// The official TypeScript packages and Node 24 of the kindgi-cli wheel.
-struct Reference {
-    node_modules: PathBuf,
-    node: PathBuf,
-}
-
-/// The reference, or `None` (skip) — a failure when `KINDGI_REQUIRE_REFERENCE=1` or `CI`.
-fn reference(test: &str) -> Option<Reference> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let node_modules = var("KINDGI_CLI_NODE_MODULES")
-        .filter(|d| d.join("@kindgi/handler-runtime/package.json").is_file());
-    let node = var("KINDGI_NODE24_DIR")
-        .map(|d| d.join("bin/node"))
-        .filter(|n| n.is_file());
-    if let (Some(node_modules), Some(node)) = (node_modules, node) {
-        return Some(Reference { node_modules, node });
-    }
-    let required = std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
-        || std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-    assert!(
-        !required,
-        "{test}: KINDGI_CLI_NODE_MODULES (with @kindgi/handler-runtime) or KINDGI_NODE24_DIR \
-         (with bin/node) is missing and KINDGI_REQUIRE_REFERENCE=1 / CI is set (run \
-         scripts/setup-reference, then source .cache/reference.env)"
-    );
-    eprintln!("SKIP {test}: the kindgi-cli wheel's node_modules / Node 24 are not set up");
-    None
-}
-
-/// A temp copy of `examples/my-pack-ts` whose `node_modules` is the wheel's (what the
-/// example's `link-sdk` script sets up in the repository).
-fn ts_pack(r: &Reference) -> tempfile::TempDir {
-    let tmp = copy_pack(&repo_root().join("examples/my-pack-ts"));
-    std::os::unix::fs::symlink(&r.node_modules, tmp.path().join("node_modules")).unwrap();
-    tmp
-}
-
 #[test]
 fn the_typescript_example_pack_runs_the_guides_dry_runs() {
-    let Some(r) = reference("the_typescript_example_pack_runs_the_guides_dry_runs") else {
+    let Some(r) = ts_reference("the_typescript_example_pack_runs_the_guides_dry_runs") else {
         return;
     };
     let tmp = ts_pack(&r);
@@ -148,7 +107,8 @@ fn the_typescript_example_pack_runs_the_guides_dry_runs() {
 
 #[test]
 fn a_saved_change_is_reindexed_and_served_with_the_wheels_node() {
-    let Some(r) = reference("a_saved_change_is_reindexed_and_served_with_the_wheels_node") else {
+    let Some(r) = ts_reference("a_saved_change_is_reindexed_and_served_with_the_wheels_node")
+    else {
         return;
     };
     let tmp = ts_pack(&r);
@@ -219,9 +179,9 @@ fn failed_start(dir: &Path, envs: &[(&str, &str)]) -> String {
 
 #[test]
 fn a_typescript_pack_without_its_packages_or_with_an_old_node_is_refused_clearly() {
-    let Some(r) =
-        reference("a_typescript_pack_without_its_packages_or_with_an_old_node_is_refused_clearly")
-    else {
+    let Some(r) = ts_reference(
+        "a_typescript_pack_without_its_packages_or_with_an_old_node_is_refused_clearly",
+    ) else {
         return;
     };
     // No node_modules: what to install, or what to link.
@@ -289,7 +249,7 @@ fn reference_tsc(test: &str) -> Option<PathBuf> {
 #[test]
 fn the_example_type_checks_against_the_official_sdks_types() {
     let test = "the_example_type_checks_against_the_official_sdks_types";
-    let (Some(r), Some(tsc)) = (reference(test), reference_tsc(test)) else {
+    let (Some(r), Some(tsc)) = (ts_reference(test), reference_tsc(test)) else {
         return;
     };
     let tmp = ts_pack(&r);

@@ -11,11 +11,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod dev_common;
+mod support;
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use dev_common::*;
 use kindgi_store::testing::{TestDatabase, postgres_test_url};
@@ -242,49 +241,17 @@ fn official_cli_against_dev_on_the_typescript_pack() {
     let Some(cli) = official_cli("official_cli_against_dev_on_the_typescript_pack") else {
         return;
     };
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
+    let Some(r) = ts_reference("official_cli_against_dev_on_the_typescript_pack") else {
+        return;
     };
-    let (Some(node_modules), Some(node)) =
-        (var("KINDGI_CLI_NODE_MODULES"), var("KINDGI_NODE24_DIR"))
-    else {
-        panic!(
-            "KINDGI_CLI_NODE_MODULES and KINDGI_NODE24_DIR are needed (source .cache/reference.env)"
-        );
-    };
-    let tmp = copy_pack(&repo_root().join("examples/my-pack-ts"));
-    // What the example's link-sdk sets up: the wheel's packages as the pack's node_modules.
-    std::os::unix::fs::symlink(&node_modules, tmp.path().join("node_modules")).unwrap();
-    let node = node.join("bin/node").display().to_string();
+    let tmp = ts_pack(&r);
+    let node = r.node.display().to_string();
     dev_case(&cli, tmp.path(), &[("KINDGI_NODE", &node)]);
 }
 
-/// A pack service process (the Rust example's binary) on a free port, and its index.
-struct PackService {
-    child: Child,
-    url: String,
-    index: PathBuf,
-}
-
-impl Drop for PackService {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn start_pack_service(dir: &Path, token: &str) -> PackService {
-    let exe = repo_root().join("target/debug/my-pack");
+/// The Rust example's pack service (with `token`) on a free port, and its index.
+fn start_pack_service(dir: &Path, token: &str) -> (support::PackService, PathBuf) {
+    let exe = support::built("my-pack");
     let index = dir.join("index.json");
     let st = Command::new(&exe)
         .args(["index", "--out"])
@@ -292,67 +259,30 @@ fn start_pack_service(dir: &Path, token: &str) -> PackService {
         .status()
         .unwrap();
     assert!(st.success(), "my-pack index");
-    let port = free_port();
-    let child = Command::new(&exe)
-        .args(["serve", "--index"])
-        .arg(&index)
-        .env("PORT", port.to_string())
-        .env("KINDGI_PACK_SERVICE_TOKEN", token)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let url = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the pack service did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    PackService { child, url, index }
+    (support::PackService::start(&exe, &index, token, 0), index)
 }
 
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_server(database: &str, pack: &PackService) -> Server {
-    let mut child = Command::new(kindgi())
-        .args(["server", "--listen", "127.0.0.1:0", "--database", database])
-        .args(["--pack-url", &pack.url, "--pack-token-env", "MY_PACK_TOKEN"])
-        .arg("--pack-index")
-        .arg(&pack.index)
-        .env("MY_PACK_TOKEN", "pack-secret-token")
-        .env_remove("KINDGI_MODEL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut url = None;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap();
-        if let Some(u) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-            url = Some(u.to_owned());
-            break;
-        }
-    }
-    Server {
-        child,
-        url: url.expect("kindgi server printed no address"),
-    }
+/// `kindgi server` over `database`, running the pack by its URL.
+fn start_server(database: &str, pack: &support::PackService, index: &Path) -> support::Server {
+    let url = pack.url();
+    let index = index.display().to_string();
+    support::Server::start_with(
+        database,
+        &[
+            "--pack-url",
+            &url,
+            "--pack-token-env",
+            "MY_PACK_TOKEN",
+            "--pack-index",
+            &index,
+        ],
+        &[("MY_PACK_TOKEN", "pack-secret-token")],
+    )
 }
 
 fn server_case(database: &str, dir: &Path, cli: &Path) {
-    let pack = start_pack_service(dir, "pack-secret-token");
-    let server = start_server(database, &pack);
+    let (pack, index) = start_pack_service(dir, "pack-secret-token");
+    let server = start_server(database, &pack, &index);
     let key = kindgi_in(
         dir,
         &[

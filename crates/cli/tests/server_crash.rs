@@ -4,77 +4,21 @@
 //! revoke` in another process takes effect on the server's next request (finding 18).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::{BIN, Server};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kindgi");
-
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(database: &str) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["server", "--listen", "127.0.0.1:0", "--database", database])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("first line: {line:?}"))
-            .to_owned();
-        Server { child, url }
-    }
-
-    /// SIGKILL: no drain, no cleanup.
-    fn kill9(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A key and its id (printed on stderr at creation).
+/// A key of tenant `acme` and its id.
 fn create_token(database: &str) -> (String, String) {
-    let o = Command::new(BIN)
-        .args([
-            "tokens",
-            "create",
-            "--database",
-            database,
-            "--tenant",
-            "acme",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let key = String::from_utf8(o.stdout).unwrap().trim().to_owned();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    let id = stderr
-        .split(|c: char| !c.is_ascii_hexdigit())
-        .find(|w| w.len() == 16)
-        .unwrap_or_else(|| panic!("no key id in {stderr:?}"))
-        .to_owned();
-    (key, id)
+    let t = support::create_token(database, "acme");
+    (t.key, t.key_id)
 }
 
 fn manifest(i: usize) -> Value {

@@ -3,68 +3,13 @@
 //! PostgreSQL.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod support;
+
+use std::process::{Command, Output};
 
 use kindgi_store::testing::{TestDatabase, postgres_test_url};
 use serde_json::{Value, json};
-
-const BIN: &str = env!("CARGO_BIN_EXE_kindgi");
-
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(database: &str) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["server", "--listen", "127.0.0.1:0", "--database", database])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        assert!(
-            line.starts_with("kindgi server listening on http://127.0.0.1:"),
-            "first line: {line:?}"
-        );
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap()
-            .to_owned();
-        Server { child, url }
-    }
-
-    /// SIGTERM, then wait (bounded) for a clean exit.
-    fn stop(mut self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "server exit: {status:?}");
-                return;
-            }
-            assert!(Instant::now() < deadline, "server did not stop on SIGTERM");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::{BIN, Server};
 
 fn kindgi(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -80,28 +25,17 @@ fn stdout_json(o: &Output) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
 
-fn create_token(database: &str, tenant: &str) -> String {
-    let o = kindgi(&[
-        "tokens",
-        "create",
-        "--database",
-        database,
-        "--tenant",
-        tenant,
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let key = String::from_utf8(o.stdout).unwrap().trim().to_owned();
-    assert!(
-        key.starts_with("kgi_") && !key.contains(char::is_whitespace),
-        "{key}"
-    );
-    key
-}
-
 fn round_trip(database: &str) {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(database);
-    let token = create_token(database, "acme");
+    assert!(
+        server
+            .listening_line
+            .starts_with("kindgi server listening on http://127.0.0.1:"),
+        "first line: {:?}",
+        server.listening_line
+    );
+    let token = support::create_token(database, "acme").key;
     let api = ["--api", &server.url, "--token", &token];
 
     let manifest = json!({

@@ -12,197 +12,36 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../kindgi-mcp/tests/support/mod.rs"]
+mod mcp_support;
 mod support;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::Duration;
 
 use kindgi_store::testing::{TestDatabase, postgres_test_url};
 use serde_json::{Value, json};
+use support::{BIN, PackService, Server, built, repo_root};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kindgi");
 /// A pack service token (never to appear in the server's output).
 const PACK_TOKEN: &str = "s3cr3t-pack-token-0123456789abcdefABCDEF";
 const TOKEN_ENV: &str = "KINDGI_TEST_PACK_TOKEN";
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_owned()
+/// `kindgi server` over `database` with `extra`, the pack token in [`TOKEN_ENV`].
+fn start_server(database: &str, extra: &[&str]) -> Server {
+    Server::start_with(database, extra, &[(TOKEN_ENV, PACK_TOKEN)])
 }
 
-fn exe(name: &str) -> PathBuf {
-    let p = root().join("target/debug").join(name);
-    assert!(
-        p.is_file(),
-        "{} is not built (cargo build -p {name})",
-        p.display()
-    );
-    p
+/// `exe serve --index index` with [`PACK_TOKEN`], on `port` (0: a free one).
+fn pack_service(exe: &Path, index: &Path, port: u16) -> PackService {
+    PackService::start(exe, index, PACK_TOKEN, port)
 }
 
-/// Collects a child's stderr in the background.
-fn drain(mut from: impl std::io::Read + Send + 'static) -> Arc<Mutex<String>> {
-    let sink = Arc::new(Mutex::new(String::new()));
-    let s = sink.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = from.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            s.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
-    sink
-}
-
-/// A pack service process (a Rust pack's `serve`).
-struct PackService {
-    child: Child,
-    port: u16,
-}
-
-impl PackService {
-    /// `EXE serve --index INDEX` with the token, on `port` (0: a free one); waits for its
-    /// `listening` line.
-    fn start(exe: &Path, index: &Path, port: u16) -> PackService {
-        let mut child = Command::new(exe)
-            .args(["serve", "--index"])
-            .arg(index)
-            .env("KINDGI_PACK_SERVICE_TOKEN", PACK_TOKEN)
-            .env("PORT", port.to_string())
-            .env("KINDGI_LOG_FORMAT", "json")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let port = loop {
-            let line = lines
-                .next()
-                .expect("the pack service exited before listening")
-                .unwrap();
-            if let Ok(v) = serde_json::from_str::<Value>(&line)
-                && (v["kind"] == "listening" || v["event"] == "listening")
-            {
-                break u16::try_from(v["port"].as_u64().unwrap()).unwrap();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        PackService { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn kill9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for PackService {
-    fn drop(&mut self) {
-        self.kill9();
-    }
-}
-
-/// A running `kindgi server`.
-struct Server {
-    child: Child,
-    url: String,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Server {
-    fn start(database: &str, extra: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["server", "--listen", "127.0.0.1:0", "--database", database])
-            .args(extra)
-            .env(TOKEN_ENV, PACK_TOKEN)
-            .env_remove("KINDGI_MODEL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = drain(child.stderr.take().unwrap());
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let Some(url) = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .map(str::to_owned)
-        else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "kindgi server did not start: {line:?}\nstderr:\n{}",
-                stderr.lock().unwrap()
-            );
-        };
-        Server { child, url, stderr }
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
-    /// SIGTERM; must exit 0 within 20 s.
-    fn stop(mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        for _ in 0..400 {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(
-                    status.success(),
-                    "exit {status:?}; stderr:\n{}",
-                    self.stderr()
-                );
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("kindgi server did not stop on SIGTERM");
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `kindgi tokens create` for tenant `default`.
+/// A tenant admin's key of tenant `default`.
 fn api_key(database: &str) -> String {
-    let o = Command::new(BIN)
-        .args([
-            "tokens",
-            "create",
-            "--database",
-            database,
-            "--tenant",
-            "default",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap().trim().to_owned()
+    support::create_token(database, "default").key
 }
 
 /// One HTTP/1.1 request (Connection: close); the status and the JSON body (Null if none).
@@ -282,7 +121,7 @@ fn ended(server: &Server, key: &str, id: &str) -> Value {
 /// `my-pack index --out DIR/index.json`.
 fn my_pack_index(dir: &Path) -> PathBuf {
     let out = dir.join("my-pack-index.json");
-    let o = Command::new(exe("my-pack"))
+    let o = Command::new(built("my-pack"))
         .args(["index", "--out"])
         .arg(&out)
         .output()
@@ -305,10 +144,10 @@ fn remote_args<'a>(url: &'a str, index: &'a str) -> Vec<&'a str> {
 fn check_order_end_to_end(database: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let index = my_pack_index(tmp.path());
-    let service = PackService::start(&exe("my-pack"), &index, 0);
+    let service = pack_service(&built("my-pack"), &index, 0);
     let url = service.url();
     let index_s = index.display().to_string();
-    let server = Server::start(database, &remote_args(&url, &index_s));
+    let server = start_server(database, &remote_args(&url, &index_s));
     let key = api_key(database);
 
     let run = start_run(
@@ -361,9 +200,9 @@ fn a_remote_pack_service_runs_check_order_on_postgres() {
 fn a_pack_folder_is_built_supervised_and_run() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("k.db").display().to_string();
-    let dir = root().join("examples/my-pack");
+    let dir = repo_root().join("examples/my-pack");
     let dir_s = dir.display().to_string();
-    let server = Server::start(&db, &["--pack-dir", &dir_s, "--tenant", "default"]);
+    let server = start_server(&db, &["--pack-dir", &dir_s, "--tenant", "default"]);
     let key = api_key(&db);
     let run = start_run(
         &server,
@@ -391,7 +230,7 @@ fn a_pack_service_unreachable_at_start_fails_runs_clearly_until_it_answers() {
         .port();
     let url = format!("http://127.0.0.1:{port}");
     let index_s = index.display().to_string();
-    let server = Server::start(&db, &remote_args(&url, &index_s));
+    let server = start_server(&db, &remote_args(&url, &index_s));
     let err = server.stderr();
     assert!(err.contains("unreachable at start"), "{err}");
     let key = api_key(&db);
@@ -417,7 +256,7 @@ fn a_pack_service_unreachable_at_start_fails_runs_clearly_until_it_answers() {
     assert_eq!(status, 200);
 
     // The service comes up on that address: the next run goes through.
-    let _service = PackService::start(&exe("my-pack"), &index, port);
+    let _service = pack_service(&built("my-pack"), &index, port);
     let run = start_run(
         &server,
         &key,
@@ -434,8 +273,8 @@ fn a_pack_service_unreachable_at_start_fails_runs_clearly_until_it_answers() {
 fn a_pack_service_killed_mid_call_fails_the_run_and_the_server_stays_up() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("k.db").display().to_string();
-    let service_index = root().join("examples/conformance-pack/index.json");
-    let mut service = PackService::start(&exe("conformance-pack"), &service_index, 0);
+    let service_index = repo_root().join("examples/conformance-pack/index.json");
+    let mut service = pack_service(&built("conformance-pack"), &service_index, 0);
     // The server's copy of the index: `conformance.sleep` declared mutating (so its
     // `step.started` is stored before the call goes out) and a flow that sleeps.
     let mut index: Value =
@@ -456,7 +295,7 @@ fn a_pack_service_killed_mid_call_fails_the_run_and_the_server_stays_up() {
     std::fs::write(&index_path, index.to_string()).unwrap();
     let url = service.url();
     let index_s = index_path.display().to_string();
-    let server = Server::start(&db, &remote_args(&url, &index_s));
+    let server = start_server(&db, &remote_args(&url, &index_s));
     let key = api_key(&db);
 
     let run = start_run(&server, &key, "t.sleepy", json!({"ms": 600_000}), false);
@@ -542,13 +381,13 @@ fn a_missing_token_variable_is_named_and_no_server_starts() {
 
 #[test]
 fn an_mcp_server_named_with_mcp_serves_a_flow_step() {
-    let Some(endpoint) = support::everything_stdio() else {
+    let Some(endpoint) = mcp_support::everything_stdio() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("k.db").display().to_string();
     let pack_index = my_pack_index(tmp.path());
-    let service = PackService::start(&exe("my-pack"), &pack_index, 0);
+    let service = pack_service(&built("my-pack"), &pack_index, 0);
     // The server's index: my-pack's, plus a flow whose step is the MCP server's tool.
     let mut index: Value =
         serde_json::from_str(&std::fs::read_to_string(&pack_index).unwrap()).unwrap();
@@ -564,7 +403,7 @@ fn an_mcp_server_named_with_mcp_serves_a_flow_step() {
     let index_s = index_path.display().to_string();
     let mut args = remote_args(&url, &index_s);
     args.extend(["--mcp", endpoint.as_str()]);
-    let server = Server::start(&db, &args);
+    let server = start_server(&db, &args);
     let key = api_key(&db);
     assert!(
         server
@@ -623,7 +462,7 @@ fn a_config_file_names_the_pack_and_its_tenant() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("k.db").display().to_string();
     let index = my_pack_index(tmp.path());
-    let service = PackService::start(&exe("my-pack"), &index, 0);
+    let service = pack_service(&built("my-pack"), &index, 0);
     let config = tmp.path().join("kindgi.json");
     std::fs::write(
         &config,
@@ -633,7 +472,7 @@ fn a_config_file_names_the_pack_and_its_tenant() {
     )
     .unwrap();
     let config_s = config.display().to_string();
-    let server = Server::start(&db, &["--config", &config_s]);
+    let server = start_server(&db, &["--config", &config_s]);
     let key = api_key(&db);
     let run = start_run(
         &server,

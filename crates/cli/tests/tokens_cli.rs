@@ -3,9 +3,14 @@
 //! (case 111).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod api_common;
+mod support;
+
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_kindgi");
+use serde_json::Value;
+use support::{BIN, Server};
 
 #[test]
 fn create_prints_a_fresh_key_once_and_revoke_works() {
@@ -67,55 +72,8 @@ fn create_prints_a_fresh_key_once_and_revoke_works() {
     );
 }
 
-mod api_common;
-
-use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-
-use serde_json::Value;
-
-/// `kindgi server` on a free loopback port over `db`; killed on drop.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(db: &str) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["server", "--listen", "127.0.0.1:0", "--database", db])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap()
-            .to_owned();
-        Server { child, url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn bootstrap(db: &str) -> String {
-    let o = Command::new(BIN)
-        .args(["tokens", "create", "--database", db, "--tenant", "acme"])
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    String::from_utf8(o.stdout).unwrap().trim().to_owned()
+    support::create_token(db, "acme").key
 }
 
 /// Our CLI's `tokens create|list|get|revoke` against a real `kindgi server`.

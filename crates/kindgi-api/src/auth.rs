@@ -18,7 +18,7 @@
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
-use kindgi_store::tokens::{KeyStatus, PrincipalKind};
+use kindgi_store::tokens::{HeldCapabilities, KeyStatus, PrincipalKind};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -33,12 +33,14 @@ pub enum Principal {
     ServiceAccount(String),
 }
 
-/// The authenticated caller: the key's tenant, the key's id and, when known, its principal.
+/// The authenticated caller: the key's tenant, the key's id, when known its principal, and
+/// the capabilities the key holds (fail-closed; see [`HeldCapabilities`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     pub tenant: String,
     pub key_id: String,
     pub principal: Option<Principal>,
+    pub capabilities: HeldCapabilities,
 }
 
 impl Caller {
@@ -109,7 +111,7 @@ pub(crate) async fn authenticate(
             tenant,
             key_id,
             principal,
-            ..
+            key,
         } => Ok(Caller {
             tenant,
             key_id,
@@ -117,6 +119,7 @@ pub(crate) async fn authenticate(
                 PrincipalKind::User => Principal::User(p.id),
                 PrincipalKind::ServiceAccount => Principal::ServiceAccount(p.id),
             }),
+            capabilities: key.held_capabilities(),
         }),
         KeyStatus::Unknown => Err(missing("Bearer token is not recognized")),
         KeyStatus::Expired => Err(ApiError::new(

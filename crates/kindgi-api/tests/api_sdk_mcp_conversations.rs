@@ -8,8 +8,9 @@
 mod catalog;
 #[path = "../../kindgi-mcp/tests/support/mod.rs"]
 mod mcp_support;
+mod support;
 
-use kindgi_api::{AppState, router, serve};
+use kindgi_api::{AppState, router};
 use kindgi_store::DatabaseKind;
 use kindgi_store::conversations::{ConversationStore, NewConversation, Role};
 use kindgi_store::testing::TestDatabase;
@@ -66,15 +67,8 @@ async fn sdk_drives_mcp_and_conversations(kind: DatabaseKind) {
             .unwrap();
     }
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let stop = kindgi_serve::CancellationToken::new();
-    let task = tokio::spawn(serve(
-        listener,
-        router(state),
-        kindgi_serve::Limits::default(),
-        stop.clone(),
-    ));
+    let served = support::serve_loopback(router(state)).await;
+    let url = served.url.clone();
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/clients/sdk_mcp_conversations.py");
     let output = tokio::process::Command::new(python)
@@ -86,8 +80,7 @@ async fn sdk_drives_mcp_and_conversations(kind: DatabaseKind) {
         .output()
         .await
         .unwrap();
-    stop.cancel();
-    let _ = task.await;
+    served.stop().await;
     assert!(
         output.status.success(),
         "the SDK script failed:\n{}",

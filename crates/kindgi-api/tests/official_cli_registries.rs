@@ -13,10 +13,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use kindgi_api::{AppState, router, serve};
+use kindgi_api::{AppState, router};
 use kindgi_store::testing::TestDatabase;
 use serde_json::{Value, json};
-use support::body;
+use support::{body, serve_loopback};
 
 fn official_cli() -> Option<PathBuf> {
     let mut candidates = Vec::new();
@@ -37,17 +37,6 @@ fn official_cli() -> Option<PathBuf> {
         eprintln!("SKIP: the official CLI is not installed");
     }
     found
-}
-
-async fn start(state: AppState) -> (String, kindgi_serve::CancellationToken) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let stop = kindgi_serve::CancellationToken::new();
-    let s = stop.clone();
-    tokio::spawn(async move {
-        serve(listener, router(state), kindgi_serve::Limits::default(), s).await;
-    });
-    (url, stop)
 }
 
 /// Runs the CLI with `args` against `url`/`key` in an empty home and folder (a `--json`
@@ -84,7 +73,8 @@ async fn the_official_cli_publishes_and_reads_the_registries() {
     let t = TestDatabase::sqlite().await.unwrap();
     let state = AppState::new(t.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
-    let (url, stop) = start(state.clone()).await;
+    let served = serve_loopback(router(state.clone())).await;
+    let url = served.url.clone();
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
 
@@ -199,13 +189,14 @@ async fn the_official_cli_publishes_and_reads_the_registries() {
 
     // A read-only registry: the refusal is the CLI's error, exit 1.
     let ro = state.clone().read_only_registry(true);
-    let (ro_url, ro_stop) = start(ro).await;
+    let ro_served = serve_loopback(router(ro)).await;
+    let ro_url = ro_served.url.clone();
     let spec = format!("--manifest={tool}");
     let o = run(&cli, h, &ro_url, &key, &["tools", "publish", &spec]).await;
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("registry-read-only"), "{err}");
-    stop.cancel();
-    ro_stop.cancel();
+    served.stop().await;
+    ro_served.stop().await;
     t.cleanup().await.unwrap();
 }

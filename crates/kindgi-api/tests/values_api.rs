@@ -8,7 +8,7 @@ mod support;
 
 use axum::Extension;
 use axum::http::Method;
-use kindgi_api::projects::default_project_id;
+use kindgi_api::projects::{default_project_id, tenant_uuid};
 use kindgi_api::routes::values::ValuesConfig;
 use kindgi_api::testing::{TestClient, TestResponse};
 use kindgi_api::{AppState, router};
@@ -142,7 +142,7 @@ async fn case_74_env_revisions_and_conflicts(kind: DatabaseKind) {
     assert_eq!(first["revision"], 1);
     assert_eq!(
         first["scope"],
-        json!({"kind": "tenant", "tenantId": "acme"})
+        json!({"kind": "tenant", "tenantId": tenant_uuid("acme")})
     );
     assert_eq!(
         (
@@ -225,7 +225,7 @@ async fn case_74_env_revisions_and_conflicts(kind: DatabaseKind) {
     let r = put(&s.acme, &puri, json!({"value": "pv"})).await;
     assert_eq!(
         r.json()["scope"],
-        json!({"kind": "project", "tenantId": "acme", "projectId": p})
+        json!({"kind": "project", "tenantId": tenant_uuid("acme"), "projectId": p})
     );
     assert_eq!(s.acme.get(uri).await.json()["value"], "v");
     s.db.cleanup().await.unwrap();
@@ -286,6 +286,59 @@ async fn case_75_env_delete_and_paging(kind: DatabaseKind) {
     s.db.cleanup().await.unwrap();
 }
 
+/// Scopes name the tenant by its UUID, as the rest of the wire; a request may name it by
+/// the UUID (any case) or, as older clients do, by its name; another tenant's is refused.
+async fn scopes_name_the_tenant_by_its_uuid(kind: DatabaseKind) {
+    let s = setup(kind).await;
+    let acme = tenant_uuid("acme");
+    let uri = "/v1/env/X?envName=local&scopeKind=tenant";
+    for (i, named) in [acme.clone(), acme.to_uppercase(), "acme".to_owned()]
+        .iter()
+        .enumerate()
+    {
+        let body = json!({"value": "v", "scope": {"kind": "tenant", "tenantId": named}});
+        let r = put(&s.acme, uri, body).await;
+        assert_eq!(r.status.as_u16(), 200, "{named}: {}", r.json());
+        assert_eq!(r.json()["revision"], i + 1);
+        assert_eq!(r.json()["scope"]["tenantId"], json!(acme));
+    }
+    for wrong in [tenant_uuid("other"), "other".to_owned(), String::new()] {
+        let body = json!({"value": "v", "scope": {"kind": "tenant", "tenantId": wrong}});
+        assert_eq!(
+            code(&put(&s.acme, uri, body).await),
+            "scope-mismatch",
+            "{wrong}"
+        );
+    }
+    let list = s.acme.get("/v1/env?envName=local&scopeKind=tenant").await;
+    assert_eq!(list.json()["data"][0]["scope"]["tenantId"], json!(acme));
+    // The other tenant sees its own UUID.
+    let r = put(&s.other, uri, json!({"value": "o"})).await;
+    assert_eq!(r.json()["scope"]["tenantId"], json!(tenant_uuid("other")));
+
+    let mut body = secret_body("S", "create-new");
+    body["scope"]["tenantId"] = json!(acme);
+    let r = s.acme.post_json("/v1/secrets", &body).await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.json());
+    assert_eq!(r.json()["record"]["scope"]["tenantId"], json!(acme));
+    body["writeMode"] = json!("add-version");
+    body["scope"]["tenantId"] = json!("acme");
+    let r = s.acme.post_json("/v1/secrets", &body).await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.json());
+    body["scope"]["tenantId"] = json!(tenant_uuid("other"));
+    let r = s.acme.post_json("/v1/secrets", &body).await;
+    assert_eq!(
+        (r.status.as_u16(), code(&r)),
+        (400, "scope-mismatch".into())
+    );
+    let q = "envName=local&scopeKind=tenant";
+    let r = s.acme.get(&format!("/v1/secrets/S?{q}")).await;
+    assert_eq!(r.json()["scope"]["tenantId"], json!(acme));
+    let r = s.acme.get(&format!("/v1/secrets/S/versions?{q}")).await;
+    assert_eq!(r.json()["data"][0]["scope"]["tenantId"], json!(acme));
+    s.db.cleanup().await.unwrap();
+}
+
 fn secret_body(name: &str, mode: &str) -> Value {
     json!({"scope": {"kind": "tenant"}, "envName": "local", "name": name, "value": SECRET, "writeMode": mode})
 }
@@ -302,7 +355,7 @@ async fn case_76_secrets_versions_and_no_values(kind: DatabaseKind) {
     assert_eq!(r.json()["record"]["currentVersion"], 1);
     assert_eq!(
         r.json()["record"]["scope"],
-        json!({"kind": "tenant", "tenantId": "acme"})
+        json!({"kind": "tenant", "tenantId": tenant_uuid("acme")})
     );
     let r = s
         .acme
@@ -568,4 +621,5 @@ both_stores!(
     case_76_secrets_versions_and_no_values,
     secret_writes_without_a_key_say_how_to_set_one,
     secrets_page_in_name_order,
+    scopes_name_the_tenant_by_its_uuid,
 );

@@ -5,13 +5,15 @@
 //! `KINDGI_REQUIRE_REFERENCE=1` or `CI` is set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use axum::Extension;
 use kindgi_api::routes::values::ValuesConfig;
-use kindgi_api::{AppState, router, serve};
+use kindgi_api::{AppState, router};
 use kindgi_store::seal::SealKey;
 use kindgi_store::testing::TestDatabase;
 
@@ -83,18 +85,10 @@ async fn the_official_cli_sets_and_lists_env_values_and_secrets() {
     let token = state.tokens.create("acme", None).await.unwrap().key;
     let (seal, _) = SealKey::generate();
     let app = router(state).layer(Extension(ValuesConfig::new("local", Some(seal))));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let stop = kindgi_serve::CancellationToken::new();
-    let server = tokio::spawn(serve(
-        listener,
-        app,
-        kindgi_serve::Limits::default(),
-        stop.clone(),
-    ));
+    let served = support::serve_loopback(app).await;
     let cli = Cli {
         bin,
-        url,
+        url: served.url.clone(),
         token,
         dir: tempfile::tempdir().unwrap(),
     };
@@ -165,8 +159,7 @@ async fn the_official_cli_sets_and_lists_env_values_and_secrets() {
         (list, get, env_list, after, transcript.join("\n"))
     })
     .await;
-    stop.cancel();
-    let _ = server.await;
+    served.stop().await;
     let (list, get, env_list, after, transcript) = outcome.unwrap();
     eprintln!("{transcript}");
     assert!(list.contains("STRIPE_KEY"), "{transcript}");

@@ -7,10 +7,13 @@
 //!   cancelled, never `pack-unreachable`.
 //! - A graceful stop (`Runtime::shutdown`) mid-call leaves the run `running` with no terminal
 //!   entry, and a new runtime on the same database resumes it to `completed` — as a crash
-//!   would, never worse.
+//!   would, never worse. The call is `conformance.hold`, held until the test creates its
+//!   release file, so the stop always finds it in flight.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kindgi_dev::prepare::{Prepared, read_index};
@@ -19,23 +22,16 @@ use kindgi_pack::dispatch::PackServiceCaller;
 use kindgi_runtime::{JournalKind, RunOptions, RunStatus, Runtime};
 use kindgi_spec::ToolManifest;
 use serde_json::{Value, json};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_owned()
-}
+use support::repo_root;
 
 fn fixture() -> Prepared {
-    let exe = root().join("target/debug/conformance-pack");
+    let exe = repo_root().join("target/debug/conformance-pack");
     assert!(
         exe.is_file(),
         "{} is not built (cargo build -p conformance-pack)",
         exe.display()
     );
-    let index_path = root().join("examples/conformance-pack/index.json");
+    let index_path = repo_root().join("examples/conformance-pack/index.json");
     Prepared {
         program: exe,
         args: vec!["serve".into()],
@@ -44,25 +40,35 @@ fn fixture() -> Prepared {
     }
 }
 
-/// `conformance.sleep`, declared mutating here so that its `step.started` is stored before
-/// the call goes out (the test waits for it), and a flow that sleeps `runInput.ms`.
-fn sleep_manifest() -> ToolManifest {
+/// The fixture's tool `id`, declared mutating here so that its `step.started` is stored
+/// before the call goes out (the tests wait for it).
+fn mutating_manifest(id: &str) -> ToolManifest {
     let tool = fixture()
         .index
         .tools
         .into_iter()
-        .find(|t| t.id == "conformance.sleep")
+        .find(|t| t.id == id)
         .unwrap();
     let mut m = kindgi_pack::dispatch::manifest_of(&tool).unwrap();
     m.mutating = Some(true);
     m
 }
 
-const FLOW: &str = r#"{
+/// A flow that sleeps `runInput.ms` (`conformance.sleep`).
+const SLEEPY: &str = r#"{
   "id": "t.sleepy", "version": "1.0.0",
   "nodes": [{"id": "nap", "kind": "tool", "ref": "conformance.sleep",
              "inputMapping": {"ms": {"path": "runInput.ms"}}}],
   "edges": [{"id": "e1", "from": "$start", "to": "nap"}, {"id": "e2", "from": "nap", "to": "$end"}]
+}"#;
+
+/// A flow whose one call (`conformance.hold`) lasts until the file `runInput.release`
+/// exists: the test decides when it ends, so no timing can end it early.
+const HELD: &str = r#"{
+  "id": "t.held", "version": "1.0.0",
+  "nodes": [{"id": "hold", "kind": "tool", "ref": "conformance.hold",
+             "inputMapping": {"release": {"path": "runInput.release"}}}],
+  "edges": [{"id": "e1", "from": "$start", "to": "hold"}, {"id": "e2", "from": "hold", "to": "$end"}]
 }"#;
 
 struct Env {
@@ -82,9 +88,15 @@ async fn env(db_path: &Path, dir: &Path) -> Env {
     let supervisor = Supervisor::start_with(fixture(), dir, slot, SupervisorConfig::default())
         .await
         .unwrap();
+    rt.tools().insert_pack_tool(
+        mutating_manifest("conformance.sleep"),
+        "conformance",
+        caller.clone(),
+    );
     rt.tools()
-        .insert_pack_tool(sleep_manifest(), "conformance", caller);
-    rt.flows().insert_json(FLOW).unwrap();
+        .insert_pack_tool(mutating_manifest("conformance.hold"), "conformance", caller);
+    rt.flows().insert_json(SLEEPY).unwrap();
+    rt.flows().insert_json(HELD).unwrap();
     Env { rt, supervisor, db }
 }
 
@@ -159,17 +171,20 @@ async fn cancelling_a_run_mid_pack_call_ends_it_cancelled_not_failed() {
 async fn a_graceful_stop_mid_pack_call_leaves_the_run_to_resume_as_a_crash_would() {
     let tmp = tempfile::tempdir().unwrap();
     let db_path = tmp.path().join("dev.db");
+    let release = tmp.path().join("release");
     let e = env(&db_path, tmp.path()).await;
     let run =
         e.rt.start_run(
-            "t.sleepy",
+            "t.held",
             None,
-            json!({"ms": 2_000}),
+            json!({"release": release.display().to_string()}),
             RunOptions::default(),
         )
         .await
         .unwrap();
     wait_for_call(&e.rt, &run.id).await;
+    // The call is held until the release file exists, so it is in flight whenever the stop
+    // comes, however slowly this machine runs.
     let left = tokio::time::timeout(
         Duration::from_secs(10),
         e.rt.shutdown(Duration::from_secs(5)),
@@ -200,11 +215,13 @@ async fn a_graceful_stop_mid_pack_call_leaves_the_run_to_resume_as_a_crash_would
     let e = env(&db_path, tmp.path()).await;
     let resumed = e.rt.recover().await.unwrap();
     assert_eq!(resumed, vec![run.id.clone()]);
+    // The resumed run calls again; releasing that call lets it complete.
+    std::fs::write(&release, b"").unwrap();
     let done = tokio::time::timeout(Duration::from_secs(20), e.rt.wait_for_run(&run.id))
         .await
         .expect("the resumed run ends within 20 s")
         .unwrap();
     assert_eq!(done.status, RunStatus::Completed, "{}", text(&done));
-    assert_eq!(done.output, Some(json!({"slept": 2000})));
+    assert_eq!(done.output, Some(json!({"released": true})));
     e.supervisor.stop().await;
 }

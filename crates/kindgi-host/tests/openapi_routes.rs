@@ -11,18 +11,17 @@
 //!   route-not-found`: the served document names exactly what is mounted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use kindgi_host::{Host, HostConfig};
 use kindgi_schema::{CompileOptions, Mode, Side, Validator};
 use serde_json::{Value, json};
+use support::repo_root;
 
 const METHODS: [&str; 5] = ["get", "post", "put", "delete", "patch"];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The document's schemas with `$ref`s into `$defs`. One repair: the official document
 /// spells some timestamps `oneOf: [{type: string, format: date-time}, {type: string}]`,
@@ -128,11 +127,11 @@ fn template_of<'a>(doc: &'a Document, method: &str, path: &str) -> Option<&'a st
 /// The official document: the spec's copy beside the repository, else the one the official
 /// CLI wheel installs (scripts/setup-reference).
 fn official_document() -> Vec<u8> {
-    let mut candidates = vec![root().join("../shared/spec/platform-openapi.json")];
+    let mut candidates = vec![repo_root().join("../shared/spec/platform-openapi.json")];
     if let Some(dir) = std::env::var_os("KINDGI_CLI_NODE_MODULES") {
         candidates.push(PathBuf::from(dir).join("@kindgi/api/openapi.json"));
     }
-    candidates.push(root().join(
+    candidates.push(repo_root().join(
         ".venv/lib/python3.11/site-packages/kindgi_cli/_cli/node_modules/@kindgi/api/openapi.json",
     ));
     candidates
@@ -462,7 +461,7 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
         .await
         .unwrap();
     let committed: Value = serde_json::from_slice(
-        &std::fs::read(root().join("crates/kindgi-api/src/openapi.json")).unwrap(),
+        &std::fs::read(repo_root().join("crates/kindgi-api/src/openapi.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(
@@ -727,10 +726,13 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
             .0,
         200
     );
-    let secret = json!({"scope": {"kind": "tenant", "tenantId": tenant}, "envName": "local",
+    // Scopes name the tenant by its UUID, as the rest of the wire.
+    let tenant_id = kindgi_api::projects::tenant_uuid(tenant);
+    let secret = json!({"scope": {"kind": "tenant", "tenantId": tenant_id}, "envName": "local",
         "name": "API_TOKEN", "value": "s3cret-value", "writeMode": "create-new"});
     let (s, body) = w.call("post", "/v1/secrets", Some(secret)).await;
     assert_eq!(s, 201, "{body}");
+    assert_eq!(body["record"]["scope"]["tenantId"], json!(tenant_id));
     assert!(!body.to_string().contains("s3cret-value"));
     assert_eq!(
         w.call("get", &format!("/v1/secrets?{q}"), None).await.0,

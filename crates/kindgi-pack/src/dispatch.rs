@@ -28,10 +28,11 @@ use async_trait::async_trait;
 use kindgi_spec::ToolManifest;
 use kindgi_spec::pack_index::IndexTool;
 use kindgi_spec::pack_protocol::{
-    CallContext, CheckInvoke, CheckRef, CheckResult, ErrorCode, Response, ToolInvoke, ToolRef, V2,
+    CallContext, CallWait, CheckInvoke, CheckRef, CheckResult, ErrorCode, Response, ToolInvoke,
+    ToolPause, ToolRef, V2,
 };
 use kindgi_tools::ToolContext;
-use kindgi_tools::dispatch::{PackCallError, PackCaller};
+use kindgi_tools::dispatch::{CallOutcome, PackCallError, PackCaller};
 use serde_json::{Map, Value, json};
 
 use crate::client::{CallOptions, PackClient, PackClientConfig, PackClientConfigError};
@@ -224,11 +225,16 @@ impl PackServiceCaller {
             Response::Result(_) => Err(CheckCallError::Transport {
                 message: "failed: the pack service answered a check with a tool result".into(),
             }),
+            Response::Pause(_) => Err(CheckCallError::Transport {
+                message: "failed: the pack service answered a check with a pause".into(),
+            }),
         }
     }
 }
 
-fn call_context(ctx: &ToolContext) -> CallContext {
+/// The wire `ctx` of a call. `wait` goes only to a tool that declares `pauses`: no other
+/// tool (nor an official service, which ignores it anyway) ever sees a wait token.
+fn call_context(manifest: &ToolManifest, ctx: &ToolContext) -> CallContext {
     let mut call_ctx = CallContext::new(
         ctx.tenant_id.clone(),
         ctx.run_id.clone().unwrap_or_default(),
@@ -238,17 +244,64 @@ fn call_context(ctx: &ToolContext) -> CallContext {
     call_ctx.request_id = ctx.request_id.clone();
     call_ctx.idempotency_key = ctx.idempotency_key.clone();
     call_ctx.env = ctx.env.as_ref().map(|e| (**e).clone());
+    if manifest.pauses() {
+        call_ctx.wait = ctx.wait.as_ref().map(|w| CallWait {
+            token: w.token.clone(),
+            link: w.link.clone(),
+            expires_at: w.expires_at.clone(),
+            timeout_ms: w.timeout_ms,
+            extra: Map::new(),
+        });
+    }
     call_ctx
 }
 
-#[async_trait]
-impl PackCaller for PackServiceCaller {
-    async fn call_tool(
+/// What a pack answered to a tool call, before the caller decides whether a pause is one
+/// it may take.
+enum Answered {
+    Output(Value),
+    Paused(ToolPause),
+}
+
+fn failed(message: impl std::fmt::Display) -> PackCallError {
+    PackCallError::Transport {
+        message: format!("failed: {message}"),
+    }
+}
+
+/// A pause is taken only from a tool that declares `pauses` and was sent a ticket, with a
+/// timeout that is a positive number of milliseconds up to 24 days. Anything else is the
+/// pack breaking the protocol: the call may have run, so it fails (and is not retried).
+fn take_pause(
+    manifest: &ToolManifest,
+    ctx: &ToolContext,
+    pause: &ToolPause,
+) -> Result<CallOutcome, PackCallError> {
+    let id = &manifest.id;
+    if !manifest.pauses() {
+        return Err(failed(format_args!(
+            "tool \"{id}\" answered `pause`, but it does not declare `pauses: true`, so its call cannot wait"
+        )));
+    }
+    if ctx.wait.is_none() {
+        return Err(failed(format_args!(
+            "tool \"{id}\" answered `pause`, but its call carried no wait ticket (`ctx.wait`), so nobody could answer it"
+        )));
+    }
+    let timeout_ms = pause
+        .timeout()
+        .map_err(|why| failed(format_args!("tool \"{id}\" answered a `pause` whose {why}")))?;
+    Ok(CallOutcome::Paused { timeout_ms })
+}
+
+impl PackServiceCaller {
+    /// Sends one call to the service serving now and reads its answer.
+    async fn invoke(
         &self,
         manifest: &ToolManifest,
         input: Value,
         ctx: &ToolContext,
-    ) -> Result<Value, PackCallError> {
+    ) -> Result<Answered, PackCallError> {
         let service = self.slot.get().map_err(|why| PackCallError::Transport {
             message: format!("unavailable: {why}; the call did not run"),
         })?;
@@ -259,7 +312,7 @@ impl PackCaller for PackServiceCaller {
                 extra: Default::default(),
             },
             input,
-            call_context(ctx),
+            call_context(manifest, ctx),
         );
         let options = CallOptions::default();
         let call = service.client.invoke_tool(&invoke, &options);
@@ -279,7 +332,8 @@ impl PackCaller for PackServiceCaller {
             },
         })?;
         match answer.response {
-            Response::Result(r) => Ok(r.output),
+            Response::Result(r) => Ok(Answered::Output(r.output)),
+            Response::Pause(p) => Ok(Answered::Paused(p)),
             Response::Error(e) => Err(PackCallError::Tool {
                 code: e.code.as_str().to_owned(),
                 message: e.message,
@@ -291,17 +345,51 @@ impl PackCaller for PackServiceCaller {
                     .filter_map(|v| serde_json::from_value(v).ok())
                     .collect(),
             }),
-            Response::CheckResult(_) => Err(PackCallError::Transport {
-                message: "failed: the pack service answered a tool call with a check result".into(),
-            }),
+            Response::CheckResult(_) => Err(failed(
+                "the pack service answered a tool call with a check result",
+            )),
+        }
+    }
+}
+
+#[async_trait]
+impl PackCaller for PackServiceCaller {
+    async fn call_tool(
+        &self,
+        manifest: &ToolManifest,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<Value, PackCallError> {
+        match self.invoke(manifest, input, ctx).await? {
+            Answered::Output(output) => Ok(output),
+            // A caller that cannot wait: even a valid pause has nobody to resume it.
+            Answered::Paused(pause) => {
+                take_pause(manifest, ctx, &pause)?;
+                Err(failed(format_args!(
+                    "tool \"{}\" answered `pause`, but this call cannot wait (it was not made through call_or_pause)",
+                    manifest.id
+                )))
+            }
+        }
+    }
+
+    async fn call_tool_or_pause(
+        &self,
+        manifest: &ToolManifest,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<CallOutcome, PackCallError> {
+        match self.invoke(manifest, input, ctx).await? {
+            Answered::Output(output) => Ok(CallOutcome::Done(output)),
+            Answered::Paused(pause) => take_pause(manifest, ctx, &pause),
         }
     }
 }
 
 /// The runtime manifest of an index tool. An index entry may carry fields the manifest
 /// type spells differently; an optional one that does not parse is left out rather than
-/// losing the tool (what matters to the runtime is id, version, schemas, `mutating` and
-/// `effects`).
+/// losing the tool (what matters to the runtime is id, version, schemas, `mutating`,
+/// `effects` and `pauses`).
 pub fn manifest_of(tool: &IndexTool) -> Result<ToolManifest, String> {
     let mut m = Map::new();
     m.insert("id".into(), json!(tool.id));
@@ -312,9 +400,14 @@ pub fn manifest_of(tool: &IndexTool) -> Result<ToolManifest, String> {
     m.insert("version".into(), json!(tool.version().unwrap_or("0.0.0")));
     m.insert("input".into(), tool.input.clone());
     m.insert("output".into(), tool.output.clone());
-    let optional: [(&str, Option<Value>); 7] = [
+    let optional: [(&str, Option<Value>); 9] = [
         ("effects", tool.effects.clone().map(Value::Array)),
         ("mutating", tool.mutating.map(Value::Bool)),
+        ("pauses", tool.pauses.map(Value::Bool)),
+        (
+            "needsApprovalWhenUnattended",
+            tool.needs_approval_when_unattended.map(Value::Bool),
+        ),
         ("needs", tool.needs.clone().map(Value::Array)),
         ("needsSpec", tool.needs_spec.clone()),
         ("sandbox", tool.sandbox.clone().map(Value::String)),
@@ -327,7 +420,7 @@ pub fn manifest_of(tool: &IndexTool) -> Result<ToolManifest, String> {
         trial.insert(key.into(), value.clone());
         if serde_json::from_value::<ToolManifest>(Value::Object(trial)).is_ok() {
             m.insert(key.into(), value);
-        } else if key == "effects" || key == "mutating" {
+        } else if matches!(key, "effects" | "mutating" | "pauses") {
             return Err(format!("its `{key}` is not valid: {value}"));
         }
     }

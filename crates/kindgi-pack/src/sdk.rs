@@ -7,6 +7,9 @@
 //! - `serve [--index P] [--module-root D] [--host H]` runs the pack service under the
 //!   process contract.
 //!
+//! A tool declaring `pauses: true` may make its run wait for another system ([`pause`],
+//! docs/pauses.md); its index entry carries `pauses: true`.
+//!
 //! A module path (`src/tools/echo.rs`) plays the part a file plays for a TypeScript or
 //! Python pack: the index's `modulePath` names it, and `serve` binds each index entry to the
 //! handler registered under that path (and the entry's id/version). An index naming a path
@@ -20,6 +23,7 @@
 //! ```
 
 pub mod check;
+pub mod pause;
 
 use kindgi_spec::pack_index::{IndexAgent, IndexEnv, IndexFlow, IndexTool, PackIndex};
 use kindgi_tools::Tool;
@@ -32,6 +36,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub use crate::service::registry::CheckContext;
 pub use check::{Check, CheckBuilder};
 pub use kindgi_spec::pack_protocol::CheckResult;
+pub use pause::{PausingHandler, Reply, pause, wait_ticket};
 
 use crate::service::registry::{LoadFn, ModuleRegistry, RegisteredCheck, RegisteredTool};
 
@@ -405,6 +410,10 @@ const INDEX_TOOL_KEYS: &[&str] = &[
     "network",
     "mutating",
     "needsApprovalWhenUnattended",
+    // Kindgi's extensions of the 1.4.0 index (docs/pauses.md, docs/pack-sdk.md); each
+    // written only when `true`.
+    "pauses",
+    "resultIsOutsideData",
     "spec",
 ];
 
@@ -423,6 +432,9 @@ fn index_tool(t: &PackTool) -> Result<IndexTool, SdkError> {
     let mut entry: Map<String, Value> = manifest
         .into_iter()
         .filter(|(k, _)| INDEX_TOOL_KEYS.contains(&k.as_str()))
+        .filter(|(k, v)| {
+            !matches!(k.as_str(), "pauses" | "resultIsOutsideData") || *v == Value::Bool(true)
+        })
         .collect();
     entry.insert("modulePath".into(), Value::from(t.module_path.clone()));
     serde_json::from_value(Value::Object(entry)).map_err(|e| SdkError::Tool {

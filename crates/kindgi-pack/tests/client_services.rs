@@ -268,3 +268,59 @@ async fn a_wrong_token_is_a_refusal_and_a_stopped_service_is_a_connect_error() {
         assert!(!err.may_have_run());
     }
 }
+
+/// The pause extension's `ctx.wait` (docs/pauses.md) sent to a service that does not know
+/// it: the official Python service ignores the field (its `ToolContext.from_wire` reads the
+/// keys it knows; the parse rules never refuse an unknown ctx field), and so does ours for a
+/// tool that does not declare `pauses`: an ordinary tool answers as ever and its handler
+/// never sees the ticket. Our client sends `wait` only to a
+/// tool that declares `pauses`, so this is what an older service would meet at worst.
+#[tokio::test]
+async fn a_service_that_does_not_know_pausing_ignores_ctx_wait() {
+    const TOKEN: &str = "wt_0123456789abcdefghijklmnopqrstuvwxyzABCDEF";
+    for (name, argv) in services() {
+        let (mut svc, client) = start(&argv, &[]).await;
+        let with_wait = |id: &str, input: Value| {
+            let mut invoke = tool(id, input);
+            invoke.ctx.wait = Some(kindgi_spec::pack_protocol::CallWait {
+                token: TOKEN.into(),
+                link: format!("http://127.0.0.1:9/v1/waits/{TOKEN}"),
+                expires_at: "2026-12-02T00:00:00.000Z".into(),
+                timeout_ms: 86_400_000,
+                extra: Map::new(),
+            });
+            invoke
+        };
+        let answer = client
+            .invoke_tool(
+                &with_wait("conformance.echo", json!({"message": "hi"})),
+                &CallOptions::default(),
+            )
+            .await
+            .unwrap();
+        match &answer.response {
+            Response::Result(r) => assert_eq!(r.output, json!({"message": "hi"}), "{name}"),
+            other => panic!("{name}: {other:?}"),
+        }
+        let answer = client
+            .invoke_tool(
+                &with_wait("conformance.context", json!({})),
+                &CallOptions::default(),
+            )
+            .await
+            .unwrap();
+        let Response::Result(r) = &answer.response else {
+            panic!("{name}: {:?}", answer.response)
+        };
+        // Neither handler's context has such a field: the ticket is dropped unseen.
+        assert_eq!(
+            r.output,
+            json!({"tenantId": "t-client", "runId": "run-client", "requestId": "req-client"}),
+            "{name}"
+        );
+        svc.process.stop(Duration::from_secs(10)).await;
+        let logged =
+            svc.process.stderr.snapshot().join("\n") + &svc.process.stdout.snapshot().join("\n");
+        assert!(!logged.contains(TOKEN), "{name}: the wait token was logged");
+    }
+}

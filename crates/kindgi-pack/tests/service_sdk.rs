@@ -115,3 +115,38 @@ fn unknown_command_is_a_usage_error() {
         format!("{:?}", std::process::ExitCode::from(2))
     );
 }
+
+#[test]
+fn outside_data_is_written_to_the_index_only_when_true_and_read_back() {
+    let t = |id: &str, outside: Option<bool>| {
+        let mut b = kindgi_tools::Tool::define(id)
+            .version("1.0.0")
+            .description("d")
+            .input(json!({"type": "object"}))
+            .output(json!({"type": "object"}))
+            .mutating(false);
+        if let Some(o) = outside {
+            b = b.result_is_outside_data(o);
+        }
+        b.raw_handler(service_common::handler(|i, _| async move { Ok(i) }))
+            .build()
+            .unwrap()
+    };
+    let pack = Pack::new("p", "1.0.0")
+        .tool("t/a.rs", t("p.mail", Some(true)))
+        .tool("t/b.rs", t("p.calc", Some(false)))
+        .tool("t/c.rs", t("p.plain", None));
+    let index = pack.index("1", "2026-10-01T12:00:00.000Z", None).unwrap();
+    let value: Value = serde_json::from_str(&index.to_canonical_string().unwrap()).unwrap();
+    let tools = value["tools"].as_array().unwrap();
+    let entry = |id: &str| tools.iter().find(|t| t["id"] == id).unwrap();
+    assert_eq!(entry("p.mail")["resultIsOutsideData"], true);
+    assert!(entry("p.calc").get("resultIsOutsideData").is_none());
+    assert!(entry("p.plain").get("resultIsOutsideData").is_none());
+    let manifest = |id: &str| {
+        kindgi_pack::dispatch::manifest_of(index.tools.iter().find(|t| t.id == id).unwrap())
+            .unwrap()
+    };
+    assert!(manifest("p.mail").result_is_outside_data());
+    assert!(!manifest("p.calc").result_is_outside_data());
+}

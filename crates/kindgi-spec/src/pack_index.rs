@@ -87,6 +87,11 @@ pub struct IndexTool {
     pub mutating: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_approval_when_unattended: Option<bool>,
+    /// Whether a call may pause its run (`tool.schema.json` 1.3.0 `pauses`). An extension of
+    /// the 1.4.0 index (docs/pauses.md): written only when `true`, so an index without a
+    /// pausing tool is exactly 1.4.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pauses: Option<bool>,
     /// A declarative tool: the runtime runs it itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<Value>,
@@ -100,6 +105,11 @@ impl IndexTool {
     /// The version, when present and non-empty.
     pub fn version(&self) -> Option<&str> {
         self.version.as_deref().filter(|v| !v.is_empty())
+    }
+
+    /// Whether the entry says its calls may pause (`pauses: true`).
+    pub fn pauses(&self) -> bool {
+        self.pauses == Some(true)
     }
 }
 

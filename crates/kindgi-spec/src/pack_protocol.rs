@@ -37,6 +37,12 @@ pub mod headers {
     pub const RETRY_AFTER: &str = "retry-after";
 }
 
+/// The longest a pausing call may make its run wait (24 days), the upper bound of a
+/// `pause` answer's `timeoutMs` (docs/pauses.md).
+pub const MAX_PAUSE_TIMEOUT_MS: u64 = 24 * DEFAULT_PAUSE_TIMEOUT_MS;
+/// How long a pausing call waits when nothing says otherwise (24 hours).
+pub const DEFAULT_PAUSE_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
+
 /// The default deadline of a call when `kindgi-timeout-ms` is absent or invalid.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// The largest accepted request body: exactly this many bytes is fine, one more is 413.
@@ -104,6 +110,96 @@ pub enum Response {
     CheckResult(CheckResultMessage),
     #[serde(rename = "error")]
     Error(ErrorMessage),
+    /// Kindgi's extension (docs/pauses.md): a pausing tool handed `ctx.wait.link` to
+    /// another system; the run waits for that system's answer. Only a tool declaring
+    /// `pauses: true`, called with `ctx.wait`, may answer it.
+    #[serde(rename = "pause")]
+    Pause(ToolPause),
+}
+
+/// `{v, kind:"pause", timeoutMs?}`: the call waits for the other system's answer, at most
+/// `timeoutMs` (absent: the ticket's `timeoutMs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolPause {
+    pub v: V2,
+    /// A positive number of milliseconds, at most [`MAX_PAUSE_TIMEOUT_MS`]. Kept as sent
+    /// (any JSON) so a reader can say what is wrong with a bad one.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timeout_ms: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ToolPause {
+    pub fn new(timeout_ms: Option<u64>) -> Self {
+        Self {
+            v: V2,
+            timeout_ms: timeout_ms.map(Value::from),
+            extra: Map::new(),
+        }
+    }
+
+    /// The timeout asked for: `Ok(None)` when absent, `Err` naming what is wrong when it
+    /// is not a whole number of milliseconds in `1..=MAX_PAUSE_TIMEOUT_MS`.
+    pub fn timeout(&self) -> Result<Option<u64>, String> {
+        match &self.timeout_ms {
+            None => Ok(None),
+            Some(v) => pause_timeout(v).map(Some),
+        }
+    }
+}
+
+/// A `timeoutMs` of a pause: a whole number of milliseconds, positive, at most 24 days.
+pub fn pause_timeout(value: &Value) -> Result<u64, String> {
+    let ms = match value {
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1e19)
+                .map(|f| f as u64)
+        }),
+        _ => None,
+    };
+    match ms {
+        Some(0) | None => Err(format!(
+            "`timeoutMs` must be a positive whole number of milliseconds, got {value}"
+        )),
+        Some(ms) if ms > MAX_PAUSE_TIMEOUT_MS => Err(format!(
+            "`timeoutMs` {ms} is longer than 24 days ({MAX_PAUSE_TIMEOUT_MS} ms), the longest a call may wait"
+        )),
+        Some(ms) => Ok(ms),
+    }
+}
+
+/// `ctx.wait` (Kindgi's extension, docs/pauses.md): sent only in a call of a tool that
+/// declares `pauses: true`. The other system answers by `POST`ing `{value}` to `link`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallWait {
+    /// Unguessable, single use, scoped to the run's tenant: a capability.
+    pub token: String,
+    /// `{apiUrl}/v1/waits/{token}`.
+    pub link: String,
+    /// RFC 3339 UTC: when the wait times out unless the tool's pause asks for another.
+    pub expires_at: String,
+    pub timeout_ms: u64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl fmt::Debug for CallWait {
+    // The token (and the link that carries it) is a capability: never in logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallWait")
+            .field("token", &"<redacted>")
+            .field("expires_at", &self.expires_at)
+            .field("timeout_ms", &self.timeout_ms)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Per-call context (`callContext`). Serializable only: the service adds cancellation.
@@ -132,6 +228,10 @@ pub struct CallContext {
     /// Settings blocks by block id (2.4.0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<Map<String, Value>>,
+    /// The wait ticket of a call of a tool that may pause (Kindgi's extension,
+    /// docs/pauses.md); absent for every other tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<CallWait>,
     /// Fields this version does not know (tolerated, kept).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -460,6 +560,60 @@ mod tests {
             "ctx":{"tenantId":"t","runId":"r","foo":1},"extra":true});
         let req: Request = serde_json::from_value(raw.clone()).unwrap();
         assert_eq!(serde_json::to_value(&req).unwrap(), raw);
+    }
+
+    #[test]
+    fn a_pause_round_trips_and_its_timeout_is_checked() {
+        let raw = json!({"v": 2, "kind": "pause", "timeoutMs": 3_600_000});
+        let r: Response = serde_json::from_value(raw.clone()).unwrap();
+        let Response::Pause(p) = &r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(p.timeout(), Ok(Some(3_600_000)));
+        assert_eq!(serde_json::to_value(&r).unwrap(), raw);
+        let bare: Response = serde_json::from_value(json!({"v": 2, "kind": "pause"})).unwrap();
+        assert!(matches!(bare, Response::Pause(ref p) if p.timeout() == Ok(None)));
+        assert_eq!(
+            pause_timeout(&json!(MAX_PAUSE_TIMEOUT_MS)),
+            Ok(2_073_600_000)
+        );
+        assert_eq!(pause_timeout(&json!(5000.0)), Ok(5000));
+        for bad in [
+            json!(0),
+            json!(-1),
+            json!(1.5),
+            json!("60"),
+            json!(null),
+            json!(MAX_PAUSE_TIMEOUT_MS + 1),
+        ] {
+            let e = pause_timeout(&bad).unwrap_err();
+            assert!(e.contains("`timeoutMs`"), "{bad}: {e}");
+        }
+        assert!(
+            pause_timeout(&json!(MAX_PAUSE_TIMEOUT_MS + 1))
+                .unwrap_err()
+                .contains("24 days")
+        );
+    }
+
+    #[test]
+    fn ctx_wait_is_sent_only_when_set_and_its_token_is_never_debug_printed() {
+        let mut ctx = CallContext::new("t", "r");
+        assert!(serde_json::to_value(&ctx).unwrap().get("wait").is_none());
+        ctx.wait = Some(CallWait {
+            token: "wt_secret".into(),
+            link: "https://api.example/v1/waits/wt_secret".into(),
+            expires_at: "2026-12-02T00:00:00.000Z".into(),
+            timeout_ms: 86_400_000,
+            extra: Map::new(),
+        });
+        let v = serde_json::to_value(&ctx).unwrap();
+        assert_eq!(
+            v["wait"],
+            json!({"token": "wt_secret", "link": "https://api.example/v1/waits/wt_secret",
+                "expiresAt": "2026-12-02T00:00:00.000Z", "timeoutMs": 86_400_000})
+        );
+        assert!(!format!("{ctx:?}").contains("wt_secret"));
     }
 
     #[test]

@@ -298,6 +298,50 @@ pub struct ValidKey {
     pub tenant_admin: bool,
 }
 
+impl ValidKey {
+    /// The capabilities this key holds; see [`HeldCapabilities`].
+    pub fn held_capabilities(&self) -> HeldCapabilities {
+        if self.tenant_admin && self.record.capabilities.is_empty() {
+            HeldCapabilities::Runtime
+        } else {
+            HeldCapabilities::Listed(self.record.capabilities.clone())
+        }
+    }
+}
+
+/// The capabilities this runtime's routes check (platform-api.md §1.2).
+pub const RUNTIME_CAPABILITIES: &[&str] = &[
+    "env:write",
+    "secrets:write",
+    "secrets:rotate",
+    "secrets:revoke",
+    "secrets:revoke:hard",
+];
+
+/// The capabilities (`env:write`, `secrets:write`, …) a key holds. The check is fail-closed
+/// (platform-api.md §1.2): a key holds what its list names and nothing else, with one rule of
+/// this runtime's key resolver on top — a tenant admin's key that names no list (the key
+/// `kindgi dev` and `kindgi tokens create --database` make, and keys made before
+/// capabilities existed) holds every capability this runtime checks
+/// ([`RUNTIME_CAPABILITIES`]). A key that names a list, admin or not, holds exactly that list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeldCapabilities {
+    /// [`RUNTIME_CAPABILITIES`] (a tenant admin's key with no list).
+    Runtime,
+    /// Exactly these.
+    Listed(Vec<String>),
+}
+
+impl HeldCapabilities {
+    /// Whether `cap` is held.
+    pub fn holds(&self, cap: &str) -> bool {
+        match self {
+            HeldCapabilities::Runtime => RUNTIME_CAPABILITIES.contains(&cap),
+            HeldCapabilities::Listed(list) => list.iter().any(|c| c == cap),
+        }
+    }
+}
+
 /// What a presented key turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyStatus {

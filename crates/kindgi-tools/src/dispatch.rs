@@ -203,6 +203,20 @@ pub trait PackCaller: Send + Sync + std::fmt::Debug {
         input: Value,
         ctx: &ToolContext,
     ) -> Result<Value, PackCallError>;
+
+    /// Invokes a tool that may pause (`manifest.pauses()`, with `ctx.wait` set): the pack
+    /// answers with the call's result or says it paused (docs/pauses.md). A caller that
+    /// does not know pausing answers through [`PackCaller::call_tool`].
+    async fn call_tool_or_pause(
+        &self,
+        manifest: &ToolManifest,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<CallOutcome, PackCallError> {
+        self.call_tool(manifest, input, ctx)
+            .await
+            .map(CallOutcome::Done)
+    }
 }
 
 /// A tool in a pack service.
@@ -239,21 +253,45 @@ impl ToolDispatcher for PackTool {
     }
 
     async fn call(&self, input: Value, ctx: ToolContext) -> Result<Value, ToolCallError> {
+        self.caller
+            .call_tool(&self.manifest, input, &ctx)
+            .await
+            .map_err(|e| self.call_error(e))
+    }
+
+    /// A tool that declares `pauses` goes through [`PackCaller::call_tool_or_pause`]; any
+    /// other through [`PackCaller::call_tool`], so it can never come back paused.
+    async fn call_or_pause(
+        &self,
+        input: Value,
+        ctx: ToolContext,
+    ) -> Result<CallOutcome, ToolCallError> {
+        if !self.manifest.pauses() {
+            return self.call(input, ctx).await.map(CallOutcome::Done);
+        }
+        self.caller
+            .call_tool_or_pause(&self.manifest, input, &ctx)
+            .await
+            .map_err(|e| self.call_error(e))
+    }
+}
+
+impl PackTool {
+    fn call_error(&self, error: PackCallError) -> ToolCallError {
         let id = self.manifest.id.clone();
-        match self.caller.call_tool(&self.manifest, input, &ctx).await {
-            Ok(v) => Ok(v),
-            Err(PackCallError::Tool {
+        match error {
+            PackCallError::Tool {
                 code,
                 message,
                 issues,
-            }) => Err(ToolCallError {
+            } => ToolCallError {
                 code,
                 message,
                 tool_id: id,
                 transport: false,
                 issues,
-            }),
-            Err(PackCallError::Transport { message }) => Err(ToolCallError {
+            },
+            PackCallError::Transport { message } => ToolCallError {
                 code: "pack-unreachable".into(),
                 message: format!(
                     "tool \"{id}\" in pack \"{}\" could not be called: {message}",
@@ -262,7 +300,112 @@ impl ToolDispatcher for PackTool {
                 tool_id: id,
                 transport: true,
                 issues: Vec::new(),
-            }),
+            },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::Mutex;
+
+    /// A pack caller that says which way it was called and answers `pause` when asked
+    /// through `call_tool_or_pause`.
+    #[derive(Debug, Default)]
+    struct Recorder {
+        calls: Mutex<Vec<&'static str>>,
+    }
+
+    #[async_trait]
+    impl PackCaller for Recorder {
+        async fn call_tool(
+            &self,
+            _manifest: &ToolManifest,
+            input: Value,
+            _ctx: &ToolContext,
+        ) -> Result<Value, PackCallError> {
+            self.calls.lock().unwrap().push("call_tool");
+            Ok(input)
+        }
+
+        async fn call_tool_or_pause(
+            &self,
+            _manifest: &ToolManifest,
+            _input: Value,
+            _ctx: &ToolContext,
+        ) -> Result<CallOutcome, PackCallError> {
+            self.calls.lock().unwrap().push("call_tool_or_pause");
+            Ok(CallOutcome::Paused {
+                timeout_ms: Some(5),
+            })
+        }
+    }
+
+    /// Only `call_tool`: the default `call_tool_or_pause` answers through it.
+    #[derive(Debug)]
+    struct Plain;
+
+    #[async_trait]
+    impl PackCaller for Plain {
+        async fn call_tool(
+            &self,
+            _manifest: &ToolManifest,
+            _input: Value,
+            _ctx: &ToolContext,
+        ) -> Result<Value, PackCallError> {
+            Err(PackCallError::Transport {
+                message: "unavailable: down".into(),
+            })
+        }
+    }
+
+    fn manifest(pauses: bool) -> ToolManifest {
+        serde_json::from_value(json!({"id": "p.t", "version": "1.0.0", "description": "d",
+            "input": {"type": "object"}, "output": {"type": "object"}, "pauses": pauses}))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn only_a_tool_declaring_pauses_is_called_the_pausing_way() {
+        let recorder = Arc::new(Recorder::default());
+        let plain = PackTool::new(manifest(false), "p", recorder.clone());
+        let out = plain
+            .call_or_pause(json!({"a": 1}), ToolContext::for_test())
+            .await
+            .unwrap();
+        assert_eq!(out, CallOutcome::Done(json!({"a": 1})));
+        let pausing = PackTool::new(manifest(true), "p", recorder.clone());
+        let out = pausing
+            .call_or_pause(json!({}), ToolContext::for_test())
+            .await
+            .unwrap();
+        assert_eq!(
+            out,
+            CallOutcome::Paused {
+                timeout_ms: Some(5)
+            }
+        );
+        assert_eq!(
+            *recorder.calls.lock().unwrap(),
+            ["call_tool", "call_tool_or_pause"]
+        );
+        assert!(!pausing.runs_concurrently());
+    }
+
+    #[tokio::test]
+    async fn the_default_pausing_call_answers_through_call_tool_and_maps_its_errors() {
+        let tool = PackTool::new(manifest(true), "p", Arc::new(Plain));
+        let e = tool
+            .call_or_pause(json!({}), ToolContext::for_test())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "pack-unreachable");
+        assert!(e.transport);
+        assert_eq!(
+            e.message,
+            "tool \"p.t\" in pack \"p\" could not be called: unavailable: down"
+        );
     }
 }

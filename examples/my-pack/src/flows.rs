@@ -15,6 +15,34 @@ pub fn echo_agent() -> Value {
     })
 }
 
+/// `my-pack.support-agent`: answers a customer with the pack's tools, under the policy the
+/// tools declare (seed 004). Its approval gates are on (`conversationPolicy.hitl` with no
+/// per-tool rules): the read-only `my-pack.lookup-order` runs straight away, while
+/// `my-pack.send-reply` and `my-pack.request-review` (mutating) wait for a person's
+/// approval on first use — `kindgi approvals list`, then `kindgi approvals complete <id>
+/// --decision=approve`. `my-pack.request-review` also pauses: the run then waits for the
+/// reviewer's answer at the call's link (docs/pauses.md). The before-tool guardrail
+/// `my-pack.no-card-numbers` refuses a reply carrying a card number before it is sent.
+///
+/// With the dev stand-in model (`dev-echo`), a turn calls the first tool with the user's
+/// message — so `send-reply` parks the run until someone approves it.
+pub fn support_agent() -> Value {
+    json!({
+        "id": "my-pack.support-agent",
+        "version": "0.1.0",
+        "name": "Support agent",
+        "instructions": "Answer the customer. Look orders up before you reply; ask for a review before promising a refund.",
+        "capabilities": [],
+        "tools": [
+            {"id": "my-pack.send-reply", "version": "^0.1.0"},
+            {"id": "my-pack.lookup-order", "version": "^0.1.0"},
+            {"id": "my-pack.request-review", "version": "^0.1.0"},
+        ],
+        "guardrails": ["my-pack.no-card-numbers"],
+        "conversationPolicy": {"hitl": {"tools": {}}},
+    })
+}
+
 /// `my-pack.check-order`: looks an order up (read-only, so it runs in a dry run).
 pub fn check_order() -> Value {
     json!({

@@ -1,8 +1,12 @@
 //! `my-pack`: the example pack of the read-only guide (seed 004), written with the Rust pack
-//! SDK. Three tools — `my-pack.lookup-order` (read-only), `my-pack.add-order-note`
-//! (mutating, writes `external:orders`) and `my-pack.greet` (read-only) — an agent
-//! (`my-pack.echo-agent`) and three flows: `my-pack.check-order`, `my-pack.note-order` and
-//! `my-pack.echo-flow`.
+//! SDK. Five tools — `my-pack.lookup-order` (read-only), `my-pack.add-order-note`
+//! (mutating, writes `external:orders`), `my-pack.greet` (read-only),
+//! `my-pack.request-review` (a pausing tool: the run waits for a reviewer's answer, handed
+//! over through the file `MY_PACK_REVIEW_OUTBOX` names; docs/pauses.md) and
+//! `my-pack.send-reply` (mutating) — a before-tool guardrail check
+//! (`my-pack.no-card-numbers`), two agents (`my-pack.echo-agent`, and
+//! `my-pack.support-agent` with approval gates on) and three flows: `my-pack.check-order`,
+//! `my-pack.note-order` and `my-pack.echo-flow`.
 //!
 //! ```sh
 //! kindgi dev examples/my-pack          # builds, indexes, serves, registers
@@ -11,6 +15,7 @@
 //!
 //! Or by hand: `my-pack index --out index.json`, then `my-pack serve --index index.json`.
 
+mod checks;
 mod flows;
 mod tools;
 
@@ -39,7 +44,21 @@ fn pack() -> Pack {
             defined("add-order-note", tools::add_order_note::tool()),
         )
         .tool("src/tools/greet.rs", defined("greet", tools::greet::tool()))
+        .tool(
+            "src/tools/request_review.rs",
+            defined("request-review", tools::request_review::tool()),
+        )
+        .tool(
+            "src/tools/send_reply.rs",
+            defined("send-reply", tools::send_reply::tool()),
+        )
+        .check(
+            "src/checks.rs",
+            defined("no-card-numbers", checks::no_card_numbers()),
+        )
+        .env(&[], &[tools::request_review::OUTBOX_ENV])
         .agent("src/flows.rs", flows::echo_agent())
+        .agent("src/flows.rs", flows::support_agent())
         .flow("src/flows.rs", flows::check_order())
         .flow("src/flows.rs", flows::note_order())
         .flow("src/flows.rs", flows::echo_flow())

@@ -69,6 +69,48 @@ fn copy_dir(src: &Path, dst: &Path) {
     }
 }
 
+/// The official TypeScript packages and Node 24 of the kindgi-cli wheel.
+pub struct TsReference {
+    pub node_modules: PathBuf,
+    /// `bin/node` of Node 24.
+    pub node: PathBuf,
+}
+
+/// The reference, or `None` (skip) — a failure when `KINDGI_REQUIRE_REFERENCE=1` or `CI`.
+pub fn ts_reference(test: &str) -> Option<TsReference> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let node_modules = var("KINDGI_CLI_NODE_MODULES")
+        .filter(|d| d.join("@kindgi/handler-runtime/package.json").is_file());
+    let node = var("KINDGI_NODE24_DIR")
+        .map(|d| d.join("bin/node"))
+        .filter(|n| n.is_file());
+    if let (Some(node_modules), Some(node)) = (node_modules, node) {
+        return Some(TsReference { node_modules, node });
+    }
+    let required = std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
+        || std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+    assert!(
+        !required,
+        "{test}: KINDGI_CLI_NODE_MODULES (with @kindgi/handler-runtime) or KINDGI_NODE24_DIR \
+         (with bin/node) is missing and KINDGI_REQUIRE_REFERENCE=1 / CI is set (run \
+         scripts/setup-reference, then source .cache/reference.env)"
+    );
+    eprintln!("SKIP {test}: the kindgi-cli wheel's node_modules / Node 24 are not set up");
+    None
+}
+
+/// A temp copy of `examples/my-pack-ts` whose `node_modules` is the wheel's (what the
+/// example's `link-sdk` script sets up in the repository).
+pub fn ts_pack(r: &TsReference) -> tempfile::TempDir {
+    let tmp = copy_pack(&repo_root().join("examples/my-pack-ts"));
+    std::os::unix::fs::symlink(&r.node_modules, tmp.path().join("node_modules")).unwrap();
+    tmp
+}
+
 /// A running `kindgi dev`.
 pub struct Dev {
     pub child: Child,

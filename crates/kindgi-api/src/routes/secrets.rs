@@ -18,8 +18,9 @@ use kindgi_store::values::{
 use serde_json::{Map, Value, json};
 
 use super::values::{
-    Params, Position, RawScope, Values, clip, cursor, env_name, key_problem, object_body, params,
-    query_scope, resolve_scope, revision_field, scope_json, store_error, tags, time,
+    Params, Position, RawScope, Values, clip, cursor, env_name, key_problem, names_tenant,
+    object_body, params, query_scope, resolve_scope, revision_field, scope_json, store_error, tags,
+    time,
 };
 use crate::error::ApiError;
 use crate::page::{clamp_limit, encode_cursor, page};
@@ -164,7 +165,7 @@ fn body_scope(values: &Values, b: &Map<String, Value>) -> Result<RawScope, ApiEr
         }
     };
     if let Some(t) = o.get("tenantId") {
-        if t.as_str() != Some(values.tenant()) {
+        if !t.as_str().is_some_and(|t| names_tenant(t, values.tenant())) {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "scope-mismatch",

@@ -205,6 +205,7 @@ fn check_capabilities(raw: Option<&Value>, caller: &KeyHolder) -> Result<Vec<Str
         Some(Value::Array(_)) => return Err(bad("`capabilities` holds at most 100 entries")),
         Some(_) => return Err(bad("`capabilities` must be an array of strings")),
     };
+    let held = caller.key.held_capabilities();
     let mut out: Vec<String> = Vec::with_capacity(list.len());
     for c in list {
         let Some(c) = c
@@ -226,7 +227,7 @@ fn check_capabilities(raw: Option<&Value>, caller: &KeyHolder) -> Result<Vec<Str
             )
             .with_details(json!({"capability": c})));
         }
-        if !caller.key.record.capabilities.iter().any(|h| h == c) {
+        if !held.holds(c) {
             return Err(denied(
                 format!("Bearer token is missing the `{c}` capability, so it cannot grant it"),
                 "tokens.mint",

@@ -15,13 +15,14 @@ use axum::extract::Query;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use kindgi_store::seal::SealKey;
+use kindgi_store::tokens::HeldCapabilities;
 use kindgi_store::values::{Tags, ValueScope, ValuesError, ValuesStore};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::auth::Tenant;
+use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
-use crate::projects::default_project_id;
+use crate::projects::{default_project_id, tenant_uuid};
 use crate::state::AppState;
 
 /// The env a runtime serves when `KINDGI_ENV` is unset.
@@ -93,10 +94,12 @@ impl ValuesConfig {
 
 static PROCESS_CONFIG: OnceLock<Arc<ValuesConfig>> = OnceLock::new();
 
-/// A request's values context: the caller's tenant, the store and the configuration.
+/// A request's values context: the caller's tenant and capabilities, the store and the
+/// configuration.
 #[derive(Debug, Clone)]
 pub struct Values {
     pub caller: Tenant,
+    pub capabilities: HeldCapabilities,
     pub store: ValuesStore,
     pub config: Arc<ValuesConfig>,
 }
@@ -105,7 +108,7 @@ impl FromRequestParts<AppState> for Values {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Values, ApiError> {
-        let caller = Tenant::from_request_parts(parts, state).await?;
+        let caller = Caller::from_request_parts(parts, state).await?;
         let config = match parts.extensions.get::<ValuesConfig>() {
             Some(c) => Arc::new(c.clone()),
             None => PROCESS_CONFIG
@@ -114,7 +117,8 @@ impl FromRequestParts<AppState> for Values {
         };
         let store = ValuesStore::with_key(state.db.clone(), config.seal_key());
         Ok(Values {
-            caller,
+            caller: Tenant(caller.tenant),
+            capabilities: caller.capabilities,
             store,
             config,
         })
@@ -126,16 +130,17 @@ impl Values {
         &self.caller.0
     }
 
-    /// `403 permission-denied` unless the caller holds `cap`.
+    /// `403 permission-denied` unless the caller's key holds `cap` (platform-api.md §1.2,
+    /// fail-closed: see [`HeldCapabilities`]).
     pub fn require(&self, cap: &str) -> Result<(), ApiError> {
-        if has_capability(&self.caller, cap) {
+        if self.capabilities.holds(cap) {
             return Ok(());
         }
         let message =
             format!("Bearer token is missing the `{cap}` capability required for this route.");
         Err(
             ApiError::new(StatusCode::FORBIDDEN, "permission-denied", message.clone()).with_details(
-                json!({"action": "admin", "resource": format!("tenant:{}", self.tenant()), "reason": message}),
+                json!({"action": "admin", "resource": format!("tenant:{}", tenant_uuid(self.tenant())), "reason": message}),
             ),
         )
     }
@@ -156,14 +161,6 @@ impl Values {
         )
         .with_details(json!({"envName": env_name, "servedEnv": served})))
     }
-}
-
-/// Whether `caller` holds capability `cap` (`env:write`, `secrets:write`, `secrets:rotate`,
-/// `secrets:revoke`, `secrets:revoke:hard`). API keys carry no capability list yet, so every
-/// key holds every capability; this is the one place the real check goes.
-pub fn has_capability(caller: &Tenant, cap: &str) -> bool {
-    let _ = (caller, cap);
-    true
 }
 
 /// Echo at most 200 characters of client input.
@@ -310,17 +307,27 @@ pub fn resolve_scope(tenant: &str, raw: &RawScope) -> Result<ValueScope, ApiErro
     .with_details(json!({"projectId": raw.id})))
 }
 
-/// `OA:Scope` of a stored scope.
+/// `OA:Scope` of a stored scope: `tenantId` is the tenant's UUID ([`tenant_uuid`]), as on
+/// the rest of the wire.
 pub fn scope_json(tenant: &str, scope: &ValueScope) -> Value {
+    let tenant_id = tenant_uuid(tenant);
     match scope {
-        ValueScope::Tenant => json!({"kind": "tenant", "tenantId": tenant}),
-        ValueScope::Org(id) => json!({"kind": "org", "tenantId": tenant, "orgId": id}),
-        ValueScope::Project(id) => json!({"kind": "project", "tenantId": tenant, "projectId": id}),
+        ValueScope::Tenant => json!({"kind": "tenant", "tenantId": tenant_id}),
+        ValueScope::Org(id) => json!({"kind": "org", "tenantId": tenant_id, "orgId": id}),
+        ValueScope::Project(id) => {
+            json!({"kind": "project", "tenantId": tenant_id, "projectId": id})
+        }
     }
 }
 
+/// Whether a request's `tenantId` names `tenant`: its UUID ([`tenant_uuid`], any case), or,
+/// for clients written before the UUID, its name.
+pub fn names_tenant(tenant_id: &str, tenant: &str) -> bool {
+    tenant_id == tenant || tenant_id.eq_ignore_ascii_case(&tenant_uuid(tenant))
+}
+
 /// The reference's `scopesEqual`: a body scope names the same kind and id as the query
-/// (its `tenantId`, when present, must be the caller's).
+/// (its `tenantId`, when present, must name the caller's tenant: [`names_tenant`]).
 pub fn scopes_equal(body: &Value, tenant: &str, raw: &RawScope) -> bool {
     let Some(o) = body.as_object() else {
         return false;
@@ -329,7 +336,7 @@ pub fn scopes_equal(body: &Value, tenant: &str, raw: &RawScope) -> bool {
         return false;
     }
     if let Some(t) = o.get("tenantId") {
-        if t.as_str() != Some(tenant) {
+        if !t.as_str().is_some_and(|t| names_tenant(t, tenant)) {
             return false;
         }
     }

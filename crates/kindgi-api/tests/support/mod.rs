@@ -38,6 +38,33 @@ pub async fn env(kind: DatabaseKind) -> Env {
     }
 }
 
+/// An app served by the real server ([`kindgi_api::serve`]) on a free loopback port.
+pub struct Served {
+    pub url: String,
+    stop: kindgi_serve::CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Served {
+    /// Stops serving and waits until the server has let go of the port and its state.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        self.task.await.unwrap();
+    }
+}
+
+/// Serves `app` on `127.0.0.1:0` with the default limits.
+pub async fn serve_loopback(app: axum::Router) -> Served {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let stop = kindgi_serve::CancellationToken::new();
+    let serving = stop.clone();
+    let task = tokio::spawn(async move {
+        kindgi_api::serve(listener, app, kindgi_serve::Limits::default(), serving).await;
+    });
+    Served { url, stop, task }
+}
+
 /// The Default project of tenant `acme` (the project every test body names).
 pub fn acme_project() -> String {
     kindgi_api::projects::default_project_id("acme")

@@ -79,7 +79,11 @@ pub(crate) fn cases() -> Vec<Case> {
         ),
         c(27, "check {} → `check.id` is required", c27),
         c(28, "config 1 / [] / null → `config` must be an object", c28),
-        c(29, "extra top-level and ctx fields → result", c29),
+        c(
+            29,
+            "extra top-level and ctx fields (ctx.wait too) → result",
+            c29,
+        ),
         c(30, "echo {} → input-validation-failed, required issue", c30),
         c(
             31,
@@ -606,6 +610,11 @@ case!(c29, |k| {
     m["ctx"]["settings"] = json!({"acme.weights": {"recency": 0.7}});
     m["ctx"]["idempotencyKey"] = json!("0d6f4c1a-9a43-5b1e-8f1d-2b7e6c3d9a10");
     m["ctx"]["foo"] = json!("bar");
+    // Kindgi's pause extension (docs/pauses.md): a service that does not know it must still
+    // answer (a runtime sends `wait` only to a tool declaring `pauses`, but an older
+    // service must not be broken by one).
+    m["ctx"]["wait"] = json!({"token": "wt_conformance", "link": "http://127.0.0.1:9/v1/waits/wt_conformance",
+        "expiresAt": "2026-10-02T12:00:00.000Z", "timeoutMs": 86_400_000});
     let out = k.invoke(&m).await?.result()?;
     ensure(out == json!({"message": "hi"}), || format!("output {out}"))
 });

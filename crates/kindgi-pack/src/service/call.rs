@@ -23,6 +23,9 @@ use super::pack::{CheckSlot, LoadedPack, ToolSlot};
 use super::registry::CheckContext;
 use super::state::State;
 use crate::log::{Level, Record};
+use crate::sdk::pause::{PAUSE, PauseSlot};
+use kindgi_tools::WaitTicket;
+use serde::Deserialize;
 
 tokio::task_local! {
     /// The wire `ctx` of the tool call the current task runs (see [`crate::sdk::call_context`]).
@@ -263,8 +266,9 @@ impl SecretResolver for WireSecrets {
     }
 }
 
-/// The handler's context: the wire ctx's known fields plus the call's signal.
-fn tool_context(ctx: &Map<String, Value>, signal: CancellationToken) -> ToolContext {
+/// The handler's context: the wire ctx's known fields plus the call's signal. `wait` only
+/// for a tool that declares `pauses` (and only when it is a whole ticket).
+fn tool_context(ctx: &Map<String, Value>, signal: CancellationToken, pauses: bool) -> ToolContext {
     let mut tc = ToolContext::new(
         ctx.get("tenantId")
             .and_then(Value::as_str)
@@ -285,8 +289,55 @@ fn tool_context(ctx: &Map<String, Value>, signal: CancellationToken) -> ToolCont
     if let Some(Value::Object(secrets)) = ctx.get("secrets") {
         tc.secrets = Some(Arc::new(WireSecrets(secrets.clone())));
     }
+    if pauses {
+        tc.wait = ctx
+            .get("wait")
+            .and_then(|w| WaitTicket::deserialize(w).ok());
+    }
     tc.signal = signal;
     tc
+}
+
+/// The answer of a handler that paused: `{v:2, kind:"pause", timeoutMs?}` when the tool
+/// may pause, else why not (docs/pauses.md).
+fn pause_body(
+    slot: &ToolSlot,
+    target: &Target,
+    has_ticket: bool,
+    timeout_ms: Option<u64>,
+) -> Result<Vec<u8>, CallError> {
+    let id = &*slot.id;
+    let refuse =
+        |why: String| Err(CallError::new(ErrorCode::OutputValidationFailed, why).about(target));
+    if !slot.pauses {
+        return refuse(format!(
+            "Tool \"{id}\" handler answered pause, but the tool does not declare `pauses: true`; declare it (Tool::define(..).pauses(true)) or return the call's output"
+        ));
+    }
+    if !has_ticket {
+        return refuse(format!(
+            "Tool \"{id}\" handler answered pause, but the call carries no wait ticket (`ctx.wait`): the runtime calling it cannot wait for another system's answer"
+        ));
+    }
+    let timeout = match timeout_ms {
+        None => None,
+        Some(ms) => match kindgi_spec::pack_protocol::pause_timeout(&Value::from(ms)) {
+            Ok(ms) => Some(ms),
+            Err(why) => {
+                return refuse(format!(
+                    "Tool \"{id}\" handler answered a pause whose {why}"
+                ));
+            }
+        },
+    };
+    let mut body = Vec::with_capacity(48);
+    body.extend_from_slice(br#"{"v":2,"kind":"pause""#);
+    if let Some(ms) = timeout {
+        body.extend_from_slice(br#","timeoutMs":"#);
+        body.extend_from_slice(ms.to_string().as_bytes());
+    }
+    body.push(b'}');
+    Ok(body)
 }
 
 /// A thrown error as the wire's `cause`.
@@ -546,12 +597,20 @@ pub(crate) async fn run_tool(
             }
         }
     }
-    let tool_ctx = tool_context(&ctx, signal.clone());
+    let tool_ctx = tool_context(&ctx, signal.clone(), slot.pauses);
+    let has_ticket = tool_ctx.wait.is_some();
     let running = (slot.handler)(input, tool_ctx);
-    let fut: BoxFuture<'static, _> = Box::pin(CALL_CONTEXT.scope(Arc::new(ctx), running));
+    let paused = Arc::new(PauseSlot::default());
+    let fut: BoxFuture<'static, _> =
+        Box::pin(CALL_CONTEXT.scope(Arc::new(ctx), PAUSE.scope(paused.clone(), running)));
     let (handle, late) = spawn_watched(state, &target, fut);
     let output = match settle(handle, &late, until, signal, &target).await? {
         Ran::Done(Ok(output)) => output,
+        // A pause travels as the handler's error, with the slot saying it is one.
+        Ran::Done(Err(_)) if paused.asked().is_some() => {
+            let timeout_ms = paused.asked().flatten();
+            return pause_body(&slot, &target, has_ticket, timeout_ms);
+        }
         Ran::Done(Err(e)) => {
             let (name, message) = thrown(&e);
             let mut err = CallError::new(

@@ -226,7 +226,7 @@ impl InFlight {
     fn record(&self, outcome: &str) {
         let Some(target) = &self.target else { return };
         let duration_ms = self.admitted.elapsed().as_millis() as u64;
-        let level = if outcome == "ok" {
+        let level = if outcome == "ok" || outcome == "paused" {
             Level::Info
         } else {
             Level::Warn
@@ -510,6 +510,8 @@ async fn run(
     };
     call.answered = true;
     let (bytes, outcome_code): (Vec<u8>, &str) = match outcome {
+        // A pausing tool's `pause` (docs/pauses.md) is an answer, not a failure.
+        Ok(bytes) if bytes.starts_with(br#"{"v":2,"kind":"pause""#) => (bytes, "paused"),
         Ok(bytes) => (bytes, "ok"),
         Err(e) => {
             if call.target.is_none() {

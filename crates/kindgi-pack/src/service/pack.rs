@@ -24,6 +24,8 @@ pub(crate) struct ToolSlot {
     pub handler: Handler,
     pub input: Compiled,
     pub output: Compiled,
+    /// The entry declares `pauses: true`: its handler may answer `pause`.
+    pub pauses: bool,
 }
 
 /// One indexed check, bound.
@@ -169,6 +171,7 @@ impl LoadedPack {
                 handler: registered.handler.clone(),
                 input: cache.get_or_compile(&t.input, input_opts),
                 output: cache.get_or_compile(&t.output, output_opts),
+                pauses: t.pauses(),
             };
             tools.entry(t.id.clone()).or_default().push(Arc::new(slot));
         }

@@ -3,6 +3,8 @@
 pub mod add_order_note;
 pub mod greet;
 pub mod lookup_order;
+pub mod request_review;
+pub mod send_reply;
 
 use kindgi_tools::{Handler, HandlerError, ToolContext};
 use serde_json::Value;
