@@ -4,8 +4,9 @@
 //!
 //! A frame is `id: <runId>:<sequence>\nevent: <kind>\ndata: <json>\n\n`. Journal kinds map
 //! to wire kinds (`step.started` → `run.step-started`, `wait.suspended` →
-//! `run.wait-suspended`, `approval.requested` → `run.approval-requested`, …); kinds the wire has no name for (`edge.evaluated`,
-//! `value.recorded`, fan-out and sub-graph entries…) are dropped. `Last-Event-Id:
+//! `run.wait-suspended`, `approval.requested` → `run.approval-requested`,
+//! `guardrail.violated` → `run.guardrail-violated`, …); kinds the wire has no name for
+//! (`edge.evaluated`, `value.recorded`, fan-out and sub-graph entries…) are dropped. `Last-Event-Id:
 //! <runId>:<seq>` replays from `sequence > seq`. The journal is polled every
 //! [`POLL_INTERVAL`]; the stream closes after a terminal event or [`MAX_STREAM`]. A journal
 //! that cannot be read sends `id: <runId>:error`, `event: error`, `data {code:
@@ -28,8 +29,9 @@ pub const MAX_STREAM: Duration = Duration::from_secs(300);
 const PAGE: u32 = 100;
 
 /// The wire kind of a journal kind, or `None` when the stream drops it. Beyond the
-/// reference (which never emits them), the approval entries are sent as the spec's
-/// `run.approval-requested` / `run.approval-completed`.
+/// reference (which lists them but never emits them), the approval and guardrail entries
+/// are sent as the spec's `run.approval-requested` / `run.approval-completed` /
+/// `run.guardrail-violated`.
 pub fn wire_kind(kind: JournalKind) -> Option<&'static str> {
     use JournalKind as K;
     Some(match kind {
@@ -47,6 +49,7 @@ pub fn wire_kind(kind: JournalKind) -> Option<&'static str> {
         K::RunCancelled => "run.cancelled",
         K::ApprovalRequested => "run.approval-requested",
         K::ApprovalCompleted => "run.approval-completed",
+        K::GuardrailViolated => "run.guardrail-violated",
         _ => return None,
     })
 }
@@ -215,6 +218,10 @@ mod tests {
         assert_eq!(
             wire_kind(JournalKind::ApprovalCompleted),
             Some("run.approval-completed")
+        );
+        assert_eq!(
+            wire_kind(JournalKind::GuardrailViolated),
+            Some("run.guardrail-violated")
         );
         assert_eq!(wire_kind(JournalKind::WaitCancelled), None);
     }
