@@ -47,6 +47,9 @@ enum Command {
     /// Start runs and read them.
     #[command(subcommand)]
     Runs(cmd::runs::RunsCommand),
+    /// Review approvals: list, get, complete (decide).
+    #[command(subcommand)]
+    Approvals(cmd::approvals::ApprovalsCommand),
     /// Read flow registrations: list, get, versions.
     #[command(subcommand)]
     Flows(cmd::registry::ReadCommand),
@@ -85,6 +88,7 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Mcp(c) => cmd::mcp::run(c, runtime),
         Command::Tokens(c) => cmd::tokens::run(c, runtime),
         Command::Runs(c) => Ok(runtime.block_on(cmd::runs::run(c))),
+        Command::Approvals(c) => Ok(runtime.block_on(cmd::approvals::run(c))),
         Command::Flows(c) => Ok(runtime.block_on(cmd::registry::run("flows", c))),
         Command::Agents(c) => Ok(runtime.block_on(cmd::registry::run("agents", c))),
         Command::Server(a) => cmd::server::run(a),

@@ -177,7 +177,7 @@ pub async fn middleware(State(state): State<AppState>, request: Request, next: N
         "{}|{}:{}|{key}",
         caller.idempotency_scope(),
         request.method(),
-        request.uri().path()
+        crate::routes::waits::path_without_token(request.uri().path())
     );
     let (mut parts, body) = request.into_parts();
     let Ok(bytes) = to_bytes(body, BODY_LIMIT).await else {

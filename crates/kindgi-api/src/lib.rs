@@ -124,18 +124,23 @@ async fn fallback(State(state): State<AppState>, request: Request) -> Response {
     if let Err(e) = auth::authenticate(&state, request.headers()).await {
         return e.into_response();
     }
-    let path = request.uri().path();
+    route_not_found(request.method().as_str(), request.uri().path()).into_response()
+}
+
+/// `404 route-not-found` ``No route registered for <METHOD> <path>. …`` (a wait token in
+/// the path is named by its id: it is a secret).
+pub(crate) fn route_not_found(method: &str, path: &str) -> ApiError {
+    let path = routes::waits::path_without_token(path);
+    let path = path.as_ref();
     ApiError::new(
         StatusCode::NOT_FOUND,
         "route-not-found",
         format!(
-            "No route registered for {} {}. The routes this server has are listed at GET /v1/openapi.json",
-            request.method(),
+            "No route registered for {method} {}. The routes this server has are listed at GET /v1/openapi.json",
             truncate_path(path)
         ),
     )
-    .with_details(serde_json::json!({"method": request.method().as_str(), "path": truncate_path(path)}))
-    .into_response()
+    .with_details(serde_json::json!({"method": method, "path": truncate_path(path)}))
 }
 
 fn truncate_path(p: &str) -> String {

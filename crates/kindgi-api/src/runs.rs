@@ -13,8 +13,11 @@
 //! | `GET /v1/runs/{id}/progress` | `OA:RunProgress` |
 //! | `GET /v1/runs/{id}/journal` | `OA:RunJournalPage` (`since`, strict `limit`, `{sequence}` cursor) |
 //! | `POST /v1/runs/{id}/cancel` | `200` the re-read run; `409 run-already-terminal` |
-//! | `POST /v1/runs/{id}/resume` | always `422 run-resume-not-supported` |
+//! | `POST /v1/runs/{id}/resume` | answers a pausing call's wait (our extension, [`crate::routes::waits`]) |
 //! | `GET /v1/runs/{id}/stream`, `…/progress/stream` | SSE ([`crate::sse`]) |
+//!
+//! The same runtime serves `/v1/approvals` ([`crate::routes::approvals`]) and
+//! `/v1/waits/{token}` ([`crate::routes::waits`]): they mount with the run routes.
 
 use axum::extract::{Extension, Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -30,7 +33,7 @@ use crate::error::ApiError;
 use crate::json_body::JsonObject;
 use crate::page::encode_cursor;
 use crate::request_id::{RequestId, Trace};
-use crate::run_wire::{entry_json, progress_json, run_json, waiting_for};
+use crate::run_wire::{entry_json, progress_json, run_json};
 use crate::runs_list::{self, Params, cursor_after};
 use crate::sse::{self, Flavour};
 use crate::state::AppState;
@@ -52,6 +55,8 @@ pub fn routes(runtime: Runtime) -> Router<AppState> {
         .route("/v1/runs/{run_id}/resume", post(resume))
         .route("/v1/runs/{run_id}/stream", get(stream))
         .route("/v1/runs/{run_id}/progress/stream", get(progress_stream))
+        .merge(crate::routes::approvals::routes())
+        .merge(crate::routes::waits::routes())
         .layer(Extension(runtime))
 }
 
@@ -444,34 +449,15 @@ async fn get_run(
 ) -> Result<Json<Value>, ApiError> {
     let run = owned_run(&rt, &caller.tenant, &run_id).await?;
     let mut body = run_json(&run, true);
+    // Omitted when it cannot be read, as the reference does (`kindgi runs resume` then
+    // works it out from the journal).
     if run.status == RunStatus::Suspended
-        && let Ok(journal) = rt.journal(&run.id, None, None).await
+        && let Ok(Some(w)) = rt.waiting_for(&run).await
+        && let (Ok(w), Some(o)) = (serde_json::to_value(w), body.as_object_mut())
     {
-        let mut children = std::collections::HashMap::new();
-        for child in journal_children(&journal) {
-            if let Ok(c) = rt.get_run(&child).await {
-                children.insert(child, c.status);
-            }
-        }
-        let w = waiting_for(&journal, |id| children.get(id).copied());
-        if let Some(o) = body.as_object_mut() {
-            o.insert("waitingFor".into(), w);
-        }
+        o.insert("waitingFor".into(), w);
     }
     Ok(Json(body))
-}
-
-/// The child run ids named by open `child:` wait tokens.
-fn journal_children(journal: &[kindgi_runtime::JournalEntry]) -> Vec<String> {
-    crate::run_wire::open_waits(journal)
-        .into_iter()
-        .filter_map(|w| {
-            w.token_id
-                .strip_prefix("child:")
-                .and_then(|r| r.rsplit_once(':'))
-                .map(|(id, _)| id.to_owned())
-        })
-        .collect()
 }
 
 async fn progress(
@@ -552,12 +538,18 @@ async fn cancel(
     Ok(Json(run_json(&run, true)))
 }
 
-async fn resume(_caller: Caller) -> ApiError {
-    ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "run-resume-not-supported",
-        "Resuming a run through the API is not supported: a run resumes when what it waits for (an approval, a child run) completes",
-    )
+/// `POST /v1/runs/{id}/resume` `{waitpointId, value}`: answers one of the run's pausing
+/// calls ([`crate::routes::waits::resume`]) and answers the re-read run.
+async fn resume(
+    Extension(rt): Extension<Runtime>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let run = owned_run(&rt, &caller.tenant, &run_id).await?;
+    let JsonObject(body) = JsonObject::or_empty(&body)?;
+    let run = crate::routes::waits::resume(&rt, &run, body).await?;
+    Ok(Json(run_json(&run, true)))
 }
 
 async fn open_stream(

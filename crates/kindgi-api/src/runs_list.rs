@@ -131,6 +131,12 @@ fn statuses(p: &Params) -> Result<Vec<RunStatus>, ApiError> {
     Ok(out)
 }
 
+/// `scopeKind`/`scopeId`/`inherit` (§1.8): the project to filter on, if any (also the
+/// approvals list's).
+pub fn scope_project(p: &Params) -> Result<Option<String>, ApiError> {
+    scope(p)
+}
+
 /// `scopeKind`/`scopeId`/`inherit` (§1.8): the project to filter on, if any.
 fn scope(p: &Params) -> Result<Option<String>, ApiError> {
     let invalid = |why: &str| {

@@ -4,8 +4,9 @@
 //!
 //! A frame is `id: <runId>:<sequence>\nevent: <kind>\ndata: <json>\n\n`. Journal kinds map
 //! to wire kinds (`step.started` → `run.step-started`, `wait.suspended` →
-//! `run.wait-suspended`, …); kinds the wire has no name for (`edge.evaluated`,
-//! `value.recorded`, fan-out and sub-graph entries…) are dropped. `Last-Event-Id:
+//! `run.wait-suspended`, `approval.requested` → `run.approval-requested`,
+//! `guardrail.violated` → `run.guardrail-violated`, …); kinds the wire has no name for
+//! (`edge.evaluated`, `value.recorded`, fan-out and sub-graph entries…) are dropped. `Last-Event-Id:
 //! <runId>:<seq>` replays from `sequence > seq`. The journal is polled every
 //! [`POLL_INTERVAL`]; the stream closes after a terminal event or [`MAX_STREAM`]. A journal
 //! that cannot be read sends `id: <runId>:error`, `event: error`, `data {code:
@@ -27,7 +28,10 @@ pub const MAX_STREAM: Duration = Duration::from_secs(300);
 /// Entries read per journal poll.
 const PAGE: u32 = 100;
 
-/// The wire kind of a journal kind, or `None` when the stream drops it.
+/// The wire kind of a journal kind, or `None` when the stream drops it. Beyond the
+/// reference (which lists them but never emits them), the approval and guardrail entries
+/// are sent as the spec's `run.approval-requested` / `run.approval-completed` /
+/// `run.guardrail-violated`.
 pub fn wire_kind(kind: JournalKind) -> Option<&'static str> {
     use JournalKind as K;
     Some(match kind {
@@ -43,6 +47,9 @@ pub fn wire_kind(kind: JournalKind) -> Option<&'static str> {
         K::RunCompleted => "run.completed",
         K::RunFailed => "run.failed",
         K::RunCancelled => "run.cancelled",
+        K::ApprovalRequested => "run.approval-requested",
+        K::ApprovalCompleted => "run.approval-completed",
+        K::GuardrailViolated => "run.guardrail-violated",
         _ => return None,
     })
 }
@@ -204,5 +211,18 @@ mod tests {
             wire_kind(JournalKind::StepStarted),
             Some("run.step-started")
         );
+        assert_eq!(
+            wire_kind(JournalKind::ApprovalRequested),
+            Some("run.approval-requested")
+        );
+        assert_eq!(
+            wire_kind(JournalKind::ApprovalCompleted),
+            Some("run.approval-completed")
+        );
+        assert_eq!(
+            wire_kind(JournalKind::GuardrailViolated),
+            Some("run.guardrail-violated")
+        );
+        assert_eq!(wire_kind(JournalKind::WaitCancelled), None);
     }
 }

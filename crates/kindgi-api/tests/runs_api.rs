@@ -520,7 +520,7 @@ async fn runs_belong_to_their_tenant(kind: DatabaseKind) {
     e.db.cleanup().await.unwrap();
 }
 
-/// Cases 24, 34 and 40 (progress).
+/// Cases 24, 34 (resume, as we extend it) and 40 (progress).
 async fn get_progress_and_resume(kind: DatabaseKind) {
     let e = env(kind).await;
     let r = e.acme.get("/v1/runs/not-a-uuid").await;
@@ -560,7 +560,13 @@ async fn get_progress_and_resume(kind: DatabaseKind) {
             "updatedAt"
         ]
     );
-    for target in [id.as_str(), UNKNOWN, "x"] {
+    // Resume answers a pausing call (our extension, tests/waits_api.rs): a run that ended
+    // has nothing to answer, an unknown one is not found, a body needs `waitpointId`.
+    for (target, status, code) in [
+        (id.as_str(), 409, "run-already-terminal"),
+        (UNKNOWN, 404, "run-not-found"),
+        ("x", 400, "bad-input"),
+    ] {
         let r = e
             .acme
             .post_json(
@@ -568,10 +574,15 @@ async fn get_progress_and_resume(kind: DatabaseKind) {
                 &json!({"waitpointId": "w"}),
             )
             .await;
-        assert_error(&r, 422, "run-resume-not-supported", None);
+        assert_error(&r, status, code, None);
     }
     let r = e.acme.post(&format!("/v1/runs/{id}/resume")).await;
-    assert_error(&r, 422, "run-resume-not-supported", None);
+    assert_error(
+        &r,
+        400,
+        "bad-input",
+        Some("`waitpointId` is required: the wait token a pausing tool's call handed out"),
+    );
     let f = e.acme.get("/v1/runs/failures").await;
     assert_error(&f, 501, "run-failures-not-supported", None);
     e.db.cleanup().await.unwrap();

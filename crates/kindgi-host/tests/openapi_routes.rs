@@ -5,7 +5,7 @@
 //!
 //! - Every operation in the served document is requested at least once — with fixtures
 //!   published first (a tool, an agent, a flow, runs, a conversation, an env value, a
-//!   secret, a key, a service account), so the success answers are walked, not only the
+//!   secret, a key, a service account, a gated agent's approval, paused runs), so the success answers are walked, not only the
 //!   refusals — and the status it answers must be one the operation documents.
 //! - Operations of the official document the host does not serve answer `404
 //!   route-not-found`: the served document names exactly what is mounted.
@@ -214,6 +214,230 @@ impl Walk {
     }
 }
 
+/// The walk's model: it asks for `walk.write` when the turn offers it and no result came
+/// back yet (so `walk.gated` parks on its approval), else it answers.
+#[derive(Debug)]
+struct WalkModel;
+
+#[async_trait::async_trait]
+impl kindgi_runtime::ModelProvider for WalkModel {
+    fn provider_id(&self) -> &str {
+        "walk"
+    }
+    fn model(&self) -> &str {
+        "walk-1"
+    }
+    async fn invoke(
+        &self,
+        r: kindgi_runtime::model::ModelRequest,
+    ) -> Result<kindgi_runtime::model::ModelResponse, kindgi_runtime::model::ModelError> {
+        use kindgi_runtime::model::{FinishReason, ModelResponse, Role, ToolCall};
+        let offered = r.tools.iter().any(|t| t.name == "walk.write");
+        let answered = r.messages.last().is_some_and(|m| m.role == Role::Tool);
+        let tool_calls = if offered && !answered {
+            vec![ToolCall {
+                id: "c1".into(),
+                name: "walk.write".into(),
+                arguments: json!({"note": "hi"}),
+            }]
+        } else {
+            vec![]
+        };
+        Ok(ModelResponse {
+            text: if tool_calls.is_empty() {
+                "ok".into()
+            } else {
+                String::new()
+            },
+            finish_reason: if tool_calls.is_empty() {
+                FinishReason::Stop
+            } else {
+                FinishReason::ToolUse
+            },
+            tool_calls,
+            usage: Default::default(),
+            warnings: vec![],
+        })
+    }
+}
+
+/// A pausing tool: keeps its tickets (the walk answers them) and pauses.
+#[derive(Debug)]
+struct AskHuman {
+    manifest: kindgi_spec::ToolManifest,
+    tickets: std::sync::Arc<std::sync::Mutex<Vec<kindgi_tools::WaitTicket>>>,
+}
+
+#[async_trait::async_trait]
+impl kindgi_runtime::ToolDispatcher for AskHuman {
+    fn manifest(&self) -> &kindgi_spec::ToolManifest {
+        &self.manifest
+    }
+    fn transport(&self) -> kindgi_runtime::ToolTransport {
+        kindgi_runtime::ToolTransport::Pack
+    }
+    async fn call(
+        &self,
+        _input: Value,
+        _ctx: kindgi_tools::ToolContext,
+    ) -> Result<Value, kindgi_runtime::ToolCallError> {
+        panic!("a pausing tool is called with call_or_pause")
+    }
+    async fn call_or_pause(
+        &self,
+        _input: Value,
+        ctx: kindgi_tools::ToolContext,
+    ) -> Result<kindgi_tools::dispatch::CallOutcome, kindgi_runtime::ToolCallError> {
+        self.tickets.lock().unwrap().push(ctx.wait.clone().unwrap());
+        Ok(kindgi_tools::dispatch::CallOutcome::Paused { timeout_ms: None })
+    }
+}
+
+type Tickets = std::sync::Arc<std::sync::Mutex<Vec<kindgi_tools::WaitTicket>>>;
+
+/// Puts the gated agent (`walk.gated`, its `walk.write` asked for every time) and the
+/// pausing flow (`walk.ask`) in the host's runtime.
+fn gated_fixtures(rt: &kindgi_runtime::Runtime) -> Tickets {
+    let write = kindgi_tools::Tool::define("walk.write")
+        .version("1.0.0")
+        .description("writes a note")
+        .input(json!({"type": "object"}))
+        .output(json!({"type": "object"}))
+        .effect(kindgi_spec::tool::EffectKind::Writes, "notes")
+        .handler(|input: Value, _ctx| async move {
+            Ok::<Value, kindgi_tools::HandlerError>(json!({"wrote": input}))
+        })
+        .build()
+        .unwrap();
+    rt.tools().insert_tool(write);
+    let mut agent = kindgi_runtime::AgentSpec::new("walk.gated").with_tools(vec!["walk.write"]);
+    agent.conversation_policy =
+        Some(json!({"hitl": {"tools": {"overrides": {"walk.write": "always_ask"}}}}));
+    rt.agents().insert(agent);
+    let tickets: Tickets = Default::default();
+    let manifest = serde_json::from_value(json!({
+        "id": "walk.ask-human", "version": "1.0.0", "description": "asks a person",
+        "input": {"type": "object"}, "pauses": true,
+        "output": {"type": "object", "properties": {"answer": {"type": "string"}}}
+    }))
+    .unwrap();
+    rt.tools().insert(std::sync::Arc::new(AskHuman {
+        manifest,
+        tickets: tickets.clone(),
+    }));
+    let flow = json!({
+        "id": "walk.ask", "version": "1.0.0",
+        "nodes": [{"id": "ask", "kind": "tool", "ref": "walk.ask-human"}],
+        "edges": [{"id": "e1", "from": "$start", "to": "ask"}, {"id": "e2", "from": "ask", "to": "$end"}]
+    });
+    rt.flows().insert_json(&flow.to_string()).unwrap();
+    tickets
+}
+
+/// Approvals and waits: a gated turn's approval listed, read and approved; two paused runs
+/// answered, one through `/resume`, one on its link.
+async fn walk_approvals_and_waits(w: &mut Walk, tickets: &Tickets, unknown: &str) {
+    let (s, run) = w
+        .call(
+            "post",
+            "/v1/runs",
+            Some(json!({"agent": "walk.gated", "input": {"userMessage": "write"}})),
+        )
+        .await;
+    assert_eq!(
+        (s, run["status"].as_str()),
+        (201, Some("suspended")),
+        "{run}"
+    );
+    let gated = run["id"].as_str().unwrap().to_owned();
+    let (s, got) = w.call("get", &format!("/v1/runs/{gated}"), None).await;
+    assert_eq!(s, 200);
+    let approval = got["waitingFor"]["approvals"][0]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(w.call("get", "/v1/approvals", None).await.0, 200);
+    assert_eq!(
+        w.call("get", &format!("/v1/approvals/{approval}"), None)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        w.call("get", &format!("/v1/approvals/{unknown}"), None)
+            .await
+            .0,
+        404
+    );
+    let decide = json!({"decision": "approve"});
+    assert_eq!(
+        w.call(
+            "post",
+            &format!("/v1/approvals/{unknown}/complete"),
+            Some(decide.clone())
+        )
+        .await
+        .0,
+        404
+    );
+    let (s, done) = w
+        .call(
+            "post",
+            &format!("/v1/approvals/{approval}/complete"),
+            Some(decide),
+        )
+        .await;
+    assert_eq!(s, 200, "{done}");
+
+    let (s, first) = w
+        .call(
+            "post",
+            "/v1/runs",
+            Some(json!({"flow": "walk.ask", "input": {}})),
+        )
+        .await;
+    assert_eq!(
+        (s, first["status"].as_str()),
+        (201, Some("suspended")),
+        "{first}"
+    );
+    let (s, second) = w
+        .call(
+            "post",
+            "/v1/runs",
+            Some(json!({"flow": "walk.ask", "input": {}})),
+        )
+        .await;
+    assert_eq!(s, 201, "{second}");
+    let (one, two) = {
+        let t = tickets.lock().unwrap();
+        (t[0].token.clone(), t[1].token.clone())
+    };
+    let first = first["id"].as_str().unwrap();
+    let (s, got) = w
+        .call(
+            "post",
+            &format!("/v1/runs/{first}/resume"),
+            Some(json!({"waitpointId": one, "value": {"answer": "yes"}})),
+        )
+        .await;
+    assert_eq!(s, 200, "{got}");
+    assert_eq!(
+        w.call("post", "/v1/waits/kgw_nope", Some(json!({"value": {}})))
+            .await
+            .0,
+        404
+    );
+    let (s, got) = w
+        .call(
+            "post",
+            &format!("/v1/waits/{two}"),
+            Some(json!({"value": {"answer": "yes"}})),
+        )
+        .await;
+    assert_eq!(s, 200, "{got}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_mounted_route_answers_what_the_served_document_says() {
     let tmp = tempfile::tempdir().unwrap();
@@ -222,7 +446,9 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
         "127.0.0.1:0",
     );
     config.secrets_key = Some(kindgi_store::seal::SealKey::generate().0);
+    config.model = Some(std::sync::Arc::new(WalkModel));
     let host = Host::start("walk", config).await.unwrap();
+    let tickets = gated_fixtures(host.runtime());
     let tenant = kindgi_host::DEFAULT_TENANT;
     let key = host.state().tokens.create(tenant, None).await.unwrap().key;
     let http = reqwest::Client::new();
@@ -382,8 +608,9 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
         )
         .await
         .0,
-        422
+        409
     );
+    walk_approvals_and_waits(&mut w, &tickets, unknown).await;
     assert_eq!(
         w.call("get", &format!("/v1/runs/{unknown}"), None).await.0,
         404

@@ -1,5 +1,6 @@
 //! One module per command group; each exposes its clap types and `run`.
 
+pub mod approvals;
 pub mod dev;
 pub mod mcp;
 pub mod pack;

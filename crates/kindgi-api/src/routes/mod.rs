@@ -3,6 +3,9 @@
 //! versioned registries share.
 
 pub mod agents;
+pub mod approvals;
+pub mod approvals_query;
+pub mod approvals_wire;
 pub mod conversations;
 pub mod env;
 pub mod flows;
@@ -16,6 +19,7 @@ pub mod mcp_validate;
 pub mod projects;
 pub mod query;
 pub mod registry;
+pub mod reviewer;
 pub mod scope;
 pub mod scope_params;
 pub mod secrets;
@@ -23,3 +27,4 @@ pub mod service_accounts;
 pub mod tokens;
 pub mod tools;
 pub mod values;
+pub mod waits;

@@ -2,6 +2,7 @@
 //! tenants.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+pub mod gated;
 pub mod openapi;
 
 use kindgi_api::testing::TestClient;
