@@ -6,7 +6,8 @@
 //!
 //! The index is the runtime's data, so problems in it are reported, not fatal: an entry that
 //! does not load is listed with its reason and left out, and the rest is registered.
-//! Guardrails are listed in the summary; the runtime does not run guardrail checks yet.
+//! A pack's guardrails are put in the guardrail registry; its agents' turns judge with them
+//! (its checks run in its pack service over `check-invoke`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -48,7 +49,7 @@ impl Registered {
         );
         if !self.guardrails.is_empty() {
             s.push_str(&format!(
-                ", {} (listed; guardrail checks do not run yet)",
+                ", {}",
                 n(&self.guardrails, "guardrail", "guardrails")
             ));
         }
@@ -93,6 +94,17 @@ fn agent_of(agent: &IndexAgent) -> AgentSpec {
         .get("conversationPolicy")
         .filter(|p| !p.is_null())
         .cloned();
+    spec.guardrails = agent
+        .rest
+        .get("guardrails")
+        .and_then(Value::as_array)
+        .map(|ids| {
+            ids.iter()
+                .filter_map(|g| g.as_str().or_else(|| g.get("id")?.as_str()))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
     spec
 }
 
