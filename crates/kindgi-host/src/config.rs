@@ -3,11 +3,13 @@
 //! registers, and the model. `kindgi server` fills it from flags and a `--config FILE`
 //! ([`ConfigFile`], JSON); `kindgi dev` from its pack folder.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use kindgi_runtime::ModelProvider;
+use kindgi_runtime::agent::hitl::HitlSpec;
 use serde::Deserialize;
 
 use crate::error::HostError;
@@ -95,6 +97,9 @@ pub struct HostConfig {
     pub secrets_key: Option<kindgi_store::seal::SealKey>,
     /// `POST /v1/mcp/endpoints` may register `stdio` endpoints (commands run on this host).
     pub allow_stdio_mcp: bool,
+    /// Per tenant name, the `hitl` floor every agent's approval gates are held to (only
+    /// stricter: runtime.md §4; docs/approvals.md).
+    pub tenant_hitl: BTreeMap<String, HitlSpec>,
 }
 
 impl std::fmt::Debug for HostConfig {
@@ -124,6 +129,7 @@ impl HostConfig {
             served_env: kindgi_api::routes::values::DEFAULT_SERVED_ENV.to_owned(),
             secrets_key: None,
             allow_stdio_mcp: false,
+            tenant_hitl: BTreeMap::new(),
         }
     }
 }
@@ -137,7 +143,9 @@ impl HostConfig {
 ///  "packs": [{"url": "https://orders-pack.run.app", "tokenEnv": "ORDERS_PACK_TOKEN",
 ///             "index": "orders/index.json", "tenant": "acme"},
 ///            {"dir": "packs/billing", "watch": false}],
-///  "mcp": [{"endpoint": "mcp+stdio://npx -y @modelcontextprotocol/server-everything"}]}
+///  "mcp": [{"endpoint": "mcp+stdio://npx -y @modelcontextprotocol/server-everything"}],
+///  "tenantHitl": {"acme": {"tools": {"acme.refund": "always_ask"}, "maxTimeoutMs": 3600000,
+///                          "minReviewerRole": "senior"}}}
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -148,6 +156,9 @@ pub struct ConfigFile {
     pub packs: Vec<ConfigPack>,
     #[serde(default)]
     pub mcp: Vec<ConfigMcp>,
+    /// Per tenant, its `hitl` policy (`{tools?, maxTimeoutMs?, minReviewerRole?}`).
+    #[serde(default)]
+    pub tenant_hitl: BTreeMap<String, serde_json::Value>,
 }
 
 /// One pack of a [`ConfigFile`]: `url` + `tokenEnv` + `index`, or `dir`.
@@ -254,6 +265,36 @@ impl ConfigFile {
             }
         }
         Ok(out)
+    }
+
+    /// The file's tenant `hitl` policies, checked: every problem of every tenant's is named.
+    pub fn tenant_hitl(&self, path: &Path) -> Result<BTreeMap<String, HitlSpec>, HostError> {
+        let mut out = BTreeMap::new();
+        let mut problems = Vec::new();
+        for (tenant, spec) in &self.tenant_hitl {
+            if let Err(e) = check_tenant(tenant) {
+                problems.push(format!("tenantHitl.{tenant}: {e}"));
+                continue;
+            }
+            match HitlSpec::from_value(spec) {
+                Ok(s) => {
+                    out.insert(tenant.clone(), s);
+                }
+                Err(issues) => problems.extend(
+                    issues
+                        .iter()
+                        .map(|i| format!("tenantHitl.{tenant}{}: {}", i.path, i.message)),
+                ),
+            }
+        }
+        if problems.is_empty() {
+            Ok(out)
+        } else {
+            Err(HostError::Config {
+                path: path.to_owned(),
+                message: problems.join("; "),
+            })
+        }
     }
 
     /// The file's MCP servers.

@@ -85,7 +85,11 @@ impl Host {
         let services = PackServices::default();
         let registry: std::sync::Arc<dyn kindgi_tools::registry::ToolRegistry> =
             state.registry.clone();
-        let rt = Runtime::with_database(db.clone())
+        let mut builder = Runtime::with_database(db.clone());
+        if !config.tenant_hitl.is_empty() {
+            builder = builder.tenant_hitl_policy(std::sync::Arc::new(config.tenant_hitl.clone()));
+        }
+        let rt = builder
             .config(runtime_config)
             .model(model)
             .registry(registry)

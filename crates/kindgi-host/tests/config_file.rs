@@ -116,3 +116,38 @@ fn a_remote_slot_never_shows_its_token() {
     let e = kindgi_pack::dispatch::ServiceSlot::remote("ftp://x", "t", |_| {}).unwrap_err();
     assert!(e.to_string().contains("is not an http(s) URL"), "{e}");
 }
+
+/// `tenantHitl`: a floor per tenant under every agent's approval gates, read from the file;
+/// each problem names the tenant and where in its policy it is.
+#[tokio::test]
+async fn tenant_hitl_policies_are_read_and_checked() {
+    use kindgi_runtime::agent::hitl::TenantHitlPolicy;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write(
+        tmp.path(),
+        r#"{"tenantHitl": {"acme": {"tools": {"acme.refund": "always_ask"}, "maxTimeoutMs": 3600000,
+                                   "minReviewerRole": "senior"}}}"#,
+    );
+    let policies = ConfigFile::read(&path).unwrap().tenant_hitl(&path).unwrap();
+    let acme = policies.hitl_policy("acme").await.unwrap().unwrap();
+    assert_eq!(acme.max_timeout_ms, Some(3_600_000));
+    assert_eq!(
+        acme.min_reviewer_role,
+        Some(kindgi_runtime::ReviewerRole::Senior)
+    );
+    assert!(acme.tools.contains_key("acme.refund"));
+    assert_eq!(policies.hitl_policy("other").await.unwrap(), None);
+
+    let path = write(
+        tmp.path(),
+        r#"{"tenantHitl": {"acme": {"maxTimeoutMs": "soon", "loose": true}}}"#,
+    );
+    let got = message(
+        ConfigFile::read(&path)
+            .unwrap()
+            .tenant_hitl(&path)
+            .unwrap_err(),
+    );
+    assert!(got.contains("tenantHitl.acme/maxTimeoutMs"), "{got}");
+    assert!(got.contains("tenantHitl.acme/loose"), "{got}");
+}

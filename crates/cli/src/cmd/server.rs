@@ -248,7 +248,8 @@ async fn serve(
                 .unwrap_or_else(|| PathBuf::from("."));
             let packs = file.pack_sources(path, &base)?;
             let mcp = file.mcp_servers(path)?;
-            Some((file, packs, mcp))
+            let hitl = file.tenant_hitl(path)?;
+            Some((file, packs, mcp, hitl))
         }
         None => None,
     };
@@ -277,9 +278,10 @@ async fn serve(
     config.secrets_key = kindgi_store::seal::SealKey::from_env()
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("cannot read the secrets key")?;
-    if let Some((_, file_packs, file_mcp)) = file {
+    if let Some((_, file_packs, file_mcp, file_hitl)) = file {
         config.packs = file_packs;
         config.mcp = file_mcp;
+        config.tenant_hitl = file_hitl;
     }
     config.packs.extend(packs);
     config.mcp.extend(mcp);

@@ -475,6 +475,14 @@ impl TenantHitlPolicy for HitlSpec {
     }
 }
 
+/// A policy per tenant name (a host's configuration file); a tenant not named has none.
+#[async_trait]
+impl TenantHitlPolicy for std::collections::BTreeMap<String, HitlSpec> {
+    async fn hitl_policy(&self, tenant: &str) -> Result<Option<HitlSpec>, TenantPolicyError> {
+        Ok(self.get(tenant).cloned())
+    }
+}
+
 /// The rules one turn applies: the agent's, held to the tenant's.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EffectiveHitl {
