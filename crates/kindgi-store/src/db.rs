@@ -243,7 +243,9 @@ impl Database {
                 })
             }
             Target::Postgres(url) => {
-                Backend::Postgres(open_postgres(&url, &display, options).await?)
+                let pool = open_postgres(&url, &display, options).await?;
+                epochs = crate::epoch::Epochs::notified(pool.clone());
+                Backend::Postgres(pool)
             }
         };
         Ok(Database {
@@ -265,6 +267,7 @@ impl Database {
         crate::values::migrate(self).await?;
         crate::mcp_endpoints::migrate(self).await?;
         crate::conversations::migrate(self).await?;
+        crate::epoch::migrate(self).await?;
         Ok(())
     }
 
@@ -298,7 +301,7 @@ impl Database {
     }
 
     /// Where this database is (URL or path, password removed).
-    /// The change epochs of this database (empty for in-memory SQLite and PostgreSQL).
+    /// The change epochs of this database (empty for in-memory SQLite).
     pub fn epochs(&self) -> &crate::epoch::Epochs {
         &self.inner.epochs
     }
