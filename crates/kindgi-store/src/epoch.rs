@@ -33,6 +33,18 @@ pub enum EpochKind {
     Registry,
 }
 
+/// The longest a writer waits to hear its own change announced ([`Epochs::announced`]).
+pub const ANNOUNCE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A change about to be made (see [`Epochs::before_change`]).
+#[derive(Debug, Clone, Copy)]
+#[must_use = "pass it to Epochs::announced once the change committed"]
+pub struct Change {
+    kind: EpochKind,
+    /// Notifications heard before it (`None`: not listening; nothing to wait for).
+    heard: Option<u64>,
+}
+
 /// The epochs of one database (none for in-memory SQLite).
 #[derive(Debug, Clone, Default)]
 pub struct Epochs {
@@ -102,6 +114,29 @@ impl Epochs {
     pub async fn moved_past(&self, kind: EpochKind, before: Option<u64>) {
         if let Some(n) = &self.notified {
             n.moved_past(kind, before).await;
+        }
+    }
+
+    /// Before a change of `kind`: what [`Epochs::announced`] waits past once it committed.
+    pub fn before_change(&self, kind: EpochKind) -> Change {
+        Change {
+            kind,
+            heard: self.notified.as_ref().and_then(|n| n.heard(kind)),
+        }
+    }
+
+    /// After `change` committed: marks it, as [`Epochs::bump`] does, and on PostgreSQL waits
+    /// (at most [`ANNOUNCE_WAIT`]) until this process has heard the change's own notification,
+    /// so that other processes have it too by the time the writer answers its caller.
+    pub async fn announced(&self, change: Change) {
+        self.bump(change.kind);
+        if let (Some(n), Some(before)) = (&self.notified, change.heard)
+            && !n.heard_past(change.kind, before, ANNOUNCE_WAIT).await
+        {
+            tracing::warn!(
+                "a change's notification was not heard back within {} ms; other hosts may answer from their caches until it arrives",
+                ANNOUNCE_WAIT.as_millis()
+            );
         }
     }
 

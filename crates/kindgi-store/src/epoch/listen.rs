@@ -13,7 +13,11 @@
 //!
 //! A notification is delivered asynchronously: a process sees another's change as soon as
 //! PostgreSQL's message reaches it (well under a millisecond on one host), not before. A
-//! process's own changes move its counters at once ([`Notified::bump_local`]).
+//! process's own changes move its counters at once ([`Notified::bump_local`]), and a writer
+//! that announces its change ([`super::Epochs::announced`]) waits until its own connection
+//! has heard the notification: by then PostgreSQL is delivering it to every listener, so
+//! the writer's caller gets its answer after the other processes got the news, not before
+//! (all but a scheduling hair).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,11 +34,13 @@ const CHANNEL: &str = "kindgi_changes";
 const RETRY: Duration = Duration::from_secs(1);
 
 /// The triggers (PostgreSQL migration DDL, idempotent). An `api_keys` update that changes
-/// nothing but `last_used_at` (recorded as keys are used) is not a change.
+/// `last_used_at` (recorded as keys are used) and nothing else is not a change; every other
+/// update of a row is announced, even one that rewrote the same values (a writer that waits
+/// for its announcement, see [`Notified::heard_past`], then always gets one).
 pub(crate) const DDL: &[&str] = &[
     "CREATE OR REPLACE FUNCTION kindgi_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP = 'UPDATE' AND TG_NARGS > 0
+  IF TG_OP = 'UPDATE' AND TG_NARGS > 0 AND to_jsonb(OLD) <> to_jsonb(NEW)
      AND (to_jsonb(OLD) - TG_ARGV[0]) = (to_jsonb(NEW) - TG_ARGV[0]) THEN
     RETURN NULL;
   END IF;
@@ -75,6 +81,9 @@ struct Counters {
     live: AtomicBool,
     /// Woken at every move, for [`Notified::moved_past`].
     moved: tokio::sync::Notify,
+    /// Notifications heard, per kind (what a writer waits on, see [`Notified::heard_past`]).
+    heard_keys: AtomicU64,
+    heard_registry: AtomicU64,
 }
 
 impl Counters {
@@ -88,6 +97,13 @@ impl Counters {
     fn bump(&self, kind: EpochKind) {
         self.of(kind).fetch_add(1, Ordering::AcqRel);
         self.moved.notify_waiters();
+    }
+
+    fn heard(&self, kind: EpochKind) -> &AtomicU64 {
+        match kind {
+            EpochKind::Keys => &self.heard_keys,
+            EpochKind::Registry => &self.heard_registry,
+        }
     }
 
     fn bump_all(&self) {
@@ -154,6 +170,31 @@ impl Notified {
             }
             moved.await;
         }
+    }
+
+    /// How many notifications of `kind` this process has heard, when listening.
+    pub(crate) fn heard(&self, kind: EpochKind) -> Option<u64> {
+        self.counters
+            .live
+            .load(Ordering::Acquire)
+            .then(|| self.counters.heard(kind).load(Ordering::Acquire))
+    }
+
+    /// Waits, at most `limit`, until a notification of `kind` after the `before`th is heard;
+    /// whether one was.
+    pub(crate) async fn heard_past(&self, kind: EpochKind, before: u64, limit: Duration) -> bool {
+        let wait = async {
+            loop {
+                let moved = self.counters.moved.notified();
+                tokio::pin!(moved);
+                moved.as_mut().enable();
+                if self.counters.heard(kind).load(Ordering::Acquire) > before {
+                    return;
+                }
+                moved.await;
+            }
+        };
+        tokio::time::timeout(limit, wait).await.is_ok()
     }
 
     fn start(&self) {
@@ -232,6 +273,7 @@ async fn listen_once(own: &PgPool, counters: &Counters) {
                     .filter(|(s, _)| *s == schema)
                     .and_then(|(_, table)| kind_of(table));
                 if let Some(kind) = kind {
+                    counters.heard(kind).fetch_add(1, Ordering::AcqRel);
                     counters.bump(kind);
                 }
             }
