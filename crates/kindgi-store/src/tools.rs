@@ -174,7 +174,10 @@ impl StoreRegistry {
         if existing.manifest_json == text {
             return Ok(PutOutcome::Unchanged);
         }
-        let change = self.db.epochs().before_change(crate::epoch::EpochKind::Registry);
+        let change = self
+            .db
+            .epochs()
+            .before_change(crate::epoch::EpochKind::Registry);
         run!(
             self.db,
             execute,
@@ -512,7 +515,10 @@ impl StoreRegistry {
     ) -> Result<bool, RegistryError> {
         let now = now_millis();
         let at = unregister.then_some(now);
-        let change = self.db.epochs().before_change(crate::epoch::EpochKind::Registry);
+        let change = self
+            .db
+            .epochs()
+            .before_change(crate::epoch::EpochKind::Registry);
         let changed = run!(
             self.db,
             execute,
