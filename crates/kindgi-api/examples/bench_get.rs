@@ -4,7 +4,11 @@
 //! prints requests/s and latency percentiles. Run it with `scripts/bench-registry`.
 //!
 //! `cargo run --release -p kindgi-api --example bench_get -- --store sqlite|postgres
-//!  [--requests 50000] [--concurrency 16] [--seconds 20]`
+//!  [--requests 50000] [--concurrency 16] [--seconds 20] [--rounds 1]`
+//!
+//! With `--rounds N` the bare endpoint and the route take turns N times and the median of
+//! the N ratios is printed too: on a shared machine the load drifts between two long runs,
+//! and alternating short ones compares like with like.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -31,6 +35,7 @@ async fn main() {
     let requests: usize = arg("--requests", "50000").parse().unwrap();
     let concurrency: usize = arg("--concurrency", "16").parse().unwrap();
     let seconds: u64 = arg("--seconds", "20").parse().unwrap();
+    let rounds: usize = arg("--rounds", "1").parse().unwrap();
     let kind = match store.as_str() {
         "sqlite" => DatabaseKind::Sqlite,
         "postgres" => DatabaseKind::Postgres,
@@ -114,14 +119,28 @@ async fn main() {
         seconds,
     };
     load.run(&bare, "bare hyper", &store).await;
-    let bare_rps = load.run(&bare, "bare hyper", &store).await;
-    let ours = load
-        .run(&target, "GET /v1/tools/{id}/versions/{v}", &store)
-        .await;
-    println!(
-        "store={store} ratio={:.2} (ours / bare hyper, {concurrency} connections)",
-        ours / bare_rps
-    );
+    let mut ratios = Vec::new();
+    for _ in 0..rounds.max(1) {
+        let bare_rps = load.run(&bare, "bare hyper", &store).await;
+        let ours = load
+            .run(&target, "GET /v1/tools/{id}/versions/{v}", &store)
+            .await;
+        println!(
+            "store={store} ratio={:.2} (ours / bare hyper, {concurrency} connections)",
+            ours / bare_rps
+        );
+        ratios.push(ours / bare_rps);
+    }
+    if ratios.len() > 1 {
+        ratios.sort_by(f64::total_cmp);
+        println!(
+            "store={store} median ratio={:.2} over {} rounds (min {:.2}, max {:.2})",
+            ratios[ratios.len() / 2],
+            ratios.len(),
+            ratios[0],
+            ratios[ratios.len() - 1]
+        );
+    }
     stop_tx.send(()).unwrap();
     server.await.unwrap().unwrap();
     t.cleanup().await.unwrap();

@@ -10,8 +10,8 @@
 //! | a revoked key | `401 auth-revoked` `Bearer token has been revoked` |
 //! | an expired key | `401 auth-expired` `Bearer token has expired` |
 //!
-//! No `WWW-Authenticate`. A key is checked against the database on every request (no cache;
-//! see [`AppState::authenticate`]). When a middleware has already checked the same request's
+//! No `WWW-Authenticate`. A key is checked on every request, from a cache that follows every
+//! change to keys in any process (see [`AppState::authenticate`]). When a middleware has already checked the same request's
 //! key, it leaves an [`Authenticated`] extension and the extractor uses it instead of reading
 //! the row twice.
 

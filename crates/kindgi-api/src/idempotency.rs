@@ -146,7 +146,14 @@ fn answer_with(stored: StoredAnswer, request_hash: &str) -> Response {
 }
 
 /// The middleware (layered inside the request-id middleware, so its errors get envelopes).
-pub async fn middleware(State(state): State<AppState>, request: Request, next: Next) -> Response {
+///
+/// The state comes behind an `Arc`: the layer hands it to every request, and cloning an
+/// [`AppState`] is a dozen reference counts.
+pub async fn middleware(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let writes = matches!(
         *request.method(),
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE

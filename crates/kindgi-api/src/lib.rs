@@ -63,8 +63,11 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// The API plus `extra` routes (written against [`AppState`]), all under the same middleware.
+///
+/// The middleware wraps the routed API once, from outside (`Router::layer` would wrap every
+/// route, and each layer clones everything beneath it, the state included, per request).
 pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
-    Router::new()
+    let api = Router::new()
         .route(
             "/health",
             get(|| async { axum::Json(serde_json::json!({ "ok": true })) }),
@@ -83,13 +86,16 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         .fallback(fallback)
         .method_not_allowed_fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state.clone());
+    let layered = tower::ServiceBuilder::new()
+        .layer(axum::middleware::from_fn(request_id::middleware))
+        .layer(axum::middleware::from_fn(body_limit))
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            std::sync::Arc::new(state),
             idempotency::middleware,
         ))
-        .layer(axum::middleware::from_fn(body_limit))
-        .layer(axum::middleware::from_fn(request_id::middleware))
-        .with_state(state)
+        .service(api);
+    Router::new().fallback_service(layered)
 }
 
 async fn openapi() -> Response {

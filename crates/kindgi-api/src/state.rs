@@ -106,9 +106,10 @@ impl AppState {
         self.read_only.as_deref()
     }
 
-    /// Look a bearer key up. Nothing is cached: every request reads the key's row (one
-    /// primary-key read), so a revocation — by this process or by `kindgi tokens revoke` in
-    /// another one — takes effect on the next request.
+    /// Look a bearer key up. A valid key is kept in memory under the database's keys epoch
+    /// ([`kindgi_store::epoch`]), so a revocation — by this process or by `kindgi tokens
+    /// revoke` in another one — takes effect on the next request that sees it: at once on a
+    /// SQLite file, on PostgreSQL as soon as the change's notification arrives.
     pub async fn authenticate(&self, key: &str) -> Result<KeyStatus, kindgi_store::StoreError> {
         self.tokens.authenticate(key).await
     }

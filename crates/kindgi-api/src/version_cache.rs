@@ -1,9 +1,10 @@
 //! The rendered bodies of exact tool versions (`GET /v1/tools/{id}/versions/{v}`), kept in
 //! memory. An exact version is immutable except for its tombstone, and every change to one
 //! (unregister, reinstate, a host replacing a pack tool's manifest) bumps the store's
-//! registry epoch ([`kindgi_store::epoch`]) in whichever process made it; a body is served
-//! from here only while the epoch is the one it was rendered at. Without an epoch
-//! (PostgreSQL, in-memory SQLite) nothing is cached.
+//! registry epoch ([`kindgi_store::epoch`]) in whichever process made it (on PostgreSQL,
+//! a trigger's notification carries it to every process); a body is served from here only
+//! while the epoch is the one it was rendered at. Without an epoch (in-memory SQLite, or a
+//! PostgreSQL host not listening yet) nothing is cached.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

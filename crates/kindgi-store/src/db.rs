@@ -243,7 +243,9 @@ impl Database {
                 })
             }
             Target::Postgres(url) => {
-                Backend::Postgres(open_postgres(&url, &display, options).await?)
+                let pool = open_postgres(&url, &display, options).await?;
+                epochs = crate::epoch::Epochs::notified(pool.clone());
+                Backend::Postgres(pool)
             }
         };
         Ok(Database {
@@ -266,6 +268,7 @@ impl Database {
         crate::mcp_endpoints::migrate(self).await?;
         crate::conversations::migrate(self).await?;
         crate::waits::migrate(self).await?;
+        crate::epoch::migrate(self).await?;
         Ok(())
     }
 
@@ -299,7 +302,7 @@ impl Database {
     }
 
     /// Where this database is (URL or path, password removed).
-    /// The change epochs of this database (empty for in-memory SQLite and PostgreSQL).
+    /// The change epochs of this database (empty for in-memory SQLite).
     pub fn epochs(&self) -> &crate::epoch::Epochs {
         &self.inner.epochs
     }

@@ -703,6 +703,7 @@ impl TokenStore {
     /// Revoke the key named `key_id`. Revoking twice is not an error.
     pub async fn revoke(&self, key_id: &str) -> Result<(), TokenError> {
         let now = now_millis();
+        let change = self.db.epochs().before_change(EpochKind::Keys);
         let affected = crate::on_pool!(self.db, write, |pool| {
             sqlx::query(
                 "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE key_id = $2",
@@ -714,12 +715,12 @@ impl TokenStore {
             .map(|r| r.rows_affected())
         })
         .map_err(StoreError::query("tokens.revoke"))?;
-        TokenStore::changed(&self.db);
         if affected == 0 {
             return Err(TokenError::UnknownKey {
                 key_id: key_id.to_owned(),
             });
         }
+        self.db.epochs().announced(change).await;
         Ok(())
     }
 
@@ -730,7 +731,8 @@ impl TokenStore {
         token_id: &str,
     ) -> Result<Option<TokenRecord>, StoreError> {
         let now = now_millis();
-        crate::on_pool!(self.db, write, |pool| {
+        let change = self.db.epochs().before_change(EpochKind::Keys);
+        let affected = crate::on_pool!(self.db, write, |pool| {
             sqlx::query(
                 "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE tenant = $2 AND token_id = $3",
             )
@@ -739,10 +741,12 @@ impl TokenStore {
             .bind(token_id)
             .execute(pool)
             .await
-            .map(drop)
+            .map(|r| r.rows_affected())
         })
         .map_err(StoreError::query("tokens.revoke_token"))?;
-        TokenStore::changed(&self.db);
+        if affected > 0 {
+            self.db.epochs().announced(change).await;
+        }
         self.get(tenant, token_id).await
     }
 

@@ -174,6 +174,10 @@ impl StoreRegistry {
         if existing.manifest_json == text {
             return Ok(PutOutcome::Unchanged);
         }
+        let change = self
+            .db
+            .epochs()
+            .before_change(crate::epoch::EpochKind::Registry);
         run!(
             self.db,
             execute,
@@ -183,7 +187,7 @@ impl StoreRegistry {
             [&text, tenant, id, &manifest.version],
             |r| Ok(r.rows_affected())
         )?;
-        self.db.epochs().bump(crate::epoch::EpochKind::Registry);
+        self.db.epochs().announced(change).await;
         Ok(PutOutcome::Replaced)
     }
 
@@ -511,6 +515,10 @@ impl StoreRegistry {
     ) -> Result<bool, RegistryError> {
         let now = now_millis();
         let at = unregister.then_some(now);
+        let change = self
+            .db
+            .epochs()
+            .before_change(crate::epoch::EpochKind::Registry);
         let changed = run!(
             self.db,
             execute,
@@ -521,7 +529,7 @@ impl StoreRegistry {
             |r| Ok(r.rows_affected())
         )?;
         if changed > 0 {
-            self.db.epochs().bump(crate::epoch::EpochKind::Registry);
+            self.db.epochs().announced(change).await;
             return Ok(true);
         }
         // Nothing changed: either already in that state, or no such version.
