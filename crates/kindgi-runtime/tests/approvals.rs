@@ -611,3 +611,77 @@ async fn ask_on_first_use_remembers_an_approval_per_conversation() {
     assert_eq!(other_conversation.status, RunStatus::Suspended);
     assert_eq!(f.runs.load(Ordering::SeqCst), 2);
 }
+
+/// runtime.md case 56, as this runtime runs it: a flow whose agent step is gated is
+/// `suspended` too (the step runs inside the flow run, so the approval's run is the flow
+/// run), and approving resumes it to its end within the decision call; the step after the
+/// agent runs once, after the gated call.
+#[tokio::test]
+async fn a_flow_with_a_gated_agent_step_parks_and_completes_within_the_decision() {
+    let f = fixture(Backend::Sqlite, json!({"tools": {}})).await;
+    let after = Arc::new(AtomicUsize::new(0));
+    f.rt.tools().insert_tool(counting_tool(
+        "t.after",
+        json!({"mutating": false}),
+        after.clone(),
+        |_| json!({"done": true}),
+    ));
+    let flow = json!({
+        "id": "t.gated-flow", "version": "1.0.0",
+        "nodes": [
+            {"id": "agent", "kind": "agent", "ref": "t.agent"},
+            {"id": "after", "kind": "tool", "ref": "t.after"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "$start", "to": "agent"},
+            {"id": "e2", "from": "agent", "to": "after"},
+            {"id": "e3", "from": "after", "to": "$end"}
+        ]
+    });
+    f.rt.flows().insert_json(&flow.to_string()).unwrap();
+    let run =
+        f.rt.start_run(
+            "t.gated-flow",
+            None,
+            json!({"message": "pay"}),
+            RunOptions {
+                wait: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let approval = open_approval(&f.rt, &run).await;
+    assert_eq!(approval.run_id.as_deref(), Some(run.id.as_str()));
+    assert_eq!(
+        after.load(Ordering::SeqCst),
+        0,
+        "nothing after the gate ran"
+    );
+    let done =
+        f.rt.complete_approval(
+            &run.tenant_id,
+            &approval.id,
+            reviewer(DecisionKind::Approve, ReviewerRole::Standard, None),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.run_status, Some(RunStatus::Completed));
+    assert_eq!(f.runs.load(Ordering::SeqCst), 1, "the gated call ran once");
+    assert_eq!(after.load(Ordering::SeqCst), 1, "the next step ran once");
+    let end = f.rt.get_run(&run.id).await.unwrap();
+    assert_eq!(
+        end.status,
+        RunStatus::Completed,
+        "{:?}",
+        end.failure_message
+    );
+    assert_eq!(end.output, Some(json!({"done": true})));
+    let journal = f.rt.journal(&run.id, None, None).await.unwrap();
+    let k = kinds(&journal);
+    assert!(
+        k.contains(&"wait.suspended") && k.contains(&"wait.resumed"),
+        "{k:?}"
+    );
+    cleanup(f.db).await;
+}
