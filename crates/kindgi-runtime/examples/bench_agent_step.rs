@@ -171,9 +171,11 @@ async fn approval_to_completion(
         }))
         .build();
     rt.tools().insert_tool(note_tool()?);
-    let mut agent = AgentSpec::new("bench.gated").with_tools(["bench.note"]);
-    agent.conversation_policy = Some(json!({"hitl": {"tools": {}}}));
-    rt.agents().insert(agent);
+    rt.agents().insert(
+        AgentSpec::new("bench.gated")
+            .with_tools(["bench.note"])
+            .with_conversation_policy(json!({"hitl": {"tools": {}}})),
+    );
     let mut figures = Vec::new();
     for _ in 0..turns {
         let run = rt

@@ -522,6 +522,32 @@ impl AgentSpec {
         self
     }
 
+    /// `conversationPolicy`, e.g. `{"hitl": {"tools": {}}}` to turn approval gates on
+    /// (docs/approvals.md). Checked when a turn starts ([`AgentSpec::hitl`]).
+    pub fn with_conversation_policy(mut self, policy: serde_json::Value) -> Self {
+        self.conversation_policy = Some(policy);
+        self
+    }
+
+    /// The guardrail ids the agent is subject to (after-turn and before-tool:
+    /// docs/guardrails.md).
+    pub fn with_guardrails(mut self, ids: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.guardrails = ids.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// `parallelToolCalls: false` runs every call of a step on its own.
+    pub fn with_parallel_tool_calls(mut self, parallel: bool) -> Self {
+        self.parallel_tool_calls = Some(parallel);
+        self
+    }
+
+    /// Model steps per turn (default 8).
+    pub fn with_max_steps(mut self, steps: u32) -> Self {
+        self.max_steps = Some(steps);
+        self
+    }
+
     /// The agent's approval settings (`conversationPolicy.hitl`, legacy `hitlAfterTurns`),
     /// or every problem with them (see [`crate::agent::hitl`]).
     pub fn hitl(

@@ -92,9 +92,11 @@ async fn fixture(backend: Backend, hitl: Value) -> Fixture {
         runs.clone(),
         |_| json!({"paid": true}),
     ));
-    let mut agent = AgentSpec::new("t.agent").with_tools(["t.pay"]);
-    agent.conversation_policy = Some(json!({"hitl": hitl}));
-    rt.agents().insert(agent);
+    rt.agents().insert(
+        AgentSpec::new("t.agent")
+            .with_tools(["t.pay"])
+            .with_conversation_policy(json!({"hitl": hitl})),
+    );
     Fixture {
         rt,
         model,
