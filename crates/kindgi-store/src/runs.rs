@@ -17,6 +17,7 @@
 use serde_json::Value;
 use sqlx::Row;
 
+use crate::sql::{Bind, bind_all};
 use crate::{Backend, Database, StoreError};
 
 const SQLITE: &[&str] = &[
@@ -340,12 +341,6 @@ const UPDATE_RUN: &str = "UPDATE runs SET status = $2, output = $3, failure_mess
 const INSERT_ENTRY: &str = "INSERT INTO run_journal (run_id, sequence, kind, node_id, scope, \
      payload, timestamp) VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
-/// A bind value of a built `WHERE` clause.
-enum Bind {
-    Text(String),
-    Int(i64),
-}
-
 /// `WHERE …` (or "") and its binds, numbered from `$1`, for `filter`.
 fn where_clause(filter: &RunFilter) -> (String, Vec<Bind>) {
     let mut clauses: Vec<String> = Vec::new();
@@ -506,13 +501,7 @@ impl RunsStore {
             sql.push_str(&format!(" LIMIT {limit}"));
         }
         crate::on_pool!(self.db, read, |pool| {
-            let mut q = sqlx::query(&sql);
-            for b in &binds {
-                q = match b {
-                    Bind::Text(s) => q.bind(s),
-                    Bind::Int(i) => q.bind(*i),
-                };
-            }
+            let q = bind_all!(sqlx::query(&sql), &binds);
             let rows = q
                 .fetch_all(pool)
                 .await

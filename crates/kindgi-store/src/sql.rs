@@ -43,3 +43,25 @@ macro_rules! on_pool {
         }
     };
 }
+
+/// A bind value of a statement built at run time (a list's `WHERE` clause and its
+/// placeholders, numbered as they are added).
+pub(crate) enum Bind {
+    Text(String),
+    Int(i64),
+}
+
+/// Binds each of `$binds` (a `&[Bind]`) to the query `$q`, in order.
+macro_rules! bind_all {
+    ($q:expr, $binds:expr) => {{
+        let mut q = $q;
+        for b in $binds {
+            q = match b {
+                $crate::sql::Bind::Text(s) => q.bind(s),
+                $crate::sql::Bind::Int(i) => q.bind(*i),
+            };
+        }
+        q
+    }};
+}
+pub(crate) use bind_all;

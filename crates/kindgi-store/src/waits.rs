@@ -9,6 +9,7 @@
 
 use sqlx::Row;
 
+use crate::sql::{Bind, bind_all};
 use crate::{Database, StoreError};
 
 const SQLITE: &[&str] = &[
@@ -109,11 +110,6 @@ pub struct StoredPause {
     pub created_at: i64,
     pub expires_at: i64,
     pub updated_at: i64,
-}
-
-enum Bind {
-    Text(String),
-    Int(i64),
 }
 
 const APPROVAL_COLUMNS: &str = "id, tenant_id, status, required_rank, wait_token_id, run_id, created_at, expires_at, decided_by, conversation_id, tool_id, args_hash, body";
@@ -295,13 +291,7 @@ impl WaitsStore {
     ) -> Result<Vec<StoredApproval>, StoreError> {
         let (sql, binds) = approval_query(filter);
         crate::on_pool!(self.db, read, |pool| {
-            let mut q = sqlx::query(&sql);
-            for b in &binds {
-                q = match b {
-                    Bind::Text(s) => q.bind(s),
-                    Bind::Int(i) => q.bind(*i),
-                };
-            }
+            let q = bind_all!(sqlx::query(&sql), &binds);
             let rows = q
                 .fetch_all(pool)
                 .await
