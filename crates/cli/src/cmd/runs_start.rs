@@ -1,7 +1,10 @@
 //! `kindgi runs start`: the official wire (platform-api.md §12.3). It always sends
-//! `options.wait: false`, then (unless `--no-wait`) reads `GET /v1/runs/{id}` after 250,
-//! 500 and 1000 ms, then every 2000 ms, while the run is `pending` or `running` — so it
-//! returns at `suspended` too. Five failed reads in a row end it with the last error. It
+//! `options.wait: false`, then (unless `--no-wait`) reads `GET /v1/runs/{id}` while the run
+//! is `pending` or `running` — so it returns at `suspended` too. The official CLI first
+//! reads after 250 ms, then 500, 1000 and every 2000 ms; most runs end in a few
+//! milliseconds, so ours reads after 10, 25, 50, 100 and 250 ms first, then the same (a
+//! handful more reads of a finished-or-not run in the first half second, and an answer
+//! 250 ms sooner). Five failed reads in a row end it with the last error. It
 //! prints the run; a `failed` run exits 1 with `Error [<failure.code>]: <failure.message>`
 //! on stderr (else `failureMessage`, else `run-failed`); each `output.warnings[].message`
 //! is printed as `⚠ …`. Ctrl-C while following exits 130 and says the run goes on.
@@ -14,7 +17,7 @@ use serde_json::{Map, Value, json};
 use crate::api::{ApiArgs, ApiClient, CliError, Output, segment};
 
 /// Pauses between reads while following a run.
-pub const PACING_MS: [u64; 4] = [250, 500, 1000, 2000];
+pub const PACING_MS: [u64; 8] = [10, 25, 50, 100, 250, 500, 1000, 2000];
 /// Consecutive failed reads before giving up on following a run.
 pub const MAX_FAILED_READS: u32 = 5;
 /// The largest `--input` file read.
