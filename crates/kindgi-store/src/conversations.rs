@@ -567,53 +567,27 @@ impl ConversationStore {
         actor: Option<&str>,
     ) -> Result<Message, ConversationError> {
         let now = now_millis();
-        let content_text = content.to_string();
-        let tool_call_text = tool_call.map(|t| {
-            serde_json::json!({ "toolId": t.tool_id, "invocationId": t.invocation_id }).to_string()
-        });
-        let sequence: Option<i64> = crate::on_pool!(self.db, write, |pool| {
-            async {
-                let mut tx = pool.begin().await?;
-                let next: Option<i64> = sqlx::query_scalar(
-                    "UPDATE conversations SET next_sequence = next_sequence + 1, last_message_at = $3
-                     WHERE id = $1 AND tenant_id = $2 AND unregistered_at IS NULL
-                     RETURNING next_sequence",
-                )
-                .bind(id)
-                .bind(tenant)
-                .bind(now)
-                .fetch_optional(&mut *tx)
-                .await?;
-                let Some(next) = next else {
-                    return Ok(None);
-                };
-                let sequence = next - 1;
-                sqlx::query(
-                    "INSERT INTO conversation_messages (conversation_id, sequence, role, content, tool_call, actor, created_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                )
-                .bind(id)
-                .bind(sequence)
-                .bind(role.as_str())
-                .bind(&content_text)
-                .bind(&tool_call_text)
-                .bind(actor)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                Ok::<_, sqlx::Error>(Some(sequence))
-            }
-            .await
-        })
-        .map_err(StoreError::query("conversations.append_message"))?;
-        let sequence = sequence.ok_or_else(|| ConversationError::NotFound { id: id.to_owned() })?;
-        Ok(Message {
-            sequence,
+        let m = NewMessage {
             role,
             content: content.clone(),
             tool_call: tool_call.cloned(),
             actor: actor.map(str::to_owned),
+        };
+        let sequence = self
+            .insert_messages(
+                tenant,
+                id,
+                std::slice::from_ref(&m),
+                now,
+                "conversations.append_message",
+            )
+            .await?;
+        Ok(Message {
+            sequence,
+            role,
+            content: m.content,
+            tool_call: m.tool_call,
+            actor: m.actor,
             created_at: now,
         })
     }
@@ -626,7 +600,26 @@ impl ConversationStore {
         id: &str,
         messages: &[NewMessage],
     ) -> Result<i64, ConversationError> {
-        let now = now_millis();
+        self.insert_messages(
+            tenant,
+            id,
+            messages,
+            now_millis(),
+            "conversations.append_messages",
+        )
+        .await
+    }
+
+    /// The one way messages are added: the conversation's sequence moved past them and
+    /// their rows written, in one transaction; the first one's sequence.
+    async fn insert_messages(
+        &self,
+        tenant: &str,
+        id: &str,
+        messages: &[NewMessage],
+        now: i64,
+        op: &'static str,
+    ) -> Result<i64, ConversationError> {
         let count = i64::try_from(messages.len()).unwrap_or(i64::MAX);
         let rows: Vec<(String, Option<String>)> =
             messages.iter().map(NewMessage::columns).collect();
@@ -669,7 +662,7 @@ impl ConversationStore {
             }
             .await
         })
-        .map_err(StoreError::query("conversations.append_messages"))?;
+        .map_err(StoreError::query(op))?;
         first.ok_or_else(|| ConversationError::NotFound { id: id.to_owned() })
     }
 
