@@ -1,7 +1,9 @@
 //! A reviewer's decision on an approval (platform-api.md §4): checked (tenant, status,
-//! role, the run still going), journaled on the waiting run FIRST (`approval.completed`, then
-//! `wait.resumed` or `wait.cancelled`), then the approval row is moved on with a
-//! compare-and-set on its open status, then the run is resumed inline.
+//! role, the run still going), then in one step of the wait store the approval row is moved
+//! on with a compare-and-set on its open status, an escalation's successor stored, and the
+//! decision journaled on the waiting run (`approval.completed`, then `wait.resumed` or
+//! `wait.cancelled`) — the loser of two concurrent decisions, on any server of the
+//! database, changes and journals nothing — then the run is resumed inline.
 
 use serde_json::{Map, Value, json};
 
@@ -119,32 +121,31 @@ impl Runtime {
         if let Some(n) = &next {
             decided.escalated_to = Some(n.id.clone());
         }
-        if let (Some(run), Some(token)) = (&run, &approval.wait_token_id) {
-            let entries = decision_entries(&decided, next.as_ref(), token, &decision);
-            self.append_outside(&run.id, entries)
-                .await
-                .map_err(store_err)?;
-            crate::fault::point("after-decision");
-        }
-        if let Some(n) = &next {
-            self.shared
-                .waits
-                .insert_approval(n)
-                .await
-                .map_err(store_err)?;
-            self.shared.deadlines.notify_one();
-        }
+        let entries = match (&run, &approval.wait_token_id) {
+            (Some(_), Some(token)) => decision_entries(&decided, next.as_ref(), token, &decision),
+            _ => Vec::new(),
+        };
+        let journal = run
+            .as_ref()
+            .filter(|_| !entries.is_empty())
+            .map(|r| self.outside_journal(&r.id, &entries));
         let moved = self
             .shared
             .waits
-            .update_approval_if(&decided, approval.status)
+            .update_approval_journaled(&decided, approval.status, next.as_ref(), journal)
             .await
             .map_err(store_err)?;
         if !moved {
+            // Another decision or the timeout came first: say which.
+            self.decidable(tenant, id, input.reviewer_role).await?;
             return Err(ApprovalError::AlreadyDecided {
                 id: approval.id.clone(),
                 status: "decided".into(),
             });
+        }
+        crate::fault::point("after-decision");
+        if next.is_some() {
+            self.shared.deadlines.notify_one();
         }
         let mut completion = ApprovalCompletion {
             kind: if next.is_some() {

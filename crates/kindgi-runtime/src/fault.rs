@@ -1,7 +1,7 @@
 //! Test-only fault injection: `KINDGI_FAULT=<point>` makes the process abort at that point,
 //! as a crash would, so tests can kill a runtime between two writes and check what recovery
-//! does. Points: `after-decision` (a reviewer's decision is journaled, its approval row and
-//! the run's resume are not). Never set it in production.
+//! does. Points: `after-decision` (a reviewer's decision is journaled and its approval row
+//! moved — one transaction — and the run is not resumed yet). Never set it in production.
 
 use std::sync::OnceLock;
 

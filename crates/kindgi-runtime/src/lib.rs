@@ -96,5 +96,7 @@ pub use store::{
     DatabaseRunStore, MemoryRunStore, ReplayFilter, RunQuery, RunStore, RunStoreError,
 };
 pub use wait::{WaitAnswered, WaitError, WaitingFor};
-pub use wait_store::{MemoryWaitStore, PauseRecord, PauseStatus, WaitStore, WaitStoreError};
+pub use wait_store::{
+    MemoryWaitStore, PauseRecord, PauseStatus, WaitJournal, WaitStore, WaitStoreError,
+};
 pub use wait_store_db::DatabaseWaitStore;

@@ -256,20 +256,31 @@ impl crate::Runtime {
         // may have come first.
         let mut pause = self.open_pause(tenant, &token_id).await?;
         let run = self.pause_run(&pause).await?;
-        let entry = json!({"tokenId": token_id, "value": value});
-        self.append_outside(&run.id, vec![(JournalKind::WaitResumed, entry)])
-            .await
-            .map_err(|e| WaitError::Store(e.to_string()))?;
+        let entries = [(
+            JournalKind::WaitResumed,
+            json!({"tokenId": token_id, "value": value}),
+        )];
         pause.status = PauseStatus::Answered;
         pause.updated_at = format_millis(now_millis());
-        if let Err(e) = self
+        // The token is taken (`open → answered`) and the answer journaled in one step: of two
+        // answers, on this server or another one on the database, one wins.
+        let taken = self
             .shared
             .waits
-            .update_pause_if(&pause, PauseStatus::Open)
+            .update_pause_journaled(
+                &pause,
+                PauseStatus::Open,
+                self.outside_journal(&run.id, &entries),
+            )
             .await
-        {
-            // The journal holds the answer; recovery marks the row.
-            tracing::warn!(run = %run.id, error = %e, "could not mark a pausing call's wait answered");
+            .map_err(|e| WaitError::Store(e.to_string()))?;
+        if !taken {
+            // What came first says why (answered, timed out, closed with its run).
+            return Err(self
+                .open_pause(tenant, &token_id)
+                .await
+                .err()
+                .unwrap_or(WaitError::AlreadyAnswered));
         }
         let after = self
             .resume_inline(guard, &run.id)

@@ -3,15 +3,18 @@
 //! holds none), then the top-level run is executed again inline and replays its journal, so
 //! the step that waited gets its answer.
 //!
-//! Answers to one run's waits are serialized by a per-run lock, and each waits until no
-//! executor of the run is active in this process — a run that is still on its way to park
-//! (its in-flight steps finishing) is never journaled by two writers.
+//! Which answer wins is decided by the wait store: an answer, a decision or a timeout moves
+//! its row and journals on the run in one step ([`crate::wait_store::WaitJournal`]), so two
+//! servers on one database never both win. Here, answers to one run's waits also take a
+//! per-run lock and wait until no executor of the run is active in this process — a run
+//! still on its way to park (its in-flight steps finishing) is never resumed twice.
 
 use serde_json::Value;
 
 use crate::record::{JournalEntry, JournalKind, RunRecord, format_millis, now_millis};
 use crate::runtime::{Runtime, RuntimeError};
 use crate::store::RunStoreError;
+use crate::wait_store::WaitJournal;
 
 /// Sub-flows nest at most this deep when looking for a run's top-level run.
 const MAX_ANCESTRY: usize = 64;
@@ -84,6 +87,20 @@ impl Runtime {
             })
             .collect();
         self.shared.store.append(run_id, &entries).await
+    }
+
+    /// `entries` to journal on `run_id` with a wait row's change
+    /// ([`crate::WaitStore::update_pause_journaled`]). Only with the run's [`ResumeGuard`] held.
+    pub(crate) fn outside_journal<'a>(
+        &'a self,
+        run_id: &'a str,
+        entries: &'a [(JournalKind, Value)],
+    ) -> WaitJournal<'a> {
+        WaitJournal {
+            runs: self.shared.store.as_ref(),
+            run_id,
+            entries,
+        }
     }
 
     /// Executes the guarded tree's top-level run again (when it has not ended) and waits

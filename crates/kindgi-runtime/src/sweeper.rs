@@ -110,11 +110,12 @@ impl Runtime {
             ..current.clone()
         };
         let token = current.wait_token_id.clone();
-        if let (Some(run), Some(token), Some(_)) = (&run, &token, &guard) {
-            let mut entries = vec![(
+        let mut entries = Vec::new();
+        if let (Some(token), Some(_)) = (&token, &guard) {
+            entries.push((
                 JournalKind::ApprovalCompleted,
                 json!({"approvalId": current.id, "status": status, "reason": "timeout"}),
-            )];
+            ));
             match &next {
                 Some(n) => entries.push((
                     JournalKind::ApprovalRequested,
@@ -125,15 +126,19 @@ impl Runtime {
                     json!({"tokenId": token, "reason": "timeout"}),
                 )),
             }
-            self.append_outside(&run.id, entries).await?;
         }
-        if let Some(n) = &next {
-            waits.insert_approval(n).await.map_err(store_err)?;
-        }
-        waits
-            .update_approval_if(&moved, current.status)
+        let journal = run
+            .as_ref()
+            .filter(|_| !entries.is_empty())
+            .map(|r| self.outside_journal(&r.id, &entries));
+        // One step: a decision that came first (here or on another server) wins.
+        let timed_out = waits
+            .update_approval_journaled(&moved, current.status, next.as_ref(), journal)
             .await
             .map_err(store_err)?;
+        if !timed_out {
+            return Ok(false);
+        }
         if let (Some(guard), None, Some(run)) = (guard, &next, &run) {
             self.resume_inline(guard, &run.id).await?;
         }
@@ -159,20 +164,27 @@ impl Runtime {
         else {
             return Ok(false);
         };
-        if guard.is_some() {
-            let entry = json!({"tokenId": current.token_id, "reason": "timeout"});
-            self.append_outside(&run.id, vec![(JournalKind::WaitCancelled, entry)])
-                .await?;
-        }
+        let entries = [(
+            JournalKind::WaitCancelled,
+            json!({"tokenId": current.token_id, "reason": "timeout"}),
+        )];
         let expired = PauseRecord {
             status: PauseStatus::Expired,
             updated_at: format_millis(now_millis()),
             ..current
         };
-        waits
-            .update_pause_if(&expired, PauseStatus::Open)
-            .await
-            .map_err(store_err)?;
+        // One step: an answer that came first (here or on another server) wins.
+        let timed_out = if guard.is_some() {
+            let journal = self.outside_journal(&run.id, &entries);
+            waits.update_pause_journaled(&expired, PauseStatus::Open, journal)
+        } else {
+            waits.update_pause_if(&expired, PauseStatus::Open)
+        }
+        .await
+        .map_err(store_err)?;
+        if !timed_out {
+            return Ok(false);
+        }
         if let Some(guard) = guard {
             self.resume_inline(guard, &run.id).await?;
         }

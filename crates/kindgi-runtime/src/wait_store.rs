@@ -5,14 +5,20 @@
 //!
 //! The journal is the source of truth for what a run does next (`wait.resumed` /
 //! `wait.cancelled`); these rows say what can still be decided and by whom, and they carry
-//! the compare-and-set that makes a second, concurrent decision lose.
+//! the compare-and-set that makes a second, concurrent decision lose. An answer, a decision
+//! or a timeout moves its row and journals on the run as one step
+//! ([`WaitStore::update_pause_journaled`], [`WaitStore::update_approval_journaled`]): one
+//! transaction in the database, so the loser of a race between two servers on one database
+//! journals nothing; no in-process lock is needed for that.
 
 use async_trait::async_trait;
 use std::collections::HashMap;
+use serde_json::Value;
 use std::sync::Mutex;
 
 use crate::approval::{Approval, ApprovalQuery, ApprovalStatus};
-use crate::record::parse_millis;
+use crate::record::{JournalEntry, JournalKind, format_millis, now_millis, parse_millis};
+use crate::store::RunStore;
 
 /// A storage failure, naming the operation.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -76,6 +82,58 @@ pub struct PauseRecord {
     pub updated_at: String,
 }
 
+/// What moving a wait's row journals on its run: `entries` appended after the journal's
+/// last entry, in the same step as the row's change.
+#[derive(Clone, Copy)]
+pub struct WaitJournal<'a> {
+    /// The run store the runtime journals in. A store keeping its rows beside the journal
+    /// (the database's) appends in its own transaction instead.
+    pub runs: &'a dyn RunStore,
+    pub run_id: &'a str,
+    pub entries: &'a [(JournalKind, Value)],
+}
+
+impl std::fmt::Debug for WaitJournal<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitJournal")
+            .field("run_id", &self.run_id)
+            .field("entries", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl WaitJournal<'_> {
+    /// The entries numbered after the run's last one (read now: for a store whose journal
+    /// is apart from its rows, where only one process writes).
+    async fn append_to_runs(&self) -> Result<(), WaitStoreError> {
+        let fail = |e: crate::store::RunStoreError| WaitStoreError {
+            op: "journal.append",
+            message: e.to_string(),
+        };
+        let journal = self.runs.journal(self.run_id, None, None).await.map_err(fail)?;
+        let first = journal.last().map_or(1, |e| e.sequence + 1);
+        let entries = journal_entries(self.entries, first);
+        self.runs.append(self.run_id, &entries).await.map_err(fail)
+    }
+}
+
+/// `entries` as journal entries numbered from `first`, stamped now, at the top level.
+pub(crate) fn journal_entries(entries: &[(JournalKind, Value)], first: u64) -> Vec<JournalEntry> {
+    let now = format_millis(now_millis());
+    entries
+        .iter()
+        .zip(first..)
+        .map(|((kind, payload), sequence)| JournalEntry {
+            sequence,
+            kind: *kind,
+            node_id: None,
+            scope: None,
+            payload: Some(payload.clone()),
+            timestamp: now.clone(),
+        })
+        .collect()
+}
+
 /// Approvals and pauses, tenant-scoped.
 #[async_trait]
 pub trait WaitStore: Send + Sync + std::fmt::Debug {
@@ -121,6 +179,64 @@ pub trait WaitStore: Send + Sync + std::fmt::Debug {
     async fn pauses_due(&self, at_ms: i64) -> Result<Vec<PauseRecord>, WaitStoreError>;
     /// Open pauses of a run.
     async fn open_pauses_of_run(&self, run_id: &str) -> Result<Vec<PauseRecord>, WaitStoreError>;
+
+    /// Replaces the pause when its stored status is still `expected` and appends `journal`,
+    /// as one step: false when it was not `expected` (another answer, the timeout or the
+    /// run's end came first), and then nothing is journaled.
+    ///
+    /// This default, for a store apart from the journal (in memory, one process), moves the
+    /// row first — the compare-and-set decides the race — and puts it back if the journal
+    /// refuses the entries.
+    async fn update_pause_journaled(
+        &self,
+        pause: &PauseRecord,
+        expected: PauseStatus,
+        journal: WaitJournal<'_>,
+    ) -> Result<bool, WaitStoreError> {
+        let Some(before) = self.get_pause(&pause.token_id).await? else {
+            return Ok(false);
+        };
+        if !self.update_pause_if(pause, expected).await? {
+            return Ok(false);
+        }
+        if let Err(e) = journal.append_to_runs().await {
+            self.update_pause_if(&before, pause.status).await?;
+            return Err(e);
+        }
+        Ok(true)
+    }
+
+    /// Replaces the approval when its stored status is still `expected`, stores `successor`
+    /// (an escalation's next tier) and appends `journal` (none: the approval names no
+    /// waiting run), as one step: false when the status was not `expected`, and then
+    /// nothing is stored or journaled. The default is as for
+    /// [`WaitStore::update_pause_journaled`].
+    async fn update_approval_journaled(
+        &self,
+        approval: &Approval,
+        expected: ApprovalStatus,
+        successor: Option<&Approval>,
+        journal: Option<WaitJournal<'_>>,
+    ) -> Result<bool, WaitStoreError> {
+        let Some(before) = self.get_approval(&approval.tenant_id, &approval.id).await? else {
+            return Ok(false);
+        };
+        if !self.update_approval_if(approval, expected).await? {
+            return Ok(false);
+        }
+        let journaled = match journal {
+            Some(j) => j.append_to_runs().await,
+            None => Ok(()),
+        };
+        if let Err(e) = journaled {
+            self.update_approval_if(&before, approval.status).await?;
+            return Err(e);
+        }
+        if let Some(next) = successor {
+            self.insert_approval(next).await?;
+        }
+        Ok(true)
+    }
 }
 
 /// True when `a` passes every filter of `q` except the cursor and the limit.

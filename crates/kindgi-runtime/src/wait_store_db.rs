@@ -1,13 +1,19 @@
 //! The [`WaitStore`] over a migrated database (`kindgi_store::waits`): approvals keep their
-//! filterable fields in columns and the whole approval as JSON; pauses are plain rows.
+//! filterable fields in columns and the whole approval as JSON; pauses are plain rows. An
+//! answer or decision moves its row and appends to the run's journal in one transaction of
+//! this database, which must be the one the runtime's runs are in
+//! ([`crate::Runtime::with_database`] builds both over one).
 
 use async_trait::async_trait;
 use kindgi_store::Database;
-use kindgi_store::waits::{ApprovalFilter, StoredApproval, StoredPause, WaitsStore};
+use kindgi_store::runs::StoredJournalEntry;
+use kindgi_store::waits::{ApprovalFilter, JournalTail, StoredApproval, StoredPause, WaitsStore};
 
 use crate::approval::{Approval, ApprovalQuery, ApprovalStatus, ReviewerRole};
 use crate::record::{format_millis, parse_millis};
-use crate::wait_store::{PauseRecord, PauseStatus, WaitStore, WaitStoreError};
+use crate::wait_store::{
+    PauseRecord, PauseStatus, WaitJournal, WaitStore, WaitStoreError, journal_entries,
+};
 
 /// Approvals and pauses in the database (SQLite or PostgreSQL).
 #[derive(Debug, Clone)]
@@ -132,6 +138,22 @@ fn filter(q: &ApprovalQuery) -> ApprovalFilter {
     }
 }
 
+/// The journal's entries as rows (their sequences are assigned in the transaction).
+fn journal_rows(j: &WaitJournal<'_>) -> Vec<StoredJournalEntry> {
+    journal_entries(j.entries, 0)
+        .into_iter()
+        .map(|e| StoredJournalEntry {
+            run_id: j.run_id.to_owned(),
+            sequence: 0,
+            kind: e.kind.as_str().to_owned(),
+            node_id: e.node_id,
+            scope: e.scope,
+            payload: e.payload,
+            timestamp: parse_millis(&e.timestamp),
+        })
+        .collect()
+}
+
 #[async_trait]
 impl WaitStore for DatabaseWaitStore {
     async fn insert_approval(&self, approval: &Approval) -> Result<(), WaitStoreError> {
@@ -248,5 +270,42 @@ impl WaitStore for DatabaseWaitStore {
             .await
             .map_err(err("wait_pauses.of_run"))?;
         rows.into_iter().map(pause_from).collect()
+    }
+
+    async fn update_pause_journaled(
+        &self,
+        pause: &PauseRecord,
+        expected: PauseStatus,
+        journal: WaitJournal<'_>,
+    ) -> Result<bool, WaitStoreError> {
+        let entries = journal_rows(&journal);
+        let tail = JournalTail {
+            run_id: journal.run_id,
+            entries: &entries,
+        };
+        self.store
+            .update_pause_journaled(&pause_row(pause), expected.as_str(), tail)
+            .await
+            .map_err(err("wait_pauses.answer"))
+    }
+
+    async fn update_approval_journaled(
+        &self,
+        approval: &Approval,
+        expected: ApprovalStatus,
+        successor: Option<&Approval>,
+        journal: Option<WaitJournal<'_>>,
+    ) -> Result<bool, WaitStoreError> {
+        let row = to_row(approval)?;
+        let next = successor.map(to_row).transpose()?;
+        let entries = journal.as_ref().map(journal_rows).unwrap_or_default();
+        let tail = journal.map(|j| JournalTail {
+            run_id: j.run_id,
+            entries: &entries,
+        });
+        self.store
+            .update_approval_journaled(&row, expected.as_str(), next.as_ref(), tail)
+            .await
+            .map_err(err("approvals.decide"))
     }
 }

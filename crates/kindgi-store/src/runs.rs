@@ -338,8 +338,50 @@ const INSERT_RUN: &str = "INSERT INTO runs (id, tenant_id, flow_id, flow_version
 const UPDATE_RUN: &str = "UPDATE runs SET status = $2, output = $3, failure_message = $4, \
      updated_at = $5, completed_at = $6 WHERE id = $1";
 
-const INSERT_ENTRY: &str = "INSERT INTO run_journal (run_id, sequence, kind, node_id, scope, \
+pub(crate) const INSERT_ENTRY: &str = "INSERT INTO run_journal (run_id, sequence, kind, node_id, scope, \
      payload, timestamp) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// Inside the open transaction `$tx`, appends `$entries` (`&[StoredJournalEntry]`) after the
+/// last entry of run `$run_id`'s journal, evaluating to `Result<(), StoreError>`. For a writer
+/// from outside the run's executor (an answer to its wait, a decision): the run's row is
+/// taken first (a no-op `UPDATE`, a row lock on PostgreSQL), so two such writers of one run
+/// append one after the other, then the sequences are read and assigned in the transaction
+/// (each entry's own `sequence` is ignored).
+macro_rules! append_after_last {
+    ($tx:expr, $run_id:expr, $entries:expr, $op:expr) => {{
+        async {
+            sqlx::query("UPDATE runs SET updated_at = updated_at WHERE id = $1")
+                .bind($run_id)
+                .execute(&mut *$tx)
+                .await
+                .map_err($crate::StoreError::query($op))?;
+            let row = sqlx::query(
+                "SELECT COALESCE(MAX(sequence), 0) AS last FROM run_journal WHERE run_id = $1",
+            )
+            .bind($run_id)
+            .fetch_one(&mut *$tx)
+            .await
+            .map_err($crate::StoreError::query($op))?;
+            let last: i64 = sqlx::Row::try_get(&row, "last").map_err($crate::StoreError::query($op))?;
+            for (e, sequence) in $entries.iter().zip(last + 1..) {
+                sqlx::query($crate::runs::INSERT_ENTRY)
+                    .bind($run_id)
+                    .bind(sequence)
+                    .bind(&e.kind)
+                    .bind(&e.node_id)
+                    .bind(&e.scope)
+                    .bind(e.payload.as_ref().map(|v| v.to_string()))
+                    .bind(e.timestamp)
+                    .execute(&mut *$tx)
+                    .await
+                    .map_err($crate::StoreError::query($op))?;
+            }
+            Ok::<(), $crate::StoreError>(())
+        }
+        .await
+    }};
+}
+pub(crate) use append_after_last;
 
 /// `WHERE …` (or "") and its binds, numbered from `$1`, for `filter`.
 fn where_clause(filter: &RunFilter) -> (String, Vec<Bind>) {

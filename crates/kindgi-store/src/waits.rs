@@ -4,11 +4,16 @@
 //! sha256: the token itself is never stored).
 //!
 //! Status changes are compare-and-set on the stored status, so of two concurrent decisions
-//! exactly one wins. Every statement is written once for both databases
+//! exactly one wins. A change that answers a run's wait (an answer, a decision, a timeout)
+//! takes the row and appends its entries to the run's journal in one transaction
+//! ([`WaitsStore::update_pause_journaled`], [`WaitsStore::update_approval_journaled`]): the
+//! loser of a race — on this process or another one on the same database — changes nothing
+//! and journals nothing. Every statement is written once for both databases
 //! ([`on_pool!`](crate::on_pool)); times are milliseconds since the epoch.
 
 use sqlx::Row;
 
+use crate::runs::{StoredJournalEntry, append_after_last};
 use crate::sql::{Bind, bind_all};
 use crate::{Database, StoreError};
 
@@ -114,6 +119,71 @@ pub struct StoredPause {
 
 const APPROVAL_COLUMNS: &str = "id, tenant_id, status, required_rank, wait_token_id, run_id, created_at, expires_at, decided_by, conversation_id, tool_id, args_hash, body";
 const PAUSE_COLUMNS: &str = "token_id, tenant_id, run_id, scope, node_id, call_id, tool_id, tool_version, status, created_at, expires_at, updated_at";
+
+const INSERT_APPROVAL: &str = "INSERT INTO approvals (id, tenant_id, status, required_rank, wait_token_id, run_id, created_at, expires_at, decided_by, conversation_id, tool_id, args_hash, body)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+const UPDATE_APPROVAL_IF: &str = "UPDATE approvals SET status = $3, required_rank = $4, expires_at = $5, decided_by = $6, body = $7
+     WHERE tenant_id = $1 AND id = $2 AND status = $8";
+const UPDATE_PAUSE_IF: &str = "UPDATE wait_pauses SET status = $2, expires_at = $3, updated_at = $4
+     WHERE token_id = $1 AND status = $5";
+
+/// [`INSERT_APPROVAL`] with `$a`'s binds.
+macro_rules! insert_approval {
+    ($a:expr) => {{
+        let a: &StoredApproval = $a;
+        sqlx::query(INSERT_APPROVAL)
+            .bind(&a.id)
+            .bind(&a.tenant_id)
+            .bind(&a.status)
+            .bind(a.required_rank)
+            .bind(&a.wait_token_id)
+            .bind(&a.run_id)
+            .bind(a.created_at)
+            .bind(a.expires_at)
+            .bind(&a.decided_by)
+            .bind(&a.conversation_id)
+            .bind(&a.tool_id)
+            .bind(&a.args_hash)
+            .bind(&a.body)
+    }};
+}
+
+/// [`UPDATE_APPROVAL_IF`] with `$a`'s binds.
+macro_rules! update_approval_if {
+    ($a:expr, $expected:expr) => {{
+        let a: &StoredApproval = $a;
+        sqlx::query(UPDATE_APPROVAL_IF)
+            .bind(&a.tenant_id)
+            .bind(&a.id)
+            .bind(&a.status)
+            .bind(a.required_rank)
+            .bind(a.expires_at)
+            .bind(&a.decided_by)
+            .bind(&a.body)
+            .bind($expected)
+    }};
+}
+
+/// [`UPDATE_PAUSE_IF`] with `$p`'s binds.
+macro_rules! update_pause_if {
+    ($p:expr, $expected:expr) => {{
+        let p: &StoredPause = $p;
+        sqlx::query(UPDATE_PAUSE_IF)
+            .bind(&p.token_id)
+            .bind(&p.status)
+            .bind(p.expires_at)
+            .bind(p.updated_at)
+            .bind($expected)
+    }};
+}
+
+/// Entries a status change appends to its run's journal, in the change's transaction, after
+/// the journal's last entry (their own `sequence` is ignored).
+#[derive(Debug, Clone, Copy)]
+pub struct JournalTail<'a> {
+    pub run_id: &'a str,
+    pub entries: &'a [StoredJournalEntry],
+}
 
 macro_rules! approval_from_row {
     ($row:expr) => {{
@@ -239,26 +309,7 @@ impl WaitsStore {
 
     pub async fn insert_approval(&self, a: &StoredApproval) -> Result<(), StoreError> {
         crate::on_pool!(self.db, write, |pool| {
-            sqlx::query(
-                "INSERT INTO approvals (id, tenant_id, status, required_rank, wait_token_id, run_id, created_at, expires_at, decided_by, conversation_id, tool_id, args_hash, body)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-            )
-            .bind(&a.id)
-            .bind(&a.tenant_id)
-            .bind(&a.status)
-            .bind(a.required_rank)
-            .bind(&a.wait_token_id)
-            .bind(&a.run_id)
-            .bind(a.created_at)
-            .bind(a.expires_at)
-            .bind(&a.decided_by)
-            .bind(&a.conversation_id)
-            .bind(&a.tool_id)
-            .bind(&a.args_hash)
-            .bind(&a.body)
-            .execute(pool)
-            .await
-            .map(drop)
+            insert_approval!(a).execute(pool).await.map(drop)
         })
         .map_err(StoreError::query("approvals.insert"))
     }
@@ -311,24 +362,50 @@ impl WaitsStore {
         expected: &str,
     ) -> Result<bool, StoreError> {
         let n = crate::on_pool!(self.db, write, |pool| {
-            sqlx::query(
-                "UPDATE approvals SET status = $3, required_rank = $4, expires_at = $5, decided_by = $6, body = $7
-                 WHERE tenant_id = $1 AND id = $2 AND status = $8",
-            )
-            .bind(&a.tenant_id)
-            .bind(&a.id)
-            .bind(&a.status)
-            .bind(a.required_rank)
-            .bind(a.expires_at)
-            .bind(&a.decided_by)
-            .bind(&a.body)
-            .bind(expected)
-            .execute(pool)
-            .await
-            .map(|r| r.rows_affected())
+            update_approval_if!(a, expected)
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected())
         })
         .map_err(StoreError::query("approvals.update"))?;
         Ok(n > 0)
+    }
+
+    /// In one transaction: replaces the approval's row when its stored status is still
+    /// `expected`, inserts `successor` (an escalation's next tier) and appends `journal`.
+    /// False: the status was not `expected` (another decision, a timeout came first), and
+    /// nothing was written.
+    pub async fn update_approval_journaled(
+        &self,
+        a: &StoredApproval,
+        expected: &str,
+        successor: Option<&StoredApproval>,
+        journal: Option<JournalTail<'_>>,
+    ) -> Result<bool, StoreError> {
+        let op = "approvals.decide";
+        crate::on_pool!(self.db, write, |pool| {
+            let mut tx = pool.begin().await.map_err(StoreError::query(op))?;
+            let taken = update_approval_if!(a, expected)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::query(op))?
+                .rows_affected();
+            if taken == 0 {
+                tx.rollback().await.map_err(StoreError::query(op))?;
+                return Ok(false);
+            }
+            if let Some(next) = successor {
+                insert_approval!(next)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(StoreError::query(op))?;
+            }
+            if let Some(j) = journal {
+                append_after_last!(tx, j.run_id, j.entries, op)?;
+            }
+            tx.commit().await.map_err(StoreError::query(op))?;
+            Ok(true)
+        })
     }
 
     /// Rows in one of `statuses` whose `expires_at` is at or before `at` (any tenant).
@@ -469,21 +546,40 @@ impl WaitsStore {
         expected: &str,
     ) -> Result<bool, StoreError> {
         let n = crate::on_pool!(self.db, write, |pool| {
-            sqlx::query(
-                "UPDATE wait_pauses SET status = $2, expires_at = $3, updated_at = $4
-                 WHERE token_id = $1 AND status = $5",
-            )
-            .bind(&p.token_id)
-            .bind(&p.status)
-            .bind(p.expires_at)
-            .bind(p.updated_at)
-            .bind(expected)
-            .execute(pool)
-            .await
-            .map(|r| r.rows_affected())
+            update_pause_if!(p, expected)
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected())
         })
         .map_err(StoreError::query("wait_pauses.update"))?;
         Ok(n > 0)
+    }
+
+    /// In one transaction: moves the pause on when its stored status is still `expected`
+    /// (`open → answered` takes the token) and appends `journal`. False: the status was not
+    /// `expected` (answered, timed out or closed meanwhile), and nothing was written.
+    pub async fn update_pause_journaled(
+        &self,
+        p: &StoredPause,
+        expected: &str,
+        journal: JournalTail<'_>,
+    ) -> Result<bool, StoreError> {
+        let op = "wait_pauses.answer";
+        crate::on_pool!(self.db, write, |pool| {
+            let mut tx = pool.begin().await.map_err(StoreError::query(op))?;
+            let taken = update_pause_if!(p, expected)
+                .execute(&mut *tx)
+                .await
+                .map_err(StoreError::query(op))?
+                .rows_affected();
+            if taken == 0 {
+                tx.rollback().await.map_err(StoreError::query(op))?;
+                return Ok(false);
+            }
+            append_after_last!(tx, journal.run_id, journal.entries, op)?;
+            tx.commit().await.map_err(StoreError::query(op))?;
+            Ok(true)
+        })
     }
 
     /// Open pauses due at `at` (`run_id: None`), or the open pauses of a run.

@@ -146,11 +146,11 @@ async fn key(
 }
 
 fn runtime(
-    db: &TestDatabase,
+    db: &kindgi_store::Database,
     writes: &Arc<AtomicUsize>,
     tickets: &Arc<Mutex<Vec<WaitTicket>>>,
 ) -> Runtime {
-    let rt = Runtime::with_database(db.db.clone())
+    let rt = Runtime::with_database(db.clone())
         .model(Arc::new(AsksToWrite))
         .build();
     let counter = writes.clone();
@@ -226,22 +226,13 @@ pub async fn server(kind: DatabaseKind) -> Server {
     let db = TestDatabase::new(kind).await.unwrap();
     let writes = Arc::new(AtomicUsize::new(0));
     let tickets = Arc::new(Mutex::new(Vec::new()));
-    let rt = runtime(&db, &writes, &tickets);
+    let rt = runtime(&db.db, &writes, &tickets);
     let state = AppState::new(db.db.clone());
     let admin = state.tokens.create("acme", None).await.unwrap().key;
     let member = key(&state, "acme", Some(Principal::user("u2")), KeyRole::Member).await;
     let nobody = key(&state, "acme", None, KeyRole::Admin).await;
     let other = state.tokens.create("other", None).await.unwrap().key;
-    let app = router_with(state.clone(), runs::routes(rt.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let stop = kindgi_serve::CancellationToken::new();
-    tokio::spawn(kindgi_api::serve(
-        listener,
-        app,
-        kindgi_serve::Limits::default(),
-        stop,
-    ));
+    let url = serve(&state, &rt).await;
     Server {
         url,
         http: reqwest::Client::new(),
@@ -257,7 +248,37 @@ pub async fn server(kind: DatabaseKind) -> Server {
     }
 }
 
+/// Serves `rt` and `state` on a fresh loopback socket; answers its base URL.
+async fn serve(state: &AppState, rt: &Runtime) -> String {
+    let app = router_with(state.clone(), runs::routes(rt.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let stop = kindgi_serve::CancellationToken::new();
+    tokio::spawn(kindgi_api::serve(
+        listener,
+        app,
+        kindgi_serve::Limits::default(),
+        stop,
+    ));
+    url
+}
+
+/// A second server on the same database: its own pools, runtime (and so its own in-process
+/// locks) and socket — what a second `kindgi server` process on one database is. Its tools
+/// count into the first server's `writes` and `tickets`.
+pub struct Twin {
+    pub url: String,
+    pub rt: Runtime,
+}
+
 impl Server {
+    pub async fn twin(&self) -> Twin {
+        let db = self.db.reopen().await.unwrap();
+        let rt = runtime(&db, &self.writes, &self.tickets);
+        let url = serve(&AppState::new(db), &rt).await;
+        Twin { url, rt }
+    }
+
     pub async fn call(
         &self,
         key: &str,
