@@ -1,7 +1,12 @@
-//! A crash between a reviewer's decision and the call it allows: the runtime process is
-//! killed (`KINDGI_FAULT=after-decision` aborts it right after the decision is journaled,
-//! before the approval row moves or the run resumes), a new process recovers, and the
-//! approved call runs exactly once (the tool appends a line to a file each time it runs).
+//! Crashes around an approved mutating call. Between the reviewer's decision and the call
+//! it allows: the runtime process is killed (`KINDGI_FAULT=after-decision` aborts it right
+//! after the decision and its approval row are stored, before the run resumes), a new
+//! process recovers, and the approved call runs exactly once. While the approved call is in
+//! flight (the tool aborts the process after its side effect, before its result is
+//! journaled: a kill -9 mid-call): recovery cannot know the call ran, so it sends it again —
+//! at-least-once — with the same `ctx.idempotencyKey`, which is what lets a pack dedupe it
+//! (docs/approvals.md "After a crash"). The tool appends a line with its key to a file each
+//! time it runs.
 //!
 //! The processes are this test binary run again with `--ignored --exact crash_child`; the
 //! phase is in `KINDGI_CRASH_PHASE`, the SQLite file in `KINDGI_CRASH_DB`.
@@ -17,9 +22,11 @@ use kindgi_runtime::{
     AgentSpec, ApprovalQuery, ApprovalStatus, DecisionInput, DecisionKind, ReviewerRole,
     RunOptions, RunQuery, RunStatus, Runtime,
 };
+use kindgi_tools::{BoxFuture, HandlerError, Tool, ToolContext};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Asks for one call of `t.pay` until it has seen a tool result, then says "done".
 #[derive(Debug)]
@@ -64,23 +71,31 @@ async fn runtime(db_path: &Path, calls_file: PathBuf) -> Runtime {
         .unwrap();
     db.migrate().await.unwrap();
     let rt = Runtime::with_database(db)
-        .model(std::sync::Arc::new(Model))
+        .model(Arc::new(Model))
         .build();
-    rt.tools().insert_tool(common::tool(
-        "t.pay",
-        json!({"mutating": true}),
-        move |_| {
-            let calls_file = calls_file.clone();
-            async move {
+    let handler: kindgi_tools::Handler = Arc::new(move |_input, ctx: ToolContext| {
+        let calls_file = calls_file.clone();
+        let fut: BoxFuture<'static, Result<serde_json::Value, HandlerError>> =
+            Box::pin(async move {
                 let mut f = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
                     .open(&calls_file)
                     .unwrap();
-                writeln!(f, "paid").unwrap();
+                let key = ctx.idempotency_key.unwrap_or_default();
+                writeln!(f, "paid {key}").unwrap();
+                drop(f);
+                if std::env::var("KINDGI_CRASH_IN_CALL").is_ok() {
+                    // Killed mid-call: the effect happened, its result never comes back.
+                    std::process::abort();
+                }
                 Ok(json!({"paid": true}))
-            }
-        },
+            });
+        fut
+    });
+    rt.tools().insert_tool(Tool::from_parts(
+        common::manifest("t.pay", json!({"mutating": true})),
+        handler,
     ));
     let mut agent = AgentSpec::new("t.agent").with_tools(["t.pay"]);
     agent.conversation_policy = Some(json!({"hitl": {"tools": {}}}));
@@ -122,7 +137,7 @@ async fn crash_child() {
                 })
                 .await
                 .unwrap();
-            // Aborts inside: the decision is journaled, nothing after it happens.
+            // Aborts inside: after the decision is stored, or in the call it allows.
             let _ = rt
                 .complete_approval(
                     &run.tenant_id,
@@ -136,7 +151,7 @@ async fn crash_child() {
                     },
                 )
                 .await;
-            panic!("KINDGI_FAULT=after-decision should have aborted the process");
+            panic!("the decision or the call should have aborted the process");
         }
         "recover" => {
             let resumed = rt.recover().await.unwrap();
@@ -153,17 +168,29 @@ fn child(db: &Path, phase: &str, fault: Option<&str>) -> std::process::ExitStatu
     cmd.args(["--ignored", "--exact", "crash_child", "--nocapture"])
         .env("KINDGI_CRASH_PHASE", phase)
         .env("KINDGI_CRASH_DB", db)
-        .env_remove("KINDGI_FAULT");
-    if let Some(f) = fault {
-        cmd.env("KINDGI_FAULT", f);
+        .env_remove("KINDGI_FAULT")
+        .env_remove("KINDGI_CRASH_IN_CALL");
+    match fault {
+        Some("in-call") => {
+            cmd.env("KINDGI_CRASH_IN_CALL", "1");
+        }
+        Some(f) => {
+            cmd.env("KINDGI_FAULT", f);
+        }
+        None => {}
     }
     cmd.status().unwrap()
 }
 
-fn lines(path: &Path) -> usize {
+/// The idempotency key of each run of the tool, in order.
+fn calls(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
+        .map(|s| s.lines().map(|l| l.trim_start_matches("paid ").to_owned()).collect())
+        .unwrap_or_default()
+}
+
+fn lines(path: &Path) -> usize {
+    calls(path).len()
 }
 
 #[tokio::test]
@@ -216,4 +243,37 @@ async fn a_crash_after_the_decision_runs_the_call_exactly_once() {
             .and_then(|d| d.decided_by.as_deref()),
         Some("user:rita")
     );
+}
+
+#[tokio::test]
+async fn a_crash_during_the_approved_call_sends_it_again_with_the_same_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kindgi.db");
+    let calls_file = dir.path().join("calls.txt");
+
+    let crashed = child(&db, "park-and-decide", Some("in-call"));
+    assert!(!crashed.success(), "killed mid-call: {crashed:?}");
+    let first = calls(&calls_file);
+    assert_eq!(first.len(), 1, "the call started before the kill: {first:?}");
+    assert!(!first[0].is_empty(), "the call carried an idempotency key");
+
+    let recovered = child(&db, "recover", None);
+    assert!(recovered.success(), "{recovered:?}");
+    let sent = calls(&calls_file);
+    assert_eq!(
+        sent.len(),
+        2,
+        "at-least-once: the runtime cannot know the call ran, so it is sent again: {sent:?}"
+    );
+    assert_eq!(
+        sent[1], sent[0],
+        "the re-sent call carries the first attempt's idempotency key"
+    );
+
+    let again = child(&db, "recover", None);
+    assert!(again.success(), "{again:?}");
+    assert_eq!(lines(&calls_file), 2, "and never again once its result is journaled");
+    let rt = runtime(&db, calls_file.clone()).await;
+    let runs = rt.list_runs(&RunQuery::default()).await.unwrap();
+    assert_eq!(runs[0].status, RunStatus::Completed, "{:?}", runs[0]);
 }
