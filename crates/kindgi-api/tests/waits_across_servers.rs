@@ -98,7 +98,11 @@ async fn a_wait_token_is_answered_once_across_servers(kind: DatabaseKind) {
         assert_eq!(body["runId"], json!(run), "{body}");
         let value = json!({"answer": format!("r{round}-a{winner}")});
         let resumed = entries_of(&s.rt, &run, JournalKind::WaitResumed).await;
-        assert_eq!(resumed.len(), 1, "round {round}: one wait.resumed: {resumed:?}");
+        assert_eq!(
+            resumed.len(),
+            1,
+            "round {round}: one wait.resumed: {resumed:?}"
+        );
         assert_eq!(resumed[0]["value"], value, "round {round}");
         let (_, after) = s.get(&format!("/v1/runs/{run}")).await;
         assert_eq!(after["status"], "completed", "round {round}: {after}");
@@ -118,7 +122,10 @@ async fn an_approval_is_decided_once_across_servers(kind: DatabaseKind) {
             .map(|i| {
                 let url = format!("{}/v1/approvals/{approval}/complete", urls[i % 2]);
                 let rationale = format!("r{round}-a{i}");
-                (url, json!({"decision": decision(i), "rationale": rationale}))
+                (
+                    url,
+                    json!({"decision": decision(i), "rationale": rationale}),
+                )
             })
             .collect();
         let got = all_at_once(&s.admin, posts).await;

@@ -12,8 +12,8 @@
 //! journals nothing; no in-process lock is needed for that.
 
 use async_trait::async_trait;
-use std::collections::HashMap;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::approval::{Approval, ApprovalQuery, ApprovalStatus};
@@ -110,7 +110,11 @@ impl WaitJournal<'_> {
             op: "journal.append",
             message: e.to_string(),
         };
-        let journal = self.runs.journal(self.run_id, None, None).await.map_err(fail)?;
+        let journal = self
+            .runs
+            .journal(self.run_id, None, None)
+            .await
+            .map_err(fail)?;
         let first = journal.last().map_or(1, |e| e.sequence + 1);
         let entries = journal_entries(self.entries, first);
         self.runs.append(self.run_id, &entries).await.map_err(fail)

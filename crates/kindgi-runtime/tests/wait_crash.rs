@@ -70,9 +70,7 @@ async fn runtime(db_path: &Path, calls_file: PathBuf) -> Runtime {
         .await
         .unwrap();
     db.migrate().await.unwrap();
-    let rt = Runtime::with_database(db)
-        .model(Arc::new(Model))
-        .build();
+    let rt = Runtime::with_database(db).model(Arc::new(Model)).build();
     let handler: kindgi_tools::Handler = Arc::new(move |_input, ctx: ToolContext| {
         let calls_file = calls_file.clone();
         let fut: BoxFuture<'static, Result<serde_json::Value, HandlerError>> =
@@ -185,7 +183,11 @@ fn child(db: &Path, phase: &str, fault: Option<&str>) -> std::process::ExitStatu
 /// The idempotency key of each run of the tool, in order.
 fn calls(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
-        .map(|s| s.lines().map(|l| l.trim_start_matches("paid ").to_owned()).collect())
+        .map(|s| {
+            s.lines()
+                .map(|l| l.trim_start_matches("paid ").to_owned())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -254,7 +256,11 @@ async fn a_crash_during_the_approved_call_sends_it_again_with_the_same_key() {
     let crashed = child(&db, "park-and-decide", Some("in-call"));
     assert!(!crashed.success(), "killed mid-call: {crashed:?}");
     let first = calls(&calls_file);
-    assert_eq!(first.len(), 1, "the call started before the kill: {first:?}");
+    assert_eq!(
+        first.len(),
+        1,
+        "the call started before the kill: {first:?}"
+    );
     assert!(!first[0].is_empty(), "the call carried an idempotency key");
 
     let recovered = child(&db, "recover", None);
@@ -272,7 +278,11 @@ async fn a_crash_during_the_approved_call_sends_it_again_with_the_same_key() {
 
     let again = child(&db, "recover", None);
     assert!(again.success(), "{again:?}");
-    assert_eq!(lines(&calls_file), 2, "and never again once its result is journaled");
+    assert_eq!(
+        lines(&calls_file),
+        2,
+        "and never again once its result is journaled"
+    );
     let rt = runtime(&db, calls_file.clone()).await;
     let runs = rt.list_runs(&RunQuery::default()).await.unwrap();
     assert_eq!(runs[0].status, RunStatus::Completed, "{:?}", runs[0]);

@@ -362,7 +362,8 @@ macro_rules! append_after_last {
             .fetch_one(&mut *$tx)
             .await
             .map_err($crate::StoreError::query($op))?;
-            let last: i64 = sqlx::Row::try_get(&row, "last").map_err($crate::StoreError::query($op))?;
+            let last: i64 =
+                sqlx::Row::try_get(&row, "last").map_err($crate::StoreError::query($op))?;
             for (e, sequence) in $entries.iter().zip(last + 1..) {
                 sqlx::query($crate::runs::INSERT_ENTRY)
                     .bind($run_id)

@@ -85,24 +85,44 @@ async fn a_pause_is_taken_once_with_its_journal(kind: DatabaseKind) {
     let t = TestDatabase::new(kind).await.unwrap();
     let (runs, waits) = (RunsStore::new(t.db.clone()), WaitsStore::new(t.db.clone()));
     suspended_run(&runs, "r1").await;
-    waits.insert_pause(&pause("p1", "r1", "open")).await.unwrap();
+    waits
+        .insert_pause(&pause("p1", "r1", "open"))
+        .await
+        .unwrap();
     let resumed = [entry("r1", 0, "wait.resumed")];
     let tail = JournalTail {
         run_id: "r1",
         entries: &resumed,
     };
     let answered = pause("p1", "r1", "answered");
-    assert!(waits.update_pause_journaled(&answered, "open", tail).await.unwrap());
+    assert!(
+        waits
+            .update_pause_journaled(&answered, "open", tail)
+            .await
+            .unwrap()
+    );
     let after = kinds(&runs, "r1").await;
     assert_eq!(after.last().unwrap(), &(3, "wait.resumed".to_owned()));
-    assert!(!waits.update_pause_journaled(&answered, "open", tail).await.unwrap());
-    assert_eq!(kinds(&runs, "r1").await, after, "the loser journals nothing");
+    assert!(
+        !waits
+            .update_pause_journaled(&answered, "open", tail)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        kinds(&runs, "r1").await,
+        after,
+        "the loser journals nothing"
+    );
     let row = waits.get_pause("p1").await.unwrap().unwrap();
     assert_eq!(row.status, "answered");
 
     // Ten takers at once on two handles of the database: one wins.
     let second = WaitsStore::new(t.reopen().await.unwrap());
-    waits.insert_pause(&pause("p2", "r1", "open")).await.unwrap();
+    waits
+        .insert_pause(&pause("p2", "r1", "open"))
+        .await
+        .unwrap();
     let mut set = tokio::task::JoinSet::new();
     for i in 0..10 {
         let store = if i % 2 == 0 {
