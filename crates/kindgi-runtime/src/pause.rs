@@ -58,7 +58,7 @@ impl RunCtx {
         &self,
         tool: &Arc<dyn ToolDispatcher>,
         input: Value,
-        call_ctx_key: &str,
+        site: crate::executor::CallSite<'_>,
         scope: &str,
         node_id: Option<&str>,
         call_id: &str,
@@ -81,7 +81,7 @@ impl RunCtx {
             .issue_ticket(tool.as_ref(), scope, node_id, call_id)
             .await?;
         let mut ctx = self
-            .call_context(tool.as_ref(), call_ctx_key)
+            .call_context(tool.as_ref(), site)
             .await
             .map_err(|e| Failure::new(e.to_string()))?;
         ctx.wait = Some(ticket.clone());

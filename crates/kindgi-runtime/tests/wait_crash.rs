@@ -261,7 +261,8 @@ async fn a_crash_during_the_approved_call_sends_it_again_with_the_same_key() {
         1,
         "the call started before the kill: {first:?}"
     );
-    assert!(!first[0].is_empty(), "the call carried an idempotency key");
+    let key = uuid::Uuid::parse_str(&first[0]).expect("the idempotency key is a UUID");
+    assert_eq!(key.get_version_num(), 5, "the pack protocol's UUIDv5");
 
     let recovered = child(&db, "recover", None);
     assert!(recovered.success(), "{recovered:?}");

@@ -296,6 +296,11 @@ async fn run_call(
 ) -> Result<Outcome, Failure> {
     let key = call_key(call);
     let request_key = format!("{}/{key}", step.value_scope);
+    let site = crate::executor::CallSite {
+        key: &request_key,
+        step_scope: step.value_scope,
+        model_call_id: Some(&call.id),
+    };
     let arguments = call.arguments.clone();
     let m = tool.manifest();
     let version = m.version.clone();
@@ -307,7 +312,7 @@ async fn run_call(
                     .call_pausing(
                         &tool,
                         arguments,
-                        &request_key,
+                        site,
                         step.value_scope,
                         Some(step.node_id),
                         &call.id,
@@ -315,7 +320,7 @@ async fn run_call(
                     .await?;
                 return Ok(json!({"ok": v, "toolVersion": version}));
             }
-            let result = match ctx.call_context(tool.as_ref(), &request_key).await {
+            let result = match ctx.call_context(tool.as_ref(), site).await {
                 Ok(call_ctx) => tool.call(arguments, call_ctx).await,
                 Err(e) => Err(e),
             };

@@ -3,6 +3,17 @@
 
 use super::*;
 
+/// Where a tool call is made.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallSite<'a> {
+    /// What names the call within the run (`ctx.requestId` is `<runId>:<key>`).
+    pub key: &'a str,
+    /// The step's own scope (its node, with its loop iteration or fanout branch).
+    pub step_scope: &'a str,
+    /// The model's id for a call a model asked for.
+    pub model_call_id: Option<&'a str>,
+}
+
 impl RunCtx {
     pub(super) async fn run_leaf(
         &self,
@@ -23,11 +34,20 @@ impl RunCtx {
         }
     }
 
-    /// A tool context for a call made by this run.
-    pub(crate) fn tool_context(&self, call_key: &str) -> ToolContext {
+    /// A tool context for a call of `tool_id` made by this run at `site`: its
+    /// `idempotencyKey` is the pack protocol's UUIDv5 over `[runId, stepScope, toolId]` (+ the
+    /// model's call id), the same for every attempt of the call (a retry, a resume, a re-run
+    /// after a crash) and different for every other call.
+    pub(crate) fn tool_context(&self, tool_id: &str, site: CallSite<'_>) -> ToolContext {
         let mut ctx = ToolContext::new(self.run.tenant_id.clone()).with_run_id(self.run.id.clone());
-        ctx.request_id = Some(format!("{}:{call_key}", self.run.id));
-        ctx.idempotency_key = Some(format!("{}:{call_key}", self.run.id));
+        ctx.request_id = Some(format!("{}:{}", self.run.id, site.key));
+        let key = kindgi_tools::tool_idempotency_key(
+            &self.run.id,
+            site.step_scope,
+            tool_id,
+            site.model_call_id,
+        );
+        ctx.idempotency_key = Some(key.to_string());
         ctx.signal = self.cancel.child_token();
         ctx
     }
@@ -49,12 +69,12 @@ impl RunCtx {
     pub(crate) async fn call_context(
         &self,
         tool: &dyn ToolDispatcher,
-        call_key: &str,
+        site: CallSite<'_>,
     ) -> Result<ToolContext, ToolCallError> {
         crate::call_values::prepare_context(
             self.shared.call_values.as_ref(),
             tool,
-            self.tool_context(call_key),
+            self.tool_context(&tool.manifest().id, site),
         )
         .await
     }
@@ -82,16 +102,18 @@ impl RunCtx {
         if self.run.dry_run && !tool.runs_in_dry_run() {
             return Err(Failure::fatal(dry_run_refusal(tool_id)));
         }
+        let key = child_scope(scope, node_id);
+        let site = CallSite {
+            key: &key,
+            step_scope: &key,
+            model_call_id: None,
+        };
         if tool.manifest().pauses() {
-            let key = child_scope(scope, node_id);
             return self
-                .call_pausing(&tool, input, &key, scope, Some(node_id), node_id)
+                .call_pausing(&tool, input, site, scope, Some(node_id), node_id)
                 .await;
         }
-        let ctx = match self
-            .call_context(tool.as_ref(), &child_scope(scope, node_id))
-            .await
-        {
+        let ctx = match self.call_context(tool.as_ref(), site).await {
             Ok(ctx) => ctx,
             Err(e) => return Err(Failure::new(e.to_string())),
         };

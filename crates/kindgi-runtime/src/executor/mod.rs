@@ -41,6 +41,7 @@ use crate::store::payload;
 
 mod fanout;
 mod leaf;
+pub(crate) use leaf::CallSite;
 mod loop_node;
 mod subflow;
 
