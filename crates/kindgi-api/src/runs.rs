@@ -657,7 +657,16 @@ async fn stream(
     Path(run_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    open_stream(state, rt, caller, run_id, &headers, request_id, Flavour::Events).await
+    open_stream(
+        state,
+        rt,
+        caller,
+        run_id,
+        &headers,
+        request_id,
+        Flavour::Events,
+    )
+    .await
 }
 
 async fn progress_stream(
@@ -668,5 +677,14 @@ async fn progress_stream(
     Path(run_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    open_stream(state, rt, caller, run_id, &headers, request_id, Flavour::Progress).await
+    open_stream(
+        state,
+        rt,
+        caller,
+        run_id,
+        &headers,
+        request_id,
+        Flavour::Progress,
+    )
+    .await
 }

@@ -142,9 +142,13 @@ impl IntoResponse for StreamsFull {
         let message = format!(
             "{who} {max} open run streams, the most allowed; close one, or retry after {RETRY_AFTER_S} s"
         );
-        let mut r = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate-limit-exceeded", message)
-            .with_details(json!({"limit": limit, "max": max}))
-            .into_response();
+        let mut r = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate-limit-exceeded",
+            message,
+        )
+        .with_details(json!({"limit": limit, "max": max}))
+        .into_response();
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_S));
         r
