@@ -29,6 +29,7 @@ pub mod flows;
 pub mod idempotency;
 pub mod json_body;
 pub mod page;
+mod paged_body;
 pub mod projects;
 pub mod request_id;
 pub mod routes;
@@ -37,6 +38,7 @@ pub mod runs;
 pub mod runs_list;
 pub mod sse;
 pub mod state;
+pub mod stream_caps;
 pub mod testing;
 pub mod version_cache;
 

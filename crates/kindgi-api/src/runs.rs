@@ -24,7 +24,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use kindgi_runtime::{RunMeta, RunOptions, RunRecord, RunStatus, Runtime, RuntimeError, Segment};
+use futures::future::BoxFuture;
+use kindgi_runtime::{
+    JournalEntry, RunMeta, RunOptions, RunRecord, RunStatus, Runtime, RuntimeError, Segment,
+};
 use serde_json::{Map, Value, json};
 
 use crate::auth::Caller;
@@ -32,6 +35,7 @@ use crate::cpu;
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
 use crate::page::encode_cursor;
+use crate::paged_body::{self, PageSource};
 use crate::request_id::{RequestId, Trace};
 use crate::run_wire::{entry_json, progress_json, run_json};
 use crate::runs_list::{self, Params, cursor_after};
@@ -414,24 +418,69 @@ async fn start(
     Ok((StatusCode::CREATED, Json(run_json(&run, true))).into_response())
 }
 
+/// Runs read per store query of `GET /v1/runs`: with `include=output` each may carry a
+/// large output, so a stalled reader pins at most this many.
+pub const RUNS_BODY_PAGE: u32 = 10;
+/// Entries read per store query of `GET /v1/runs/{id}/journal` (a whole journal is
+/// written page by page).
+pub const JOURNAL_BODY_PAGE: u32 = 100;
+
+/// `GET /v1/runs` read [`RUNS_BODY_PAGE`] at a time (see [`crate::paged_body`]).
+struct RunPages {
+    rt: Runtime,
+    query: kindgi_runtime::RunQuery,
+    include_output: bool,
+}
+
+impl PageSource for RunPages {
+    type Item = RunRecord;
+    /// `(createdAt, id)`.
+    type Pos = (String, String);
+
+    fn fetch(
+        &self,
+        after: Option<(String, String)>,
+        n: u32,
+    ) -> BoxFuture<'_, Result<Vec<RunRecord>, RuntimeError>> {
+        let mut query = self.query.clone();
+        if let Some((created_at, id)) = after {
+            // The store wrote `createdAt` from these very milliseconds.
+            let millis = chrono::DateTime::parse_from_rfc3339(&created_at)
+                .map_or(0, |d| d.timestamp_millis());
+            query.after = Some((millis, id));
+        }
+        query.limit = Some(n);
+        Box::pin(async move { self.rt.list_runs(&query).await })
+    }
+
+    fn pos(&self, run: &RunRecord) -> (String, String) {
+        (run.created_at.clone(), run.id.clone())
+    }
+
+    fn write(&self, run: &RunRecord, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        paged_body::write_json(&run_json(run, self.include_output), out)
+    }
+
+    fn cursor(&self, (created_at, id): &(String, String)) -> String {
+        cursor_after(created_at, id)
+    }
+}
+
 async fn list(
     Extension(rt): Extension<Runtime>,
     caller: Caller,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let params = Params::parse(raw.as_deref())?;
     let req = runs_list::parse(&caller.tenant, &params)?;
-    let mut runs = rt.list_runs(&req.query).await.map_err(runtime_error)?;
-    let more = runs.len() > req.limit;
-    runs.truncate(req.limit);
-    let next = more
-        .then(|| runs.last().map(|r| cursor_after(&r.created_at, &r.id)))
-        .flatten();
-    let data = runs
-        .iter()
-        .map(|r| run_json(r, req.include_output))
-        .collect();
-    Ok(Json(crate::page::page(data, next, Map::new())))
+    let source = RunPages {
+        rt,
+        query: req.query,
+        include_output: req.include_output,
+    };
+    paged_body::answer(source, RUNS_BODY_PAGE, Some(req.limit))
+        .await
+        .map_err(runtime_error)
 }
 
 async fn failures(_caller: Caller) -> ApiError {
@@ -491,12 +540,47 @@ struct JournalCursor {
     sequence: u64,
 }
 
+/// A run's journal read [`JOURNAL_BODY_PAGE`] at a time (see [`crate::paged_body`]).
+struct JournalPages {
+    rt: Runtime,
+    run_id: String,
+    /// The sequence the answer starts after (`cursor` or `since`).
+    start: Option<u64>,
+}
+
+impl PageSource for JournalPages {
+    type Item = JournalEntry;
+    type Pos = u64;
+
+    fn fetch(
+        &self,
+        after: Option<u64>,
+        n: u32,
+    ) -> BoxFuture<'_, Result<Vec<JournalEntry>, RuntimeError>> {
+        Box::pin(self.rt.journal(&self.run_id, after.or(self.start), Some(n)))
+    }
+
+    fn pos(&self, e: &JournalEntry) -> u64 {
+        e.sequence
+    }
+
+    fn write(&self, e: &JournalEntry, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        paged_body::write_json(&entry_json(e), out)
+    }
+
+    fn cursor(&self, sequence: &u64) -> String {
+        encode_cursor(&JournalCursor {
+            sequence: *sequence,
+        })
+    }
+}
+
 async fn journal(
     Extension(rt): Extension<Runtime>,
     caller: Caller,
     Path(run_id): Path<String>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let params = Params::parse(raw.as_deref())?;
     let limit = journal_limit(params.get("limit"))?;
     let cursor = crate::page::decode_cursor::<JournalCursor>(params.get("cursor"))?;
@@ -504,27 +588,11 @@ async fn journal(
         .get("since")
         .and_then(|s| s.trim().parse::<u64>().ok());
     owned_run(&rt, &caller.tenant, &run_id).await?;
-    let after = cursor.map(|c| c.sequence).or(since);
-    let fetch = limit.map(|l| l as u32 + 1);
-    let mut entries = rt
-        .journal(&run_id, after, fetch)
+    let start = cursor.map(|c| c.sequence).or(since);
+    let source = JournalPages { rt, run_id, start };
+    paged_body::answer(source, JOURNAL_BODY_PAGE, limit)
         .await
-        .map_err(runtime_error)?;
-    let more = limit.is_some_and(|l| entries.len() > l);
-    if let Some(l) = limit {
-        entries.truncate(l);
-    }
-    let next = more
-        .then(|| {
-            entries.last().map(|e| {
-                encode_cursor(&JournalCursor {
-                    sequence: e.sequence,
-                })
-            })
-        })
-        .flatten();
-    let data = entries.iter().map(entry_json).collect();
-    Ok(Json(crate::page::page(data, next, Map::new())))
+        .map_err(runtime_error)
 }
 
 async fn cancel(
@@ -553,6 +621,7 @@ async fn resume(
 }
 
 async fn open_stream(
+    state: AppState,
     rt: Runtime,
     caller: Caller,
     run_id: String,
@@ -561,6 +630,10 @@ async fn open_stream(
     flavour: Flavour,
 ) -> Result<Response, ApiError> {
     owned_run(&rt, &caller.tenant, &run_id).await?;
+    let slot = match state.streams.open(&caller.tenant, &caller.key_id) {
+        Ok(slot) => slot,
+        Err(full) => return Ok(full.into_response()),
+    };
     let after = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -572,25 +645,46 @@ async fn open_stream(
         caller.tenant,
         request_id.0,
         after,
+        slot,
     ))
 }
 
 async fn stream(
+    State(state): State<AppState>,
     Extension(rt): Extension<Runtime>,
     Extension(request_id): Extension<RequestId>,
     caller: Caller,
     Path(run_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    open_stream(rt, caller, run_id, &headers, request_id, Flavour::Events).await
+    open_stream(
+        state,
+        rt,
+        caller,
+        run_id,
+        &headers,
+        request_id,
+        Flavour::Events,
+    )
+    .await
 }
 
 async fn progress_stream(
+    State(state): State<AppState>,
     Extension(rt): Extension<Runtime>,
     Extension(request_id): Extension<RequestId>,
     caller: Caller,
     Path(run_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    open_stream(rt, caller, run_id, &headers, request_id, Flavour::Progress).await
+    open_stream(
+        state,
+        rt,
+        caller,
+        run_id,
+        &headers,
+        request_id,
+        Flavour::Progress,
+    )
+    .await
 }

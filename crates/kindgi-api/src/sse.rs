@@ -7,12 +7,17 @@
 //! `run.wait-suspended`, `approval.requested` → `run.approval-requested`,
 //! `guardrail.violated` → `run.guardrail-violated`, …); kinds the wire has no name for
 //! (`edge.evaluated`, `value.recorded`, fan-out and sub-graph entries…) are dropped. `Last-Event-Id:
-//! <runId>:<seq>` replays from `sequence > seq`. The journal is polled every
-//! [`POLL_INTERVAL`]; the stream closes after a terminal event or [`MAX_STREAM`]. A journal
+//! <runId>:<seq>` replays from `sequence > seq`. The journal is read a page ([`PAGE`]
+//! entries) at a time and each page is sent as one chunk; a full page is followed at once by
+//! the next (catching up on a long journal runs at the store's pace), and once caught up the
+//! journal is polled every [`POLL_INTERVAL`]. Only the page being sent is held, so a client
+//! that stops reading pins one page. The stream closes after a terminal event or
+//! [`MAX_STREAM`]; the response carries a [`kindgi_serve::ResponseDeadline`] just past it, so
+//! the connection is closed then even if the client stopped reading. Streams are capped per
+//! key, per tenant and in all ([`crate::stream_caps`]). A journal
 //! that cannot be read sends `id: <runId>:error`, `event: error`, `data {code:
 //! "journal-error", message, requestId}` and closes.
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -21,12 +26,17 @@ use axum::response::Response;
 use kindgi_runtime::{JournalEntry, JournalKind, Runtime};
 use serde_json::{Map, Value, json};
 
+use crate::stream_caps::StreamSlot;
+
 /// How often the journal is read for new entries.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(200);
 /// The longest a stream stays open.
 pub const MAX_STREAM: Duration = Duration::from_secs(300);
-/// Entries read per journal poll.
-const PAGE: u32 = 100;
+/// Entries read per journal query.
+pub const PAGE: u32 = 100;
+/// How long past [`MAX_STREAM`] the connection of a stream that has not ended by itself
+/// (its client stopped reading) is closed.
+const DEADLINE_GRACE: Duration = Duration::from_secs(1);
 
 /// The wire kind of a journal kind, or `None` when the stream drops it. Beyond the
 /// reference (which lists them but never emits them), the approval and guardrail entries
@@ -103,10 +113,13 @@ struct Follow {
     tenant: String,
     request_id: String,
     after: Option<u64>,
-    queued: VecDeque<String>,
+    /// The frames of the page read last, sent as one chunk.
+    queued: String,
     done: bool,
-    first: bool,
+    /// The last page was full: read the next one at once, without waiting.
+    behind: bool,
     deadline: tokio::time::Instant,
+    _slot: StreamSlot,
 }
 
 impl Follow {
@@ -114,10 +127,11 @@ impl Follow {
     async fn poll(&mut self) {
         match self.rt.journal(&self.run_id, self.after, Some(PAGE)).await {
             Ok(entries) => {
+                self.behind = entries.len() >= PAGE as usize;
                 for e in &entries {
                     self.after = Some(e.sequence);
                     if let Some(f) = frame(self.flavour, &self.run_id, &self.tenant, e) {
-                        self.queued.push_back(f);
+                        self.queued.push_str(&f);
                     }
                     if matches!(
                         e.kind,
@@ -137,7 +151,7 @@ impl Follow {
                     "message": "The run's journal could not be read",
                     "requestId": self.request_id,
                 });
-                self.queued.push_back(format!(
+                self.queued.push_str(&format!(
                     "id: {}:error\nevent: error\ndata: {data}\n\n",
                     self.run_id
                 ));
@@ -148,25 +162,26 @@ impl Follow {
 
     async fn next(mut self) -> Option<(Result<Bytes, std::convert::Infallible>, Follow)> {
         loop {
-            if let Some(f) = self.queued.pop_front() {
-                return Some((Ok(Bytes::from(f)), self));
+            if !self.queued.is_empty() {
+                let chunk = Bytes::from(std::mem::take(&mut self.queued));
+                return Some((Ok(chunk), self));
             }
             if self.done || tokio::time::Instant::now() >= self.deadline {
                 return None;
             }
-            if !self.first {
+            if !self.behind {
                 tokio::time::sleep_until(
                     (tokio::time::Instant::now() + POLL_INTERVAL).min(self.deadline),
                 )
                 .await;
             }
-            self.first = false;
             self.poll().await;
         }
     }
 }
 
-/// The streaming answer for a run that exists (the caller checked it).
+/// The streaming answer for a run that exists (the caller checked it); `slot` is its place
+/// under the stream caps, held until the stream ends.
 pub fn stream(
     rt: Runtime,
     flavour: Flavour,
@@ -174,6 +189,7 @@ pub fn stream(
     tenant: String,
     request_id: String,
     after: Option<u64>,
+    slot: StreamSlot,
 ) -> Response {
     let follow = Follow {
         rt,
@@ -182,13 +198,18 @@ pub fn stream(
         tenant,
         request_id,
         after,
-        queued: VecDeque::new(),
+        queued: String::new(),
         done: false,
-        first: true,
+        behind: true,
         deadline: tokio::time::Instant::now() + MAX_STREAM,
+        _slot: slot,
     };
     let body = Body::from_stream(futures::stream::unfold(follow, Follow::next));
     let mut response = Response::new(body);
+    let cut_off = std::time::Instant::now() + MAX_STREAM + DEADLINE_GRACE;
+    response
+        .extensions_mut()
+        .insert(kindgi_serve::ResponseDeadline(cut_off));
     let h = response.headers_mut();
     h.insert(
         header::CONTENT_TYPE,

@@ -39,6 +39,8 @@ pub struct AppState {
     pub agent_exists: Option<AgentExists>,
     /// Rendered exact tool versions (see [`crate::version_cache`]).
     pub(crate) version_bodies: crate::version_cache::VersionBodies,
+    /// Open run streams, capped per key, per tenant and in all (see [`crate::stream_caps`]).
+    pub streams: crate::stream_caps::StreamCaps,
 }
 
 /// `(tenant, agentId, version)` → whether that agent version is registered (and active).
@@ -79,6 +81,7 @@ impl AppState {
             allow_stdio_mcp: false,
             agent_exists: None,
             version_bodies: Default::default(),
+            streams: Default::default(),
         }
     }
 
@@ -98,6 +101,12 @@ impl AppState {
     /// [`AppState::read_only_registry`] with its own message (`None`: writable).
     pub fn read_only_registry_because(mut self, reason: Option<&str>) -> AppState {
         self.read_only = reason.map(Arc::from);
+        self
+    }
+
+    /// The same state with other caps on open run streams.
+    pub fn stream_limits(mut self, limits: crate::stream_caps::StreamLimits) -> AppState {
+        self.streams = crate::stream_caps::StreamCaps::new(limits);
         self
     }
 

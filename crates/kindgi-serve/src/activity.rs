@@ -1,7 +1,9 @@
 //! Per-connection activity, for the idle timeout: a connection is busy from the moment its
 //! service is called until the response body is dropped (written out, or abandoned), and
 //! idle otherwise. [`Tracked`] wraps the service so that every request holds a [`Busy`]
-//! guard for exactly that span.
+//! guard for exactly that span. A response may carry a [`ResponseDeadline`] extension: its
+//! connection is closed once that instant passes while the response is still being written,
+//! whether or not the client reads.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -20,7 +22,17 @@ pub(crate) struct Activity {
     busy: AtomicUsize,
     /// Milliseconds after `opened` when the connection last went idle.
     idle_since_ms: AtomicU64,
+    /// 1 + milliseconds after `opened` by when the response being written must be done; 0
+    /// when it has no deadline.
+    deadline_ms: AtomicU64,
 }
+
+/// A response extension: the instant by which the whole response must have been written.
+/// Past it the serve loop closes the connection, even if the body is not being polled (a
+/// client that stopped reading). Used for answers that are bounded in time by contract,
+/// such as an event stream's documented maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseDeadline(pub Instant);
 
 impl Activity {
     pub(crate) fn new() -> Arc<Activity> {
@@ -28,7 +40,22 @@ impl Activity {
             opened: Instant::now(),
             busy: AtomicUsize::new(0),
             idle_since_ms: AtomicU64::new(0),
+            deadline_ms: AtomicU64::new(0),
         })
+    }
+
+    /// The response deadline in force, if any.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        match self.deadline_ms.load(Ordering::Acquire) {
+            0 => None,
+            ms => Some(self.opened + Duration::from_millis(ms - 1)),
+        }
+    }
+
+    fn set_deadline(&self, at: Instant) {
+        let ms = at.saturating_duration_since(self.opened).as_millis();
+        let ms = u64::try_from(ms).unwrap_or(u64::MAX - 1);
+        self.deadline_ms.store(ms + 1, Ordering::Release);
     }
 
     /// When to look again, or `None` when the connection has been idle for `idle`.
@@ -62,6 +89,7 @@ impl Drop for Busy {
         let a = &self.0;
         let ms = u64::try_from(a.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
         a.idle_since_ms.store(ms, Ordering::Release);
+        a.deadline_ms.store(0, Ordering::Release);
         a.busy.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -112,6 +140,11 @@ where
             Poll::Ready(out) => out,
         };
         let busy = this.busy.take();
+        if let (Ok(res), Some(busy)) = (&out, &busy)
+            && let Some(ResponseDeadline(at)) = res.extensions().get::<ResponseDeadline>()
+        {
+            busy.0.set_deadline(*at);
+        }
         Poll::Ready(out.map(|res| res.map(|inner| TrackedBody { inner, _busy: busy })))
     }
 }

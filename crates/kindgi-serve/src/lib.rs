@@ -17,6 +17,10 @@
 //!   - **body timeout** — [`BodyTimeout`] wraps the service: a body that has not fully
 //!     arrived within the limit fails to read, and the server's own `408` (built by the
 //!     caller, in that server's error envelope) replaces whatever the service answered;
+//!   - **write timeout** — a write to the client that stays blocked (the client stopped
+//!     reading) for [`Limits::write_timeout`] closes the connection, whatever the response;
+//!     a response carrying a [`ResponseDeadline`] extension is cut off at that instant even
+//!     if its body is never polled again;
 //!   - **connection caps**, global and per IP address: a connection over either cap is
 //!     closed at once, unread (reading a request to answer 503 would spend what the cap
 //!     protects). Under the cap, every new connection is served, so `/health` stays
@@ -35,9 +39,11 @@ mod activity;
 mod admission;
 pub mod body;
 pub mod limits;
+mod progress;
 mod server;
 pub mod shutdown;
 
+pub use activity::ResponseDeadline;
 pub use body::{BodyTimedOut, BodyTimeout, TimedBody};
 pub use limits::Limits;
 pub use server::{Drained, serve};

@@ -24,6 +24,11 @@ pub struct Limits {
     /// Connections open at once from one IP address (loopback clients count as one).
     /// Default 256.
     pub max_connections_per_ip: usize,
+    /// How long a write to the client may stay blocked (the client reads nothing, the
+    /// kernel's send buffer is full) before the connection is closed, whatever the response.
+    /// Checked every half of it, so a stalled connection goes between 1 and 1.5 × this after
+    /// its last write. Default 30 s.
+    pub write_timeout: Duration,
     /// After a stop: how long open connections get to finish the request they are serving;
     /// then every connection still open is dropped. Default 10 s.
     pub shutdown_grace: Duration,
@@ -35,6 +40,9 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 /// 60 s, the pack service's body timeout.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
+/// 30 s: far above what a reading client on any link needs to take a send buffer's worth,
+/// low enough that a stalled reader frees its connection and buffers soon.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Half the usual 1024 soft limit on open files, leaving the rest for database files, the
 /// pack service's sockets and outgoing HTTP, so the cap is reached before `EMFILE` is.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
@@ -49,6 +57,7 @@ impl Default for Limits {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             body_timeout: Some(DEFAULT_BODY_TIMEOUT),
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,

@@ -1,5 +1,5 @@
 //! The serve loop: accept, admit under the caps, serve each connection as HTTP/1.1 under
-//! the header and idle timeouts, and on a stop, drain within the grace period.
+//! the header, idle and write timeouts (and a response's own deadline), and on a stop, drain within the grace period.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,6 +16,11 @@ use tokio_util::task::TaskTracker;
 use crate::Limits;
 use crate::activity::{Activity, Tracked};
 use crate::admission::{Admission, Slot};
+use crate::progress::{Watched, WriteProgress};
+
+/// The longest between two looks at a connection's writes and deadline: a response's
+/// [`crate::ResponseDeadline`] is enforced at most this late.
+const WATCH_TICK: Duration = Duration::from_secs(1);
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -83,6 +88,7 @@ where
         let connection = Connection {
             builder: builder.clone(),
             idle_timeout: limits.idle_timeout,
+            write_timeout: limits.write_timeout,
             stop: stop.clone(),
             force: force.clone(),
             slot,
@@ -110,6 +116,7 @@ where
 struct Connection {
     builder: Arc<http1::Builder>,
     idle_timeout: Duration,
+    write_timeout: Duration,
     stop: CancellationToken,
     force: CancellationToken,
     slot: Slot,
@@ -131,10 +138,14 @@ impl Connection {
             inner: service,
             activity: activity.clone(),
         };
-        let conn = self.builder.serve_connection(TokioIo::new(stream), service);
+        let progress = WriteProgress::new();
+        let io = TokioIo::new(Watched::new(stream, progress.clone()));
+        let conn = self.builder.serve_connection(io, service);
         tokio::pin!(conn);
         let idle = tokio::time::sleep(self.idle_timeout);
         tokio::pin!(idle);
+        let watch = tokio::time::sleep(WATCH_TICK.min(self.write_timeout / 2));
+        tokio::pin!(watch);
         let mut draining = false;
         loop {
             tokio::select! {
@@ -156,8 +167,35 @@ impl Connection {
                         break;
                     }
                 },
+                () = &mut watch => match self.next_watch(&progress, &activity) {
+                    Ok(at) => watch.as_mut().reset(at.into()),
+                    Err(why) => {
+                        tracing::debug!(%peer, why, "stalled connection closed");
+                        break;
+                    }
+                },
             }
         }
         drop(self.slot);
+    }
+
+    /// When to look at the writes again, or why the connection must close now: a write
+    /// blocked for the write timeout, or a response past its [`crate::ResponseDeadline`].
+    fn next_watch(
+        &self,
+        progress: &WriteProgress,
+        activity: &Activity,
+    ) -> Result<std::time::Instant, &'static str> {
+        let Some(at) = progress.next_check(self.write_timeout) else {
+            return Err("a write made no progress within the write timeout");
+        };
+        match activity.deadline() {
+            Some(deadline) if deadline <= std::time::Instant::now() => {
+                Err("the response's deadline passed")
+            }
+            Some(deadline) => Ok(at.min(deadline)),
+            // A deadline may come with the next response: look at least once a tick.
+            None => Ok(at.min(std::time::Instant::now() + WATCH_TICK)),
+        }
     }
 }

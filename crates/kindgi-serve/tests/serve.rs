@@ -25,6 +25,7 @@ fn limits() -> Limits {
         header_read_timeout: LONG,
         idle_timeout: LONG,
         body_timeout: Some(LONG),
+        write_timeout: LONG,
         max_connections: 100,
         max_connections_per_ip: 100,
         shutdown_grace: LONG,

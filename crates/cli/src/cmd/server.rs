@@ -92,6 +92,11 @@ pub struct ServerArgs {
     #[arg(long, env = "KINDGI_BODY_TIMEOUT_MS", default_value_t = MS(limits::DEFAULT_BODY_TIMEOUT),
           value_parser = clap::value_parser!(u64).range(1..))]
     pub body_timeout_ms: u64,
+    /// A write to a client blocked this long (the client stopped reading) closes the
+    /// connection, in milliseconds.
+    #[arg(long, env = "KINDGI_WRITE_TIMEOUT_MS", default_value_t = MS(limits::DEFAULT_WRITE_TIMEOUT),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub write_timeout_ms: u64,
 }
 
 impl ServerArgs {
@@ -100,6 +105,7 @@ impl ServerArgs {
             header_read_timeout: Duration::from_millis(self.header_timeout_ms),
             idle_timeout: Duration::from_millis(self.idle_timeout_ms),
             body_timeout: Some(Duration::from_millis(self.body_timeout_ms)),
+            write_timeout: Duration::from_millis(self.write_timeout_ms),
             max_connections: self.max_connections,
             max_connections_per_ip: self.max_connections_per_ip,
             shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
