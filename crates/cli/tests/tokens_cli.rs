@@ -236,7 +236,11 @@ fn revoke_created_by_revokes_what_one_principal_minted() {
             m["token"].as_str().unwrap().to_owned()
         })
         .collect();
-    let (_, first) = call(&admin, &format!("/v1/tokens?createdBy=service_account:{bot}"), None);
+    let (_, first) = call(
+        &admin,
+        &format!("/v1/tokens?createdBy=service_account:{bot}"),
+        None,
+    );
     let ids: Vec<Value> = first["data"]
         .as_array()
         .unwrap()
@@ -265,7 +269,10 @@ fn revoke_created_by_revokes_what_one_principal_minted() {
     assert_eq!(revoked, want);
     for key in &minted {
         let (status, body) = call(key, "/v1/tokens", None);
-        assert_eq!((status, &body["error"]["code"]), (401, &Value::from("auth-revoked")));
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (401, &Value::from("auth-revoked"))
+        );
     }
     // The minter's own key, and the admin's, still work; a second run revokes nothing.
     assert_eq!(call(&bot_key, "/v1/tokens", None).0, 200);

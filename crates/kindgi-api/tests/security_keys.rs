@@ -109,8 +109,15 @@ async fn a_minted_key_never_holds_more_than_its_minter(kind: DatabaseKind) {
         )
         .await;
     let (status, body) = s.write_secret(&env_only).await;
-    assert_eq!((status, code(&body).0), (403, "permission-denied"), "{body}");
-    for ask in [json!({"role": "admin"}), json!({"role": "admin", "capabilities": []})] {
+    assert_eq!(
+        (status, code(&body).0),
+        (403, "permission-denied"),
+        "{body}"
+    );
+    for ask in [
+        json!({"role": "admin"}),
+        json!({"role": "admin", "capabilities": []}),
+    ] {
         let (status, made) = s.mint(&env_only, ask.clone()).await;
         assert_eq!(status, 201, "{made}");
         assert_eq!(made["capabilities"], json!([]), "{ask}: {made}");
@@ -120,7 +127,9 @@ async fn a_minted_key_never_holds_more_than_its_minter(kind: DatabaseKind) {
             (status, body["error"]["message"].as_str()),
             (
                 403,
-                Some("Bearer token is missing the `secrets:write` capability required for this route.")
+                Some(
+                    "Bearer token is missing the `secrets:write` capability required for this route."
+                )
             ),
             "{ask}: an empty list is not every capability: {body}"
         );
@@ -134,18 +143,30 @@ async fn a_minted_key_never_holds_more_than_its_minter(kind: DatabaseKind) {
         );
         // Nor can it pass on what its minter held but it does not.
         let (status, body) = s.mint(new, json!({"capabilities": ["env:write"]})).await;
-        assert_eq!((status, code(&body).1), (403, "capability-not-held"), "{body}");
+        assert_eq!(
+            (status, code(&body).1),
+            (403, "capability-not-held"),
+            "{body}"
+        );
     }
     // What the minter holds it may pass on; what it lacks it may not.
     let (status, body) = s
         .mint(&env_only, json!({"capabilities": ["secrets:write"]}))
         .await;
-    assert_eq!((status, code(&body).1), (403, "capability-not-held"), "{body}");
-    let (status, _) = s.mint(&env_only, json!({"capabilities": ["env:write"]})).await;
+    assert_eq!(
+        (status, code(&body).1),
+        (403, "capability-not-held"),
+        "{body}"
+    );
+    let (status, _) = s
+        .mint(&env_only, json!({"capabilities": ["env:write"]}))
+        .await;
     assert_eq!(status, 201);
     // The operator's key holds every capability, recorded and listed, and still works.
     assert_eq!(s.write_secret(&s.admin).await.0, 201);
-    let (_, mine) = s.send(&s.admin, "GET", "/v1/tokens?principal=user:admin", None).await;
+    let (_, mine) = s
+        .send(&s.admin, "GET", "/v1/tokens?principal=user:admin", None)
+        .await;
     assert_eq!(
         mine["data"][0]["capabilities"],
         json!(kindgi_store::tokens::RUNTIME_CAPABILITIES),
@@ -165,7 +186,10 @@ async fn no_key_is_minted_for_someone_else(kind: DatabaseKind) {
     let (db, s, stop) = start(kind).await;
     // The impersonation, by the operator's own key: refused, naming the rule.
     let (status, body) = s
-        .mint(&s.admin, json!({"for": {"kind": "user", "id": "ceo"}, "role": "admin"}))
+        .mint(
+            &s.admin,
+            json!({"for": {"kind": "user", "id": "ceo"}, "role": "admin"}),
+        )
         .await;
     assert_eq!(
         (status, code(&body)),
@@ -180,36 +204,63 @@ async fn no_key_is_minted_for_someone_else(kind: DatabaseKind) {
     let (status, body) = s
         .mint(&s.admin, json!({"for": {"kind": "user", "id": "ops"}, "role": "admin", "capabilities": ["env:write"]}))
         .await;
-    assert_eq!((status, code(&body).1), (403, "person-key-from-someone-else"));
+    assert_eq!(
+        (status, code(&body).1),
+        (403, "person-key-from-someone-else")
+    );
     // A service account with `tenant-admin`, and one member account.
     let (status, bot) = s
-        .send(&s.admin, "POST", "/v1/service-accounts", Some(json!({"name": "ops-bot", "grants": [{"kind": "tenant-admin"}]})))
+        .send(
+            &s.admin,
+            "POST",
+            "/v1/service-accounts",
+            Some(json!({"name": "ops-bot", "grants": [{"kind": "tenant-admin"}]})),
+        )
         .await;
     assert_eq!(status, 201, "{bot}");
     let bot = bot["serviceAccountId"].as_str().unwrap().to_owned();
     let (_, ci) = s
-        .send(&s.admin, "POST", "/v1/service-accounts", Some(json!({"name": "ci", "grants": [{"kind": "tenant-member"}]})))
+        .send(
+            &s.admin,
+            "POST",
+            "/v1/service-accounts",
+            Some(json!({"name": "ci", "grants": [{"kind": "tenant-member"}]})),
+        )
         .await;
     let ci = ci["serviceAccountId"].as_str().unwrap().to_owned();
     let bot_key = s
-        .minted(&s.admin, json!({"for": {"kind": "service-account", "id": bot}, "role": "admin"}))
+        .minted(
+            &s.admin,
+            json!({"for": {"kind": "service-account", "id": bot}, "role": "admin"}),
+        )
         .await;
     // A service account's key mints no person's key, the operator's person's included.
     for user in ["ceo", "admin"] {
         let (status, body) = s
-            .mint(&bot_key, json!({"for": {"kind": "user", "id": user}, "role": "admin"}))
+            .mint(
+                &bot_key,
+                json!({"for": {"kind": "user", "id": user}, "role": "admin"}),
+            )
             .await;
-        assert_eq!((status, code(&body).1), (403, "person-key-from-someone-else"), "{body}");
+        assert_eq!(
+            (status, code(&body).1),
+            (403, "person-key-from-someone-else"),
+            "{body}"
+        );
     }
     // It mints for itself, and (a tenant admin) for another service account.
-    let by_bot_self = s
-        .minted(&bot_key, json!({"label": "self"}))
-        .await;
+    let by_bot_self = s.minted(&bot_key, json!({"label": "self"})).await;
     let by_bot_ci = s
-        .minted(&bot_key, json!({"for": {"kind": "service-account", "id": ci}}))
+        .minted(
+            &bot_key,
+            json!({"for": {"kind": "service-account", "id": ci}}),
+        )
         .await;
     let (status, body) = s
-        .mint(&by_bot_ci, json!({"for": {"kind": "service-account", "id": bot}}))
+        .mint(
+            &by_bot_ci,
+            json!({"for": {"kind": "service-account", "id": bot}}),
+        )
         .await;
     assert_eq!((status, code(&body).1), (403, "not-tenant-admin"), "{body}");
     // A person's member key mints for itself only.
@@ -244,19 +295,37 @@ async fn no_key_is_minted_for_someone_else(kind: DatabaseKind) {
     assert_eq!(rows.len(), 2, "{page}");
     assert!(rows.iter().all(|r| r["createdBy"] == by.as_str()));
     let (_, same) = s
-        .send(&s.admin, "GET", &format!("/v1/tokens?createdBy=service-account:{bot}"), None)
+        .send(
+            &s.admin,
+            "GET",
+            &format!("/v1/tokens?createdBy=service-account:{bot}"),
+            None,
+        )
         .await;
     assert_eq!(same["data"], page["data"]);
-    let (status, body) = s.send(&s.admin, "GET", "/v1/tokens?createdBy=robot:x", None).await;
-    assert_eq!((status, body["error"]["details"]["field"].as_str()), (400, Some("createdBy")));
+    let (status, body) = s
+        .send(&s.admin, "GET", "/v1/tokens?createdBy=robot:x", None)
+        .await;
+    assert_eq!(
+        (status, body["error"]["details"]["field"].as_str()),
+        (400, Some("createdBy"))
+    );
     let (status, _) = s
         .send(&u2, "GET", &format!("/v1/tokens?createdBy={by}"), None)
         .await;
-    assert_eq!(status, 403, "only a tenant admin lists what someone else minted");
+    assert_eq!(
+        status, 403,
+        "only a tenant admin lists what someone else minted"
+    );
     // Unregistering the service account revokes its keys and the keys it minted.
     assert_eq!(s.status(&by_bot_ci).await, 200);
     let (status, _) = s
-        .send(&s.admin, "POST", &format!("/v1/service-accounts/{bot}/unregister"), None)
+        .send(
+            &s.admin,
+            "POST",
+            &format!("/v1/service-accounts/{bot}/unregister"),
+            None,
+        )
         .await;
     assert_eq!(status, 200);
     for key in [&bot_key, &by_bot_self, &by_bot_ci] {
@@ -312,38 +381,53 @@ async fn an_invented_person_decides_nothing(kind: DatabaseKind) {
 async fn binding_a_secret_needs_a_right(kind: DatabaseKind) {
     let (db, s, stop) = start(kind).await;
     let member = s.minted(&s.admin, json!({})).await;
-    let user = s.minted(&s.admin, json!({"capabilities": ["secrets:use"]})).await;
+    let user = s
+        .minted(&s.admin, json!({"capabilities": ["secrets:use"]}))
+        .await;
     let mut http_tool = support::body("acme.send", "1.0.0");
     http_tool["spec"] = json!({"kind": "http", "method": "GET", "urlTemplate": "http://127.0.0.2:9/x",
         "authorization": {"kind": "bearer", "secretRef": {"envName": "local", "name": "STRIPE_KEY"}}});
     let mut needs_tool = support::body("acme.needs", "1.0.0");
     needs_tool["needsSpec"] = json!({"secrets": {"GITHUB_TOKEN": {"type": "string"}}});
     for (tool, secret) in [(&http_tool, "STRIPE_KEY"), (&needs_tool, "GITHUB_TOKEN")] {
-        let (status, body) = s.send(&member, "POST", "/v1/tools", Some(tool.clone())).await;
+        let (status, body) = s
+            .send(&member, "POST", "/v1/tools", Some(tool.clone()))
+            .await;
         assert_eq!(status, 403, "{body}");
         assert_eq!(body["error"]["code"], "permission-denied");
         assert_eq!(body["error"]["details"]["capability"], "secrets:use");
         assert_eq!(body["error"]["details"]["secret"], secret);
         let message = body["error"]["message"].as_str().unwrap();
-        assert!(message.contains("`secrets:use`") && message.contains(secret), "{message}");
+        assert!(
+            message.contains("`secrets:use`") && message.contains(secret),
+            "{message}"
+        );
     }
     // A tool naming no secret needs nothing.
     let plain = support::body("acme.plain", "1.0.0");
     let (status, body) = s.send(&member, "POST", "/v1/tools", Some(plain)).await;
     assert_eq!(status, 201, "{body}");
     // `secrets:use` or a tenant admin binds it.
-    let (status, body) = s.send(&user, "POST", "/v1/tools", Some(needs_tool.clone())).await;
+    let (status, body) = s
+        .send(&user, "POST", "/v1/tools", Some(needs_tool.clone()))
+        .await;
     assert_eq!(status, 201, "{body}");
-    let (status, body) = s.send(&s.admin, "POST", "/v1/tools", Some(http_tool.clone())).await;
+    let (status, body) = s
+        .send(&s.admin, "POST", "/v1/tools", Some(http_tool.clone()))
+        .await;
     assert_eq!(status, 201, "{body}");
     // An MCP endpoint authenticating with a secret, likewise.
     let endpoint = json!({"endpointId": "crm", "name": "CRM", "transport": "streamable-http",
         "config": {"transport": "streamable-http", "url": "http://127.0.0.2:9/mcp"}, "scopeKind": "tenant",
         "secretRef": {"envName": "local", "name": "CRM_TOKEN"}});
-    let (status, body) = s.send(&member, "POST", "/v1/mcp/endpoints", Some(endpoint.clone())).await;
+    let (status, body) = s
+        .send(&member, "POST", "/v1/mcp/endpoints", Some(endpoint.clone()))
+        .await;
     assert_eq!(status, 403, "{body}");
     assert_eq!(body["error"]["details"]["secret"], "CRM_TOKEN");
-    let (status, body) = s.send(&user, "POST", "/v1/mcp/endpoints", Some(endpoint)).await;
+    let (status, body) = s
+        .send(&user, "POST", "/v1/mcp/endpoints", Some(endpoint))
+        .await;
     assert_eq!(status, 201, "{body}");
     stop.stop().await;
     db.cleanup().await.unwrap();

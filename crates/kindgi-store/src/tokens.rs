@@ -585,15 +585,15 @@ impl TokenStore {
         let minted = self
             .insert(
                 &NewToken {
-                tenant: tenant.to_owned(),
-                principal: Some(Principal::user(user)),
-                role: KeyRole::Admin,
-                capabilities: Vec::new(),
-                label: None,
-                project_id: None,
-                created_by: None,
-                expires_at,
-            },
+                    tenant: tenant.to_owned(),
+                    principal: Some(Principal::user(user)),
+                    role: KeyRole::Admin,
+                    capabilities: Vec::new(),
+                    label: None,
+                    project_id: None,
+                    created_by: None,
+                    expires_at,
+                },
                 true,
             )
             .await?;

@@ -342,7 +342,11 @@ async fn revoke_created_by(
     }
     for id in &ids {
         client
-            .post(&format!("/v1/tokens/{}/revoke", segment(id)), &json!({}), None)
+            .post(
+                &format!("/v1/tokens/{}/revoke", segment(id)),
+                &json!({}),
+                None,
+            )
             .await?;
     }
     Ok(ids.into_iter().map(Value::String).collect())

@@ -25,12 +25,12 @@ use super::mcp_sync;
 use super::mcp_validate::{self, TRANSPORTS};
 use super::scope_params::{self, Scope};
 use crate::auth::Tenant;
-use crate::routes::key_holder::KeyHolder;
-use crate::routes::secret_binding;
 use crate::error::ApiError;
 use crate::json_body::JsonBody;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::default_project_id;
+use crate::routes::key_holder::KeyHolder;
+use crate::routes::secret_binding;
 use crate::state::AppState;
 
 /// The MCP endpoint routes, to be merged into the `/v1` router.
