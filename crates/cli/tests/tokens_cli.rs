@@ -90,6 +90,22 @@ fn tokens_over_the_api() {
     ];
     let k =
         |args: &[&str], env: &[(&str, &str)]| api_common::kindgi(dir.path(), dir.path(), args, env);
+    // A key for another person comes only from the operator (issue 19, finding 2) …
+    let out = k(&["tokens", "create", "--for", "user:u1"], &env);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.starts_with("Error [auth]: "), "{}", out.stderr);
+    let made = Command::new(BIN)
+        .args(["tokens", "create", "--database", db, "--tenant", "acme"])
+        .args(["--for", "user:u1"])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let u1 = String::from_utf8(made.stdout).unwrap().trim().to_owned();
+    let u1_env = [
+        ("KINDGI_API_URL", server.url.as_str()),
+        ("KINDGI_API_TOKEN", u1.as_str()),
+    ];
+    // … or from that person.
     let out = k(
         &[
             "tokens",
@@ -98,10 +114,10 @@ fn tokens_over_the_api() {
             "ci",
             "--expires",
             "30d",
-            "--for",
-            "user:u1",
+            "--role",
+            "member",
         ],
-        &env,
+        &u1_env,
     );
     assert_eq!(out.code, 0, "{out:?}");
     let made = out.json();
@@ -122,13 +138,13 @@ fn tokens_over_the_api() {
         ],
     );
     assert_eq!(mine.code, 0, "{mine:?}");
-    assert_eq!(mine.json()["data"].as_array().unwrap().len(), 1);
+    assert_eq!(mine.json()["data"].as_array().unwrap().len(), 2);
     assert_eq!(mine.json()["data"][0]["id"], Value::String(id.clone()));
     assert!(!mine.stdout.contains(&secret));
     let all = k(&["tokens", "list", "--for", "user:u1", "--table"], &env);
     assert_eq!(all.code, 0, "{all:?}");
     assert!(all.stdout.starts_with("ID"), "{}", all.stdout);
-    assert_eq!(all.stdout.lines().count(), 2, "{}", all.stdout);
+    assert_eq!(all.stdout.lines().count(), 3, "{}", all.stdout);
     let got = k(&["tokens", "get", &id], &env);
     assert_eq!(got.json()["id"], Value::String(id.clone()));
     // A member key cannot mint an admin key: `auth`.
@@ -173,6 +189,108 @@ fn tokens_over_the_api() {
     );
     let out = k(&["tokens", "create", "--for", "robot:x"], &env);
     assert_eq!(out.code, 2, "{out:?}");
+}
+
+/// `kindgi tokens revoke --created-by sa:<id>` revokes every key a service account minted
+/// (issue 19, finding 2): the ones still live, once each; the others keep working.
+#[test]
+fn revoke_created_by_revokes_what_one_principal_minted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let db = db.to_str().unwrap();
+    let admin = bootstrap(db);
+    let server = Server::start(db);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let http = reqwest::Client::new();
+    let call = |key: &str, path: &str, body: Option<Value>| {
+        let req = match &body {
+            Some(b) => http.post(format!("{}{path}", server.url)).json(b),
+            None => http.get(format!("{}{path}", server.url)),
+        };
+        rt.block_on(async {
+            let r = req.bearer_auth(key).send().await.unwrap();
+            let status = r.status().as_u16();
+            (status, r.json::<Value>().await.unwrap_or(Value::Null))
+        })
+    };
+    let (status, bot) = call(
+        &admin,
+        "/v1/service-accounts",
+        Some(serde_json::json!({"name": "bot", "grants": [{"kind": "tenant-admin"}]})),
+    );
+    assert_eq!(status, 201, "{bot}");
+    let bot = bot["serviceAccountId"].as_str().unwrap().to_owned();
+    let (_, made) = call(
+        &admin,
+        "/v1/tokens",
+        Some(serde_json::json!({"for": {"kind": "service-account", "id": bot}, "role": "admin"})),
+    );
+    let bot_key = made["token"].as_str().unwrap().to_owned();
+    let minted: Vec<String> = (0..3)
+        .map(|_| {
+            let (status, m) = call(&bot_key, "/v1/tokens", Some(serde_json::json!({})));
+            assert_eq!(status, 201, "{m}");
+            m["token"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let (_, first) = call(
+        &admin,
+        &format!("/v1/tokens?createdBy=service_account:{bot}"),
+        None,
+    );
+    let ids: Vec<Value> = first["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tokenId"].clone())
+        .collect();
+    assert_eq!(ids.len(), 3, "{first}");
+    let env = [
+        ("KINDGI_API_URL", server.url.as_str()),
+        ("KINDGI_API_TOKEN", admin.as_str()),
+    ];
+    let by = format!("sa:{bot}");
+    let out = api_common::kindgi(
+        dir.path(),
+        dir.path(),
+        &["tokens", "revoke", "--created-by", &by],
+        &env,
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let answer = out.json();
+    assert_eq!(answer["createdBy"], format!("service_account:{bot}"));
+    let mut revoked = answer["revoked"].as_array().unwrap().clone();
+    let mut want = ids.clone();
+    revoked.sort_by_key(ToString::to_string);
+    want.sort_by_key(ToString::to_string);
+    assert_eq!(revoked, want);
+    for key in &minted {
+        let (status, body) = call(key, "/v1/tokens", None);
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (401, &Value::from("auth-revoked"))
+        );
+    }
+    // The minter's own key, and the admin's, still work; a second run revokes nothing.
+    assert_eq!(call(&bot_key, "/v1/tokens", None).0, 200);
+    let again = api_common::kindgi(
+        dir.path(),
+        dir.path(),
+        &["tokens", "revoke", "--created-by", &by],
+        &env,
+    );
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(again.json()["revoked"], serde_json::json!([]));
+    let bad = api_common::kindgi(
+        dir.path(),
+        dir.path(),
+        &["tokens", "revoke", "--created-by", "robot:x"],
+        &env,
+    );
+    assert_eq!(bad.code, 2, "{bad:?}");
 }
 
 fn official_cli() -> Option<PathBuf> {

@@ -1,7 +1,8 @@
 //! Capabilities on `/v1/env` and `/v1/secrets` (platform-api.md §1.2, case 74), over a real
 //! loopback socket on SQLite and PostgreSQL: a key holds what its list names and nothing
-//! else; a tenant admin's key that names no list (the bootstrap key) holds every capability
-//! this runtime checks, and no other; an admin key that names a list holds only that list.
+//! else; the operator's key (the bootstrap key, its all-capabilities grant recorded) holds
+//! every capability this runtime checks, and no other; an admin key minted through the API
+//! holds only its list, an empty one included.
 //! Reads need no capability.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -202,7 +203,7 @@ async fn keys_without_a_capability_are_refused(kind: DatabaseKind) {
     db.cleanup().await.unwrap();
 }
 
-async fn admin_keys_hold_every_capability_unless_they_name_a_list(kind: DatabaseKind) {
+async fn only_the_operators_key_holds_every_capability(kind: DatabaseKind) {
     let (db, s, stop) = start(kind).await;
     // The bootstrap key: a tenant admin's, no list.
     let admin = s.admin.clone();
@@ -212,9 +213,10 @@ async fn admin_keys_hold_every_capability_unless_they_name_a_list(kind: Database
     assert_eq!(s.write_secret(&admin, "create-new").await.0, 201);
     assert_eq!(s.revoke_secret(&admin, true).await.0, 200);
     assert_eq!(s.rotate_secret(&admin).await.0, 501);
-    // An admin key minted with no list holds them too, so it can pass them on.
+    // An admin key minted with no list holds nothing (issue 19, finding 1): "every
+    // capability" is the operator's recorded grant, never an empty list.
     let second = s.mint(json!({"role": "admin"})).await;
-    assert_eq!(s.put_env(&second).await.0, 200);
+    assert_refused(s.put_env(&second).await, "env:write");
     // An admin key that names a list holds only that list.
     let listed = s
         .mint(json!({"role": "admin", "capabilities": ["env:write"]}))
@@ -282,5 +284,5 @@ async fn admin_keys_hold_every_capability_unless_they_name_a_list(kind: Database
 
 both_stores!(
     keys_without_a_capability_are_refused,
-    admin_keys_hold_every_capability_unless_they_name_a_list
+    only_the_operators_key_holds_every_capability
 );

@@ -11,9 +11,15 @@
 //! Each key records its principal (platform-api.md §10.1): `user:<id>` for a person's key,
 //! `service-account:<id>` for a service account's (see [`crate::service_accounts`]), or none
 //! for a key that is its own service account (keys made before principals existed). A
-//! service account's keys stop authenticating when it is unregistered. The role
+//! service account's keys stop authenticating when it is unregistered, and so do the keys it
+//! minted (`created_by` `service_account:<id>`): keys are revoked with their minter. The role
 //! (`member`/`admin`) and capabilities say the most the key may do; [`KeyStatus::Valid`]
 //! carries them, and whether the caller is a tenant admin, so the API decides from one read.
+//!
+//! "Every capability this runtime checks" is a recorded grant (`all_capabilities`), never
+//! inferred from an empty list: only [`TokenStore::create`] and [`TokenStore::create_for_user`]
+//! (`kindgi tokens create --database`, `kindgi dev`) set it; a key minted through the API holds
+//! exactly its list.
 //!
 //! Every statement is written once for both databases ([`crate::on_pool`]).
 
@@ -67,7 +73,21 @@ const ADDED_COLUMNS: &[(&str, &str)] = &[
     ("project_id", "TEXT"),
     ("created_by", "TEXT"),
     ("last_used_at", "BIGINT"),
+    // NULL on rows from before it: [`FILL_ALL_CAPABILITIES`] decides them once.
+    ("all_capabilities", "BIGINT"),
 ];
+
+/// The one-time decision for keys stored before `all_capabilities` existed: a key the
+/// operator made (no `created_by`: `kindgi tokens create --database`, `kindgi dev`, or a key
+/// from before principals) with role `admin` and no list keeps every capability; every other
+/// key — an API-minted admin key with an empty list included — holds exactly its list.
+const FILL_ALL_CAPABILITIES: &str = "UPDATE api_keys SET all_capabilities = CASE WHEN created_by IS NULL AND role = 'admin' AND capabilities = '[]' THEN 1 ELSE 0 END WHERE all_capabilities IS NULL";
+
+/// Keys for a person minted through the API by someone other than that person (possible
+/// before the rule "a person's key comes from that person or the operator"): revoked, so
+/// no stored key acts for a person nobody vouched for. Idempotent (none can be made now).
+const REVOKE_IMPERSONATIONS_SQLITE: &str = "UPDATE api_keys SET revoked_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000 WHERE revoked_at IS NULL AND principal_kind = 'user' AND created_by IS NOT NULL AND created_by <> 'user:' || principal_id";
+const REVOKE_IMPERSONATIONS_POSTGRES: &str = "UPDATE api_keys SET revoked_at = CAST(EXTRACT(EPOCH FROM now()) * 1000 AS BIGINT) WHERE revoked_at IS NULL AND principal_kind = 'user' AND created_by IS NOT NULL AND created_by <> 'user:' || principal_id";
 
 /// How stale `last_used_at` may get before an authentication writes it again.
 pub const LAST_USED_RESOLUTION_MS: i64 = 60_000;
@@ -78,6 +98,7 @@ const FILL_TOKEN_IDS: &str = "UPDATE api_keys SET token_id = substr(key_hash, 1,
 const INDEXES: &[&str] = &[
     "CREATE UNIQUE INDEX IF NOT EXISTS api_keys_token_id ON api_keys (token_id)",
     "CREATE INDEX IF NOT EXISTS api_keys_tenant_created ON api_keys (tenant, created_at, token_id)",
+    "CREATE INDEX IF NOT EXISTS api_keys_tenant_created_by ON api_keys (tenant, created_by)",
 ];
 
 /// Create or upgrade the `api_keys` and `service_accounts` tables (idempotent).
@@ -85,9 +106,12 @@ pub async fn migrate(db: &Database) -> Result<(), StoreError> {
     db.apply_schema("tokens", &[TABLE_SQLITE], &[TABLE_POSTGRES])
         .await?;
     add_columns(db).await?;
-    let mut rest = vec![FILL_TOKEN_IDS];
+    let mut rest = vec![FILL_TOKEN_IDS, FILL_ALL_CAPABILITIES];
     rest.extend_from_slice(INDEXES);
-    db.apply_schema("tokens", &rest, &rest).await?;
+    let mut sqlite = rest.clone();
+    sqlite.push(REVOKE_IMPERSONATIONS_SQLITE);
+    rest.push(REVOKE_IMPERSONATIONS_POSTGRES);
+    db.apply_schema("tokens", &sqlite, &rest).await?;
     crate::service_accounts::migrate(db).await
 }
 
@@ -242,6 +266,8 @@ pub struct TokenRecord {
     pub revoked_at: Option<i64>,
     /// When the key last authenticated a request (kept to [`LAST_USED_RESOLUTION_MS`]).
     pub last_used_at: Option<i64>,
+    /// The operator's grant of every capability this runtime checks (see the module doc).
+    pub all_capabilities: bool,
 }
 
 impl TokenRecord {
@@ -301,7 +327,7 @@ pub struct ValidKey {
 impl ValidKey {
     /// The capabilities this key holds; see [`HeldCapabilities`].
     pub fn held_capabilities(&self) -> HeldCapabilities {
-        if self.tenant_admin && self.record.capabilities.is_empty() {
+        if self.tenant_admin && self.record.all_capabilities {
             HeldCapabilities::Runtime
         } else {
             HeldCapabilities::Listed(self.record.capabilities.clone())
@@ -316,17 +342,18 @@ pub const RUNTIME_CAPABILITIES: &[&str] = &[
     "secrets:rotate",
     "secrets:revoke",
     "secrets:revoke:hard",
+    "secrets:use",
 ];
 
 /// The capabilities (`env:write`, `secrets:write`, …) a key holds. The check is fail-closed
-/// (platform-api.md §1.2): a key holds what its list names and nothing else, with one rule of
-/// this runtime's key resolver on top — a tenant admin's key that names no list (the key
-/// `kindgi dev` and `kindgi tokens create --database` make, and keys made before
-/// capabilities existed) holds every capability this runtime checks
-/// ([`RUNTIME_CAPABILITIES`]). A key that names a list, admin or not, holds exactly that list.
+/// (platform-api.md §1.2): a key holds what its list names and nothing else, except a tenant
+/// admin's key carrying the operator's recorded all-capabilities grant
+/// ([`TokenRecord::all_capabilities`]: the key `kindgi dev` and `kindgi tokens create
+/// --database` make, and operator keys from before capabilities existed), which holds every
+/// capability this runtime checks ([`RUNTIME_CAPABILITIES`]). An empty list is never "all".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeldCapabilities {
-    /// [`RUNTIME_CAPABILITIES`] (a tenant admin's key with no list).
+    /// [`RUNTIME_CAPABILITIES`] (the operator's all-capabilities grant).
     Runtime,
     /// Exactly these.
     Listed(Vec<String>),
@@ -338,6 +365,17 @@ impl HeldCapabilities {
         match self {
             HeldCapabilities::Runtime => RUNTIME_CAPABILITIES.contains(&cap),
             HeldCapabilities::Listed(list) => list.iter().any(|c| c == cap),
+        }
+    }
+
+    /// What is held, written out (the wire's `capabilities` of an all-capabilities key).
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            HeldCapabilities::Runtime => RUNTIME_CAPABILITIES
+                .iter()
+                .map(|c| (*c).to_owned())
+                .collect(),
+            HeldCapabilities::Listed(list) => list.clone(),
         }
     }
 }
@@ -403,7 +441,7 @@ pub fn generate_key() -> String {
 }
 
 /// Every column of a key row but the hash, in [`record_from_row!`]'s order.
-const COLUMNS: &str = "token_id, key_id, tenant, principal_kind, principal_id, role, capabilities, label, project_id, created_by, created_at, expires_at, revoked_at, last_used_at";
+const COLUMNS: &str = "token_id, key_id, tenant, principal_kind, principal_id, role, capabilities, label, project_id, created_by, created_at, expires_at, revoked_at, last_used_at, all_capabilities";
 
 /// Decodes a row selected with [`COLUMNS`] into a [`TokenRecord`] (a macro: the row type
 /// differs per backend).
@@ -438,6 +476,10 @@ macro_rules! record_from_row {
             expires_at: row.try_get("expires_at").map_err(corrupt)?,
             revoked_at: row.try_get("revoked_at").map_err(corrupt)?,
             last_used_at: row.try_get("last_used_at").map_err(corrupt)?,
+            all_capabilities: row
+                .try_get::<Option<i64>, _>("all_capabilities")
+                .map_err(corrupt)?
+                == Some(1),
         }
     }};
 }
@@ -447,6 +489,8 @@ macro_rules! record_from_row {
 pub struct TokenFilter {
     /// Only this principal's keys.
     pub principal: Option<Principal>,
+    /// Only keys minted by this actor (`user:<id>`, `service_account:<id>`).
+    pub created_by: Option<String>,
     /// Only keys older than this `(created_at, token_id)` (the previous page's last).
     pub before: Option<(i64, String)>,
     pub limit: usize,
@@ -525,17 +569,33 @@ impl TokenStore {
         tenant: &str,
         expires_at: Option<i64>,
     ) -> Result<CreatedKey, TokenError> {
+        self.create_for_user(tenant, BOOTSTRAP_USER, expires_at)
+            .await
+    }
+
+    /// The operator's key for the person `user` of `tenant` (`kindgi tokens create --database
+    /// --for user:<id>`): a tenant admin's, with the all-capabilities grant. The one way a key
+    /// for a person is made other than by that person.
+    pub async fn create_for_user(
+        &self,
+        tenant: &str,
+        user: &str,
+        expires_at: Option<i64>,
+    ) -> Result<CreatedKey, TokenError> {
         let minted = self
-            .mint(&NewToken {
-                tenant: tenant.to_owned(),
-                principal: Some(Principal::user(BOOTSTRAP_USER)),
-                role: KeyRole::Admin,
-                capabilities: Vec::new(),
-                label: None,
-                project_id: None,
-                created_by: None,
-                expires_at,
-            })
+            .insert(
+                &NewToken {
+                    tenant: tenant.to_owned(),
+                    principal: Some(Principal::user(user)),
+                    role: KeyRole::Admin,
+                    capabilities: Vec::new(),
+                    label: None,
+                    project_id: None,
+                    created_by: None,
+                    expires_at,
+                },
+                true,
+            )
             .await?;
         Ok(CreatedKey {
             key: minted.key,
@@ -545,8 +605,13 @@ impl TokenStore {
         })
     }
 
-    /// Store a new key as `new` says (the caller has checked who may mint it).
+    /// Store a new key as `new` says (the caller has checked who may mint it). It holds
+    /// exactly `new.capabilities`: never the all-capabilities grant.
     pub async fn mint(&self, new: &NewToken) -> Result<MintedToken, TokenError> {
+        self.insert(new, false).await
+    }
+
+    async fn insert(&self, new: &NewToken, all: bool) -> Result<MintedToken, TokenError> {
         if !valid_tenant(&new.tenant) {
             return Err(TokenError::InvalidTenant {
                 tenant: new.tenant.clone(),
@@ -568,13 +633,14 @@ impl TokenStore {
             expires_at: new.expires_at,
             revoked_at: None,
             last_used_at: None,
+            all_capabilities: all,
         };
         let caps = serde_json::to_string(&record.capabilities).unwrap_or_else(|_| "[]".into());
         let kind = record.principal.as_ref().map(|p| p.kind.as_str());
         let pid = record.principal.as_ref().map(|p| p.id.as_str());
         crate::on_pool!(self.db, write, |pool| {
             sqlx::query(
-                "INSERT INTO api_keys (key_hash, key_id, tenant, created_at, expires_at, token_id, principal_kind, principal_id, role, capabilities, label, project_id, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                "INSERT INTO api_keys (key_hash, key_id, tenant, created_at, expires_at, token_id, principal_kind, principal_id, role, capabilities, label, project_id, created_by, all_capabilities) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
             )
             .bind(&hash)
             .bind(&record.key_id)
@@ -589,6 +655,7 @@ impl TokenStore {
             .bind(&record.label)
             .bind(&record.project_id)
             .bind(&record.created_by)
+            .bind(i64::from(all))
             .execute(pool)
             .await
             .map(drop)
@@ -619,7 +686,7 @@ impl TokenStore {
         let hash = hash.to_owned();
         let found = crate::on_pool!(self.db, read, |pool| {
             let row = sqlx::query(
-                "SELECT k.key_hash, k.token_id, k.key_id, k.tenant, k.principal_kind, k.principal_id, k.role, k.capabilities, k.label, k.project_id, k.created_by, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, s.id AS sa_id, s.unregistered_at AS sa_unregistered_at, s.grants AS sa_grants FROM api_keys k LEFT JOIN service_accounts s ON k.principal_kind = 'service-account' AND s.id = k.principal_id AND s.tenant = k.tenant WHERE k.key_hash = $1",
+                "SELECT k.key_hash, k.token_id, k.key_id, k.tenant, k.principal_kind, k.principal_id, k.role, k.capabilities, k.label, k.project_id, k.created_by, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, k.all_capabilities, s.id AS sa_id, s.unregistered_at AS sa_unregistered_at, s.grants AS sa_grants, m.unregistered_at AS minter_unregistered_at FROM api_keys k LEFT JOIN service_accounts s ON k.principal_kind = 'service-account' AND s.id = k.principal_id AND s.tenant = k.tenant LEFT JOIN service_accounts m ON substr(k.created_by, 1, 16) = 'service_account:' AND m.id = substr(k.created_by, 17) AND m.tenant = k.tenant WHERE k.key_hash = $1",
             )
             .bind(&hash)
             .fetch_optional(pool)
@@ -637,24 +704,28 @@ impl TokenStore {
                     let sa_gone: Option<i64> =
                         row.try_get("sa_unregistered_at").map_err(corrupt)?;
                     let grants: Option<String> = row.try_get("sa_grants").map_err(corrupt)?;
+                    let minter_gone: Option<i64> =
+                        row.try_get("minter_unregistered_at").map_err(corrupt)?;
                     let record = record_from_row!(row);
                     Ok(Some((
                         stored,
                         record,
                         sa_id.is_some() && sa_gone.is_none(),
                         grants,
+                        minter_gone.is_some(),
                     )))
                 }
             }
         })?;
-        let Some((stored, record, sa_active, grants)) = found else {
+        let Some((stored, record, sa_active, grants, minter_gone)) = found else {
             return Ok(KeyStatus::Unknown);
         };
         if !bool::from(stored.as_bytes().ct_eq(hash.as_bytes())) {
             return Ok(KeyStatus::Unknown);
         }
         let is_sa = matches!(&record.principal, Some(p) if p.kind == PrincipalKind::ServiceAccount);
-        if record.revoked_at.is_some() || (is_sa && !sa_active) {
+        // A key is revoked with the service account that minted it.
+        if record.revoked_at.is_some() || (is_sa && !sa_active) || minter_gone {
             return Ok(KeyStatus::Revoked);
         }
         if record.expires_at.is_some_and(|t| t <= now_millis()) {
@@ -790,13 +861,15 @@ impl TokenStore {
                 "SELECT {COLUMNS} FROM api_keys WHERE tenant = $1 \
                  AND ($2 IS NULL OR (principal_kind = $2 AND principal_id = $3)) \
                  AND ($4 IS NULL OR created_at < $4 OR (created_at = $4 AND token_id < $5)) \
-                 ORDER BY created_at DESC, token_id DESC LIMIT $6"
+                 AND ($6 IS NULL OR created_by = $6) \
+                 ORDER BY created_at DESC, token_id DESC LIMIT $7"
             ))
             .bind(tenant)
             .bind(kind)
             .bind(&pid)
             .bind(before_at)
             .bind(&before_id)
+            .bind(&filter.created_by)
             .bind(limit)
             .fetch_all(pool)
             .await

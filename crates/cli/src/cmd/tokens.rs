@@ -44,6 +44,10 @@ pub enum TokensCommand {
     Revoke {
         #[arg(value_name = "TOKEN_ID")]
         id: Option<String>,
+        /// Instead of one key: revoke every key this principal minted (user:<id> or
+        /// sa:<id>), e.g. after its own key leaked (tenant admins).
+        #[arg(long, conflicts_with = "id")]
+        created_by: Option<String>,
         /// Revoke in this database directly (with --key-id) instead of through the API.
         #[arg(long)]
         database: Option<String>,
@@ -57,7 +61,9 @@ pub enum TokensCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct CreateArgs {
-    /// Whom it acts for: user:<id> or sa:<service-account-id> (default: you).
+    /// Whom it acts for: user:<id> or sa:<service-account-id> (default: you). Through the
+    /// API only yourself or (a tenant admin) a service account; with --database, user:<id>
+    /// makes that person's tenant-admin key.
     #[arg(long = "for")]
     pub for_: Option<String>,
     /// member (the default) or admin.
@@ -274,6 +280,13 @@ async fn api_command(command: TokensCommand, label: &str, api: &ApiArgs) -> Resu
                 .await?;
             out.json(&meta(&wire));
         }
+        TokensCommand::Revoke {
+            created_by: Some(minter),
+            ..
+        } => {
+            let revoked = revoke_created_by(&api.connect(label)?, &minter).await?;
+            out.json(&json!({"createdBy": actor(&minter)?, "revoked": revoked}));
+        }
         TokensCommand::Revoke { id, .. } => {
             let id = id.filter(|s| !s.is_empty()).ok_or_else(|| {
                 CliError::Usage(
@@ -294,6 +307,51 @@ async fn api_command(command: TokensCommand, label: &str, api: &ApiArgs) -> Resu
     Ok(())
 }
 
+/// `user:<id>` / `sa:<id>` as the actor string `createdBy` holds.
+fn actor(raw: &str) -> Result<String, CliError> {
+    let (kind, id) = principal(raw)?;
+    Ok(match kind {
+        "user" => format!("user:{id}"),
+        _ => format!("service_account:{id}"),
+    })
+}
+
+/// Revokes every key `minter` minted that is not revoked yet; their ids, oldest page last.
+async fn revoke_created_by(
+    client: &crate::api::ApiClient,
+    minter: &str,
+) -> Result<Vec<Value>, CliError> {
+    let by = actor(minter)?;
+    let mut ids = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut q = vec![("createdBy", by.clone()), ("limit", "100".to_owned())];
+        push(&mut q, "cursor", cursor.take());
+        let page = client.get("/v1/tokens", q).await?;
+        for t in page["data"].as_array().into_iter().flatten() {
+            if t.get("revokedAt").is_none()
+                && let Some(id) = t["tokenId"].as_str()
+            {
+                ids.push(id.to_owned());
+            }
+        }
+        match page["nextCursor"].as_str() {
+            Some(c) if page["hasMore"] == true => cursor = Some(c.to_owned()),
+            _ => break,
+        }
+    }
+    for id in &ids {
+        client
+            .post(
+                &format!("/v1/tokens/{}/revoke", segment(id)),
+                &json!({}),
+                None,
+            )
+            .await?;
+    }
+    Ok(ids.into_iter().map(Value::String).collect())
+}
+
 async fn create_offline(a: CreateArgs) -> anyhow::Result<ExitCode> {
     let database = a.database.unwrap_or_else(|| DEFAULT_DATABASE.to_owned());
     let Some(tenant) = a.tenant else {
@@ -302,19 +360,29 @@ async fn create_offline(a: CreateArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     };
+    let user = match a.for_.as_deref().map(principal) {
+        None => kindgi_store::tokens::BOOTSTRAP_USER.to_owned(),
+        Some(Ok(("user", id))) => id,
+        Some(_) => {
+            eprintln!(
+                "Error: with --database, --for must be user:<id> (a service account's keys are minted through the API)\nUsage: kindgi tokens create --help"
+            );
+            return Ok(ExitCode::from(2));
+        }
+    };
     let db = open(&database).await?;
     let expires_at = a
         .expires_in_days
         .map(|d| kindgi_store::now_millis() + i64::from(d) * 86_400_000);
     let result = TokenStore::new(db.clone())
-        .create(&tenant, expires_at)
+        .create_for_user(&tenant, &user, expires_at)
         .await;
     db.close().await;
     match result {
         Ok(key) => {
             println!("{}", key.key);
             eprintln!(
-                "created API key {} (tokenId {}) for tenant {:?}, a tenant admin's; it is shown only now",
+                "created API key {} (tokenId {}) for tenant {:?}, the tenant admin user:{user}'s; it is shown only now",
                 key.key_id, key.token_id, key.tenant
             );
             Ok(ExitCode::SUCCESS)

@@ -29,6 +29,8 @@ use crate::error::ApiError;
 use crate::json_body::JsonBody;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::default_project_id;
+use crate::routes::key_holder::KeyHolder;
+use crate::routes::secret_binding;
 use crate::state::AppState;
 
 /// The MCP endpoint routes, to be merged into the `/v1` router.
@@ -112,7 +114,7 @@ fn host_access_denied(endpoint_id: &str) -> ApiError {
 
 async fn register(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: KeyHolder,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let value: Value = serde_json::from_slice(&body)
@@ -133,6 +135,14 @@ async fn register(
     if transport == "stdio" && !state.allow_stdio_mcp {
         return Err(host_access_denied(&endpoint_id));
     }
+    let mut secrets = Vec::new();
+    secret_binding::secret_refs(&Value::Object(object.clone()), &mut secrets);
+    secret_binding::require(
+        &caller,
+        &secrets,
+        &format!("MCP endpoint {}", echo(&endpoint_id)),
+    )?;
+    let tenant = caller.tenant.clone();
     let scope = scope_params::parse_body(object.get("scopeKind"), object.get("scopeId"))?;
     let scope = check_scope(&tenant, scope)?;
     let (scope_kind, scope_id) = scope.key();

@@ -22,6 +22,7 @@ pub mod registry;
 pub mod reviewer;
 pub mod scope;
 pub mod scope_params;
+pub mod secret_binding;
 pub mod secrets;
 pub mod service_accounts;
 pub mod tokens;

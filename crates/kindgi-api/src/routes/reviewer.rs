@@ -10,7 +10,7 @@
 //! `reviewerId` name the same person across restarts). See docs/approvals.md.
 
 use kindgi_runtime::approval::ReviewerRole;
-use kindgi_store::tokens::PrincipalKind;
+use kindgi_store::tokens::{Principal, PrincipalKind};
 
 use super::key_holder::{KeyHolder, denied};
 use crate::error::ApiError;
@@ -69,9 +69,20 @@ pub fn gate(caller: &KeyHolder, action: &str) -> Result<Reviewer, ApiError> {
             NOT_A_REVIEWER,
         ));
     }
+    // A person decides only with a key that person or the operator made (no `createdBy`),
+    // so `decidedBy` never names a person someone else invented.
+    let vouched = |p: &&Principal| {
+        caller
+            .key
+            .record
+            .created_by
+            .as_ref()
+            .is_none_or(|by| *by == p.actor())
+    };
     let user_id = caller
         .principal()
         .filter(|p| p.kind == PrincipalKind::User)
+        .filter(vouched)
         .map(|p| p.id.clone());
     Ok(Reviewer {
         tenant: caller.tenant.clone(),

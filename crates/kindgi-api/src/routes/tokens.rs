@@ -1,7 +1,11 @@
 //! `/v1/tokens` (platform-api.md §10.1): mint, list, read and revoke API keys on the wire.
 //!
 //! Who may: a caller with keys of its own (a person's key, a service account's) manages its
-//! own keys; a tenant admin manages every key of the tenant and mints for others. A key
+//! own keys; a tenant admin manages every key of the tenant and mints for service accounts.
+//! Nobody mints a key for a person other than itself through the API (that person, or the
+//! operator's `kindgi tokens create --database --for user:<id>`, makes it), and a new key's
+//! capabilities are a subset of the minter's held (expanded) set, so no key is minted with
+//! more rights than its minter holds. `?createdBy=` lists by minter (an extension). A key
 //! that is its own service account and no admin gets `403 permission-denied` ``Managing API
 //! keys needs a tenant admin``. Someone else's key reads as `404 not-found` ``No token with
 //! id <id>``. The secret is in the mint answer only, once: under an `Idempotency-Key` the
@@ -17,7 +21,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use kindgi_store::idempotency::IdempotencyStore;
 use kindgi_store::service_accounts::ServiceAccountStore;
-use kindgi_store::tokens::{KeyRole, NewToken, Principal, PrincipalKind, TokenFilter, TokenRecord};
+use kindgi_store::tokens::{
+    HeldCapabilities, KeyRole, NewToken, Principal, PrincipalKind, TokenFilter, TokenRecord,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -51,7 +57,13 @@ pub fn token_json(r: &TokenRecord) -> Map<String, Value> {
         m.insert("principal".into(), principal_json(p));
     }
     m.insert("role".into(), json!(r.role.as_str()));
-    m.insert("capabilities".into(), json!(r.capabilities));
+    // An all-capabilities key (the operator's) lists what it holds, written out.
+    let held = if r.all_capabilities {
+        HeldCapabilities::Runtime.names()
+    } else {
+        r.capabilities.clone()
+    };
+    m.insert("capabilities".into(), json!(held));
     let mut opt = |k: &str, v: Option<Value>| {
         if let Some(v) = v {
             m.insert(k.into(), v);
@@ -119,14 +131,7 @@ async fn check_mint(
     let label = opt_str(body, "label", MAX_LABEL)?.map(str::to_owned);
     let expires_at = check_expiry(opt_str(body, "expiresAt", 64)?, caller)?;
     let project_id = check_project(state, caller, opt_str(body, "projectId", 64)?)?;
-    if principal.as_ref() != caller.principal() && !caller.is_admin() {
-        return Err(denied(
-            "Only a tenant admin mints a key for someone else",
-            "tokens.mint",
-            &format!("tenant:{}", caller.tenant),
-            "not-tenant-admin",
-        ));
-    }
+    check_whom(caller, principal.as_ref())?;
     if role == KeyRole::Admin && !caller.is_admin() {
         return Err(role_exceeds(
             "An `admin` key needs a tenant admin to mint it",
@@ -167,6 +172,39 @@ async fn check_mint(
         created_by: Some(caller.actor()),
         expires_at,
     })
+}
+
+/// Whom `caller` may mint for through the API: itself; a tenant admin also for a service
+/// account. A key for another person, or a new principal-less key, never.
+fn check_whom(caller: &KeyHolder, principal: Option<&Principal>) -> Result<(), ApiError> {
+    if principal.is_some() && principal == caller.principal() {
+        return Ok(());
+    }
+    let resource = format!("tenant:{}", caller.tenant);
+    match principal {
+        Some(p) if p.kind == PrincipalKind::User => Err(denied(
+            format!(
+                "A key for the person `user:{}` comes only from that person or the operator: the person mints it with a key of their own, or the operator runs `kindgi tokens create --database <db> --tenant <tenant> --for user:{}`",
+                p.id, p.id
+            ),
+            "tokens.mint",
+            &resource,
+            "person-key-from-someone-else",
+        )),
+        Some(_) if caller.is_admin() => Ok(()),
+        Some(_) => Err(denied(
+            "Only a tenant admin mints a key for someone else",
+            "tokens.mint",
+            &resource,
+            "not-tenant-admin",
+        )),
+        None => Err(denied(
+            "This key acts for no principal, so a key minted without `for` would be a new one: mint for a service account (`for: {kind: \"service-account\", id}`)",
+            "tokens.mint",
+            &resource,
+            "no-principal",
+        )),
+    }
 }
 
 fn role_exceeds(message: &str) -> ApiError {
@@ -358,6 +396,7 @@ async fn list(
                 .with_details(json!({"field": "principal"}))
         })?),
     };
+    let created_by = created_by_filter(&caller, query_param(q, "createdBy"))?;
     let principal = if caller.is_admin() {
         asked
     } else {
@@ -377,6 +416,7 @@ async fn list(
             &caller.tenant,
             &TokenFilter {
                 principal,
+                created_by,
                 before: cursor.map(|c| (c.created_at, c.id)),
                 limit: limit + 1,
             },
@@ -394,6 +434,30 @@ async fn list(
     });
     let data = rows.iter().map(|r| Value::Object(token_json(r))).collect();
     Ok(Json(page(data, next.flatten(), Map::new())).into_response())
+}
+
+/// `?createdBy=user:<id>|service_account:<id>|service-account:<id>` (an extension: the keys
+/// one principal minted, to revoke them with it); a tenant admin's filter only.
+fn created_by_filter(caller: &KeyHolder, raw: Option<String>) -> Result<Option<String>, ApiError> {
+    let Some(raw) = raw.filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let normalized = raw.replacen("service_account:", "service-account:", 1);
+    let minter = parse_principal_ref(&normalized).ok_or_else(|| {
+        ApiError::bad_input(
+            "`createdBy` must be `user:<id>` or `service_account:<id>` (the minter, as `createdBy` names it)",
+        )
+        .with_details(json!({"field": "createdBy"}))
+    })?;
+    if !caller.is_admin() && Some(&minter) != caller.principal() {
+        return Err(denied(
+            "Only a tenant admin lists the keys someone else minted",
+            "tokens.list",
+            &format!("tenant:{}", caller.tenant),
+            "not-tenant-admin",
+        ));
+    }
+    Ok(Some(minter.actor()))
 }
 
 async fn get_one(

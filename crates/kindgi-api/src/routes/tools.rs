@@ -26,8 +26,10 @@ use crate::idempotency::{AnswerRecorded, IdempotencyContext};
 use crate::json_body::JsonBody;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::check_project_id;
+use crate::routes::key_holder::KeyHolder;
 use crate::routes::query;
 use crate::routes::registry::{self, Writable};
+use crate::routes::secret_binding;
 use crate::state::AppState;
 use crate::version_cache::VersionBodies;
 use bytes::Bytes;
@@ -195,27 +197,9 @@ fn reserved_metadata(manifest: &Map<String, Value>) -> Result<(), ApiError> {
     }
 }
 
-/// The secrets a manifest names: `needsSpec.secrets` and `spec.authorization.secretRef`.
-fn secret_names(manifest: &Map<String, Value>) -> Vec<String> {
-    let mut names: Vec<String> = manifest
-        .get("needsSpec")
-        .and_then(|n| n.get("secrets"))
-        .and_then(Value::as_object)
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
-    if let Some(name) = manifest
-        .get("spec")
-        .and_then(|s| s.pointer("/authorization/secretRef/name"))
-        .and_then(Value::as_str)
-    {
-        names.push(name.to_owned());
-    }
-    names
-}
-
 /// `400 provider-key-refused` when the manifest names a model provider's key.
 fn refuse_provider_keys(manifest: &Map<String, Value>) -> Result<(), ApiError> {
-    for name in secret_names(manifest) {
+    for name in secret_binding::tool_secrets(manifest) {
         if let Some((_, provider)) = PROVIDER_KEYS.iter().find(|(k, _)| *k == name) {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
@@ -230,7 +214,7 @@ fn refuse_provider_keys(manifest: &Map<String, Value>) -> Result<(), ApiError> {
 
 async fn register(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: KeyHolder,
     _writable: Writable,
     idempotency: Option<Extension<IdempotencyContext>>,
     JsonBody(body): JsonBody,
@@ -247,6 +231,7 @@ async fn register(
                 .with_details(json!({"field": "projectId"})));
         }
     };
+    let tenant = caller.tenant.clone();
     let project_id = check_project_id(&tenant, Some(&project_id))?;
     let checked = object.clone();
     // Validation compiles the input/output schemas: CPU work, off the async workers.
@@ -274,6 +259,11 @@ async fn register(
     })?;
     reserved_metadata(&checked)?;
     refuse_provider_keys(&checked)?;
+    secret_binding::require(
+        &caller,
+        &secret_binding::tool_secrets(&checked),
+        &format!("tool {}", manifest.id.as_str()),
+    )?;
     let options = RegisterOptions {
         project_id: Some(project_id),
         retired: false,
@@ -505,7 +495,7 @@ mod tests {
         });
         let m = m.as_object().cloned().unwrap_or_default();
         assert_eq!(
-            secret_names(&m),
+            secret_binding::tool_secrets(&m),
             vec!["A".to_owned(), "OPENAI_API_KEY".to_owned()]
         );
         let e = refuse_provider_keys(&m).err().map(|e| e.code);
