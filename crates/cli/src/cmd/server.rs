@@ -22,6 +22,7 @@ use clap::Args as _;
 use kindgi_host::config::check_tenant;
 use kindgi_host::{ConfigFile, DEFAULT_TENANT, Host, HostConfig, McpServer, PackSource};
 use kindgi_serve::{Limits, Shutdown, limits};
+use kindgi_tools::egress::{AllowedRange, EgressPolicy};
 
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7070";
@@ -64,6 +65,12 @@ pub struct ServerArgs {
     /// Let `POST /v1/mcp/endpoints` register `stdio` endpoints: commands this server runs.
     #[arg(long)]
     pub allow_stdio_mcp: bool,
+    /// A CIDR range (e.g. 10.20.0.0/16, 127.0.0.2/32) that http tools and MCP endpoints a
+    /// tenant registers may reach although it is private, loopback, link-local or otherwise
+    /// internal (refused by default); repeatable, comma-separated in the variable. Packs and
+    /// MCP servers named here or in --config are never held to the rule.
+    #[arg(long, value_name = "CIDR", env = "KINDGI_ALLOW_PRIVATE_EGRESS", value_delimiter = ',')]
+    pub allow_private_egress: Vec<AllowedRange>,
     /// The tenant of the pack or MCP server named just before (default "default").
     #[arg(long, value_name = "T")]
     pub tenant: Vec<String>,
@@ -249,7 +256,8 @@ async fn serve(
             let packs = file.pack_sources(path, &base)?;
             let mcp = file.mcp_servers(path)?;
             let hitl = file.tenant_hitl(path)?;
-            Some((file, packs, mcp, hitl))
+            let egress = file.allowed_egress(path)?;
+            Some((file, packs, mcp, hitl, egress))
         }
         None => None,
     };
@@ -278,11 +286,15 @@ async fn serve(
     config.secrets_key = kindgi_store::seal::SealKey::from_env()
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("cannot read the secrets key")?;
-    if let Some((_, file_packs, file_mcp, file_hitl)) = file {
+    // A tenant's definitions reach public addresses only, and the ranges the operator allows.
+    let mut allowed = args.allow_private_egress.clone();
+    if let Some((_, file_packs, file_mcp, file_hitl, file_egress)) = file {
         config.packs = file_packs;
         config.mcp = file_mcp;
         config.tenant_hitl = file_hitl;
+        allowed.extend(file_egress);
     }
+    config.egress = EgressPolicy::public_only(allowed);
     config.packs.extend(packs);
     config.mcp.extend(mcp);
     let host = Host::start("kindgi server", config).await?;
