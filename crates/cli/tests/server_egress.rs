@@ -228,7 +228,11 @@ async fn http_tools_never_reach_internal_addresses_directly_by_redirect_or_by_na
     let (run, journal) = api.run("itself").await;
     assert_refused("itself", &run, &journal, "127.0.0.1 is a loopback address");
 
-    assert_eq!(internal.accepted(), 0, "the internal service saw no connection");
+    assert_eq!(
+        internal.accepted(),
+        0,
+        "the internal service saw no connection"
+    );
     assert_eq!(by_name.accepted(), 0, "nor did the one behind `localhost`");
     assert!(!server.stderr().contains(MARKER), "{}", server.stderr());
     server.stop();
@@ -316,10 +320,7 @@ async fn mcp_endpoints_at_internal_addresses_are_refused_without_a_connection() 
         .send("GET", "/v1/mcp/endpoints/kept/resources", None)
         .await;
     assert_eq!(status, 502, "{text}");
-    assert!(
-        text.contains("127.0.0.2 is a loopback address"),
-        "{text}"
-    );
+    assert!(text.contains("127.0.0.2 is a loopback address"), "{text}");
     // An MCP tool published straight to the registry, naming the internal address.
     let project = kindgi_api::projects::default_project_id("acme");
     let tool = json!({
@@ -364,7 +365,10 @@ async fn an_allowed_mcp_endpoint_registers_its_tools() {
     let api = Api::new(&server, &key);
     let url = format!("http://127.0.0.1:{}/mcp", fastmcp.port);
     let (status, v) = api
-        .post("/v1/mcp/endpoints", mcp_body("fast", "streamable-http", &url))
+        .post(
+            "/v1/mcp/endpoints",
+            mcp_body("fast", "streamable-http", &url),
+        )
         .await;
     assert_eq!(status, 201, "{v}");
     let (status, text) = api.send("GET", "/v1/mcp/endpoints/fast", None).await;

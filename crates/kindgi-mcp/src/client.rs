@@ -2,12 +2,12 @@
 
 use kindgi_spec::ToolManifest;
 use kindgi_tools::BoxFuture;
+use kindgi_tools::egress::EgressPolicy;
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams,
 };
 use rmcp::service::{RoleClient, RunningService, ServiceError};
-use kindgi_tools::egress::EgressPolicy;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::Value;
@@ -97,7 +97,7 @@ fn client_config() -> ClientConfig {
 
 /// rmcp's reqwest 0.13 is built without a bundled crypto provider; use ring (already used
 /// by the rest of the workspace) as the process default. Harmless if one is installed.
-fn ensure_crypto_provider() {
+pub(crate) fn ensure_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
@@ -161,15 +161,14 @@ impl McpClient {
                 ensure_crypto_provider();
                 let served = tokio::time::timeout(options.timeout, async {
                     egress::check(&options.egress, &text, url).await?;
-                    let transport = match egress::streamable_client(&options.egress)
-                        .map_err(&connect_error)?
-                    {
-                        None => StreamableHttpClientTransport::from_uri(url.as_str()),
-                        Some(client) => StreamableHttpClientTransport::with_client(
-                            client,
-                            StreamableHttpClientTransportConfig::with_uri(url.as_str()),
-                        ),
-                    };
+                    let transport =
+                        match egress::streamable_client(&options.egress).map_err(&connect_error)? {
+                            None => StreamableHttpClientTransport::from_uri(url.as_str()),
+                            Some(client) => StreamableHttpClientTransport::with_client(
+                                client,
+                                StreamableHttpClientTransportConfig::with_uri(url.as_str()),
+                            ),
+                        };
                     client_config()
                         .serve(transport)
                         .await

@@ -14,8 +14,8 @@
 
 mod client;
 mod diag;
-pub mod egress;
 pub mod dispatch;
+pub mod egress;
 pub mod endpoint;
 pub mod error;
 pub mod manifest;

@@ -47,12 +47,16 @@ impl Rule {
             Rule::LinkLocal => {
                 "a link-local address (169.254.0.0/16, fe80::/10; cloud metadata lives there)"
             }
-            Rule::Private => "a private address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7)",
+            Rule::Private => {
+                "a private address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7)"
+            }
             Rule::SharedCgnat => "a carrier-grade NAT address (100.64.0.0/10)",
             Rule::Unspecified => "an unspecified address (0.0.0.0/8, ::)",
             Rule::Multicast => "a multicast address (224.0.0.0/4, ff00::/8)",
             Rule::Broadcast => "the broadcast address (255.255.255.255)",
-            Rule::Reserved => "a reserved address (192.0.0.0/24, 198.18.0.0/15, 240.0.0.0/4, fec0::/10)",
+            Rule::Reserved => {
+                "a reserved address (192.0.0.0/24, 198.18.0.0/15, 240.0.0.0/4, fec0::/10)"
+            }
         }
     }
 }
@@ -79,7 +83,10 @@ fn refused_text(host: &str, address: IpAddr, rule: Rule) -> String {
     let what = if host_is(host, address) {
         format!("{address} is {}", rule.describe())
     } else {
-        format!("the host \"{host}\" resolves to {address}, which is {}", rule.describe())
+        format!(
+            "the host \"{host}\" resolves to {address}, which is {}",
+            rule.describe()
+        )
     };
     format!(
         "{what}; this server does not connect to such addresses for a tenant's definitions. The operator allows it with `kindgi server {ALLOW_FLAG} {}` (or `egress.allowPrivate` in --config)",
@@ -467,7 +474,10 @@ mod tests {
         let p = server(&["127.0.0.2/32", "10.1.0.0/16", "fd00::/8", "192.168.7.9"]);
         let ok = |ip: &str| p.check_ip(ip.parse().unwrap()).is_ok();
         assert!(ok("127.0.0.2"));
-        assert!(ok("::ffff:127.0.0.2"), "the mapped form of an allowed address");
+        assert!(
+            ok("::ffff:127.0.0.2"),
+            "the mapped form of an allowed address"
+        );
         assert!(!ok("127.0.0.1"));
         assert!(!ok("127.0.0.3"));
         assert!(ok("10.1.255.255"));

@@ -538,13 +538,16 @@ impl HttpCall {
             if let Some(bytes) = &body {
                 request = request.body(bytes.clone());
             }
-            let response = request.send().await.map_err(|e| match EgressError::find_in(&e) {
-                Some(refused) => self.refused(&url, hop > 0, refused),
-                None => format!(
-                    "http-tool \"{id}\" request to {url} failed: {}",
-                    describe(&e)
-                ),
-            })?;
+            let response = request
+                .send()
+                .await
+                .map_err(|e| match EgressError::find_in(&e) {
+                    Some(refused) => self.refused(&url, hop > 0, refused),
+                    None => format!(
+                        "http-tool \"{id}\" request to {url} failed: {}",
+                        describe(&e)
+                    ),
+                })?;
             let status = response.status();
             let location = match status {
                 StatusCode::MOVED_PERMANENTLY

@@ -72,7 +72,10 @@ fn urlencode(s: &str) -> String {
 #[tokio::test]
 async fn a_literal_internal_address_is_refused_before_connecting() {
     let (port, accepted) = internal_service().await;
-    let h = tool(policy(&["127.0.0.1/32"]), format!("http://127.0.0.2:{port}/"));
+    let h = tool(
+        policy(&["127.0.0.1/32"]),
+        format!("http://127.0.0.2:{port}/"),
+    );
     let err = failed(call(&h, json!({})).await);
     assert_eq!(
         err,
@@ -114,7 +117,10 @@ async fn a_redirect_from_an_allowed_host_to_an_internal_one_is_refused_at_the_ho
 async fn a_name_resolving_to_an_internal_address_is_refused_by_the_resolver() {
     // `localhost` is 127.0.0.1 (and maybe ::1); only 127.0.0.3/32 is allowed.
     let allowed = start().await;
-    let h = tool(policy(&["127.0.0.3/32"]), format!("{}/json", allowed.base_localhost()));
+    let h = tool(
+        policy(&["127.0.0.3/32"]),
+        format!("{}/json", allowed.base_localhost()),
+    );
     let err = failed(call(&h, json!({})).await);
     assert!(
         err.starts_with(&format!(

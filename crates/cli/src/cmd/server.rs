@@ -41,8 +41,8 @@ pub struct ServerArgs {
     #[arg(long, env = "KINDGI_DATABASE_URL")]
     pub database: Option<String>,
     /// A JSON configuration file: {listen, database, packs: [{url, tokenEnv, index, tenant}
-    /// | {dir, tenant, watch}], mcp: [{endpoint, tenant}]}. Flags win over its listen and
-    /// database; their packs come after its packs.
+    /// | {dir, tenant, watch}], mcp: [{endpoint, tenant}], egress: {allowPrivate: [CIDR]}}.
+    /// Flags win over its listen and database; their packs come after its packs.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// A deployed pack service's base URL (http or https); repeatable.
@@ -69,7 +69,12 @@ pub struct ServerArgs {
     /// tenant registers may reach although it is private, loopback, link-local or otherwise
     /// internal (refused by default); repeatable, comma-separated in the variable. Packs and
     /// MCP servers named here or in --config are never held to the rule.
-    #[arg(long, value_name = "CIDR", env = "KINDGI_ALLOW_PRIVATE_EGRESS", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "CIDR",
+        env = "KINDGI_ALLOW_PRIVATE_EGRESS",
+        value_delimiter = ','
+    )]
     pub allow_private_egress: Vec<AllowedRange>,
     /// The tenant of the pack or MCP server named just before (default "default").
     #[arg(long, value_name = "T")]

@@ -194,7 +194,15 @@ async fn register(
         .with_details(json!({ "endpointId": echo(&endpoint_id) })));
     }
     let project = tools_project(&tenant, &scope);
-    match mcp_sync::sync(&*state.registry, &record, &project, mcp_sync::SYNC_TIMEOUT, &state.egress).await {
+    match mcp_sync::sync(
+        &*state.registry,
+        &record,
+        &project,
+        mcp_sync::SYNC_TIMEOUT,
+        &state.egress,
+    )
+    .await
+    {
         Ok(ids) => record.tool_ids = ids,
         Err(why) => {
             tracing::warn!(endpoint = %endpoint_id, %why, "MCP endpoint sync registered no tools");
@@ -334,8 +342,14 @@ pub async fn sync_all(state: &AppState) -> Result<Vec<(String, String)>, kindgi_
             _ => Scope::Tenant,
         };
         let project = tools_project(&record.tenant_id, &scope);
-        let outcome =
-            mcp_sync::sync(&*state.registry, &record, &project, mcp_sync::SYNC_TIMEOUT, &state.egress).await;
+        let outcome = mcp_sync::sync(
+            &*state.registry,
+            &record,
+            &project,
+            mcp_sync::SYNC_TIMEOUT,
+            &state.egress,
+        )
+        .await;
         let (ids, error) = match outcome {
             Ok(ids) => (ids, None),
             Err(e) => {
