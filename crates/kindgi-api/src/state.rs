@@ -35,6 +35,10 @@ pub struct AppState {
     /// this host). Off by default; `kindgi dev` turns it on, `kindgi server` only with
     /// `--allow-stdio-mcp`. Off: `403 host-access-denied`.
     pub allow_stdio_mcp: bool,
+    /// The addresses MCP endpoints registered through the API may be reached at (on
+    /// register, on proxy requests, on every sync). Open by default; `kindgi server` refuses
+    /// private and internal addresses (see `kindgi_tools::egress`).
+    pub egress: kindgi_tools::egress::EgressPolicy,
     /// Whether an agent version exists, for `POST /v1/conversations`; `None` accepts any.
     pub agent_exists: Option<AgentExists>,
     /// Rendered exact tool versions (see [`crate::version_cache`]).
@@ -79,6 +83,7 @@ impl AppState {
             store_registry: None,
             in_flight: InFlight::default(),
             allow_stdio_mcp: false,
+            egress: kindgi_tools::egress::EgressPolicy::open(),
             agent_exists: None,
             version_bodies: Default::default(),
             streams: Default::default(),

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use kindgi_runtime::ModelProvider;
 use kindgi_runtime::agent::hitl::HitlSpec;
+use kindgi_tools::egress::AllowedRange;
 use serde::Deserialize;
 
 use crate::error::HostError;
@@ -97,6 +98,12 @@ pub struct HostConfig {
     pub secrets_key: Option<kindgi_store::seal::SealKey>,
     /// `POST /v1/mcp/endpoints` may register `stdio` endpoints (commands run on this host).
     pub allow_stdio_mcp: bool,
+    /// The addresses a tenant's definitions may make this host connect to (http tools and
+    /// their redirects, MCP endpoints registered through the API). Open by default (`kindgi
+    /// dev`); `kindgi server` refuses private and internal ones except `egress.allowPrivate`
+    /// / `--allow-private-egress`. The packs and MCP servers configured here are not held
+    /// to it.
+    pub egress: kindgi_tools::egress::EgressPolicy,
     /// Per tenant name, the `hitl` floor every agent's approval gates are held to (only
     /// stricter: runtime.md §4; docs/approvals.md).
     pub tenant_hitl: BTreeMap<String, HitlSpec>,
@@ -129,6 +136,7 @@ impl HostConfig {
             served_env: kindgi_api::routes::values::DEFAULT_SERVED_ENV.to_owned(),
             secrets_key: None,
             allow_stdio_mcp: false,
+            egress: kindgi_tools::egress::EgressPolicy::open(),
             tenant_hitl: BTreeMap::new(),
         }
     }
@@ -145,7 +153,8 @@ impl HostConfig {
 ///            {"dir": "packs/billing", "watch": false}],
 ///  "mcp": [{"endpoint": "mcp+stdio://npx -y @modelcontextprotocol/server-everything"}],
 ///  "tenantHitl": {"acme": {"tools": {"acme.refund": "always_ask"}, "maxTimeoutMs": 3600000,
-///                          "minReviewerRole": "senior"}}}
+///                          "minReviewerRole": "senior"}},
+///  "egress": {"allowPrivate": ["10.20.0.0/16"]}}
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -159,6 +168,18 @@ pub struct ConfigFile {
     /// Per tenant, its `hitl` policy (`{tools?, maxTimeoutMs?, minReviewerRole?}`).
     #[serde(default)]
     pub tenant_hitl: BTreeMap<String, serde_json::Value>,
+    /// What a tenant's definitions may reach besides public addresses.
+    #[serde(default)]
+    pub egress: ConfigEgress,
+}
+
+/// The `egress` of a [`ConfigFile`]: `allowPrivate`, CIDR ranges tenants' definitions may
+/// reach although they are private or internal (as `--allow-private-egress`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigEgress {
+    #[serde(default)]
+    pub allow_private: Vec<String>,
 }
 
 /// One pack of a [`ConfigFile`]: `url` + `tokenEnv` + `index`, or `dir`.
@@ -285,6 +306,26 @@ impl ConfigFile {
                         .iter()
                         .map(|i| format!("tenantHitl.{tenant}{}: {}", i.path, i.message)),
                 ),
+            }
+        }
+        if problems.is_empty() {
+            Ok(out)
+        } else {
+            Err(HostError::Config {
+                path: path.to_owned(),
+                message: problems.join("; "),
+            })
+        }
+    }
+
+    /// The file's `egress.allowPrivate` ranges, checked: every bad one is named.
+    pub fn allowed_egress(&self, path: &Path) -> Result<Vec<AllowedRange>, HostError> {
+        let mut out = Vec::new();
+        let mut problems = Vec::new();
+        for (i, text) in self.egress.allow_private.iter().enumerate() {
+            match text.parse::<AllowedRange>() {
+                Ok(range) => out.push(range),
+                Err(e) => problems.push(format!("egress.allowPrivate[{i}]: {e}")),
             }
         }
         if problems.is_empty() {

@@ -17,7 +17,7 @@ use crate::config::HostConfig;
 use crate::error::HostError;
 use crate::packs::{self, RunningPack, say};
 use crate::register::Registrar;
-use crate::sources::{PackServices, StoreDefinitions};
+use crate::sources::{McpPolicy, PackServices, StoreDefinitions};
 use crate::values::StoreCallValues;
 use kindgi_store::values::ValuesStore;
 
@@ -72,6 +72,7 @@ impl Host {
         };
         let mut state = AppState::new(db.clone()).read_only_registry(config.read_only_registry);
         state.allow_stdio_mcp = config.allow_stdio_mcp;
+        state.egress = config.egress.clone();
         let defs = state.definitions.clone();
         state.agent_exists = Some(std::sync::Arc::new(move |tenant, id, version| {
             let defs = defs.clone();
@@ -82,7 +83,18 @@ impl Host {
                     .map_err(|e| e.to_string())
             })
         }));
-        let services = PackServices::default();
+        let services = PackServices::default().with_mcp_policy(McpPolicy {
+            egress: config.egress.clone(),
+            allow_stdio: config.allow_stdio_mcp,
+        });
+        // Registry http tools (a tenant's definitions) connect under the host's policy.
+        let synthesizers = kindgi_tools::synth::SynthesizerRegistry::empty();
+        synthesizers.register(
+            "http",
+            std::sync::Arc::new(
+                kindgi_tools::http::HttpSynthesizer::new().with_egress(config.egress.clone()),
+            ),
+        );
         let registry: std::sync::Arc<dyn kindgi_tools::registry::ToolRegistry> =
             state.registry.clone();
         let mut builder = Runtime::with_database(db.clone());
@@ -93,6 +105,7 @@ impl Host {
             .config(runtime_config)
             .model(model)
             .registry(registry)
+            .synthesizers(synthesizers)
             .registry_tools(std::sync::Arc::new(services.clone()))
             .guardrail_checks(std::sync::Arc::new(services.clone()))
             .definition_source(std::sync::Arc::new(StoreDefinitions::new(

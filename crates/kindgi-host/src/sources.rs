@@ -10,7 +10,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
-use kindgi_mcp::{ConnectOptions, DEFAULT_CALL_TIMEOUT, McpClient, McpSource, mcp_dispatchers};
+use kindgi_mcp::{
+    ConnectOptions, DEFAULT_CALL_TIMEOUT, Endpoint, McpClient, McpSource, mcp_dispatchers,
+};
 use kindgi_pack::dispatch::{CheckCallError, PackServiceCaller};
 use kindgi_runtime::definitions::DefinitionSource;
 use kindgi_runtime::guardrail::{CheckError, CheckRequest, GuardrailChecks};
@@ -18,6 +20,7 @@ use kindgi_runtime::resolve::RegistryToolFactory;
 use kindgi_runtime::{PackTool, ToolDispatcher};
 use kindgi_spec::ToolManifest;
 use kindgi_store::definitions::{DefinitionRecord, Definitions};
+use kindgi_tools::egress::EgressPolicy;
 use serde_json::Value;
 
 /// The store's flows and agents, as the runtime's fallback source.
@@ -85,6 +88,16 @@ pub struct PackServices {
     inner: Arc<RwLock<HashMap<String, PacksOfTenant>>>,
     /// MCP address → its tools as dispatchers, by the server's own tool name.
     mcp: Arc<tokio::sync::Mutex<HashMap<String, McpTools>>>,
+    /// What a registry MCP tool's server may be (a tenant wrote its `mcpEndpoint`).
+    mcp_policy: McpPolicy,
+}
+
+/// The host's rules for the MCP servers registry tools name: the addresses they may be
+/// reached at, and whether a `mcp+stdio://` one (a command run here) may be started.
+#[derive(Debug, Clone, Default)]
+pub struct McpPolicy {
+    pub egress: EgressPolicy,
+    pub allow_stdio: bool,
 }
 
 type McpTools = HashMap<String, Arc<dyn ToolDispatcher>>;
@@ -92,6 +105,12 @@ type McpTools = HashMap<String, Arc<dyn ToolDispatcher>>;
 type PacksOfTenant = HashMap<String, Arc<PackServiceCaller>>;
 
 impl PackServices {
+    /// Holds registry MCP tools' servers to `policy`.
+    pub fn with_mcp_policy(mut self, policy: McpPolicy) -> Self {
+        self.mcp_policy = policy;
+        self
+    }
+
     pub fn set(&self, tenant: &str, pack_id: &str, caller: Arc<PackServiceCaller>) {
         if let Ok(mut g) = self.inner.write() {
             g.entry(tenant.to_owned())
@@ -144,7 +163,15 @@ impl PackServices {
         let name = kindgi_mcp::mcp_tool_name(manifest).to_owned();
         let mut servers = self.mcp.lock().await;
         if !servers.contains_key(&address) {
-            let client = McpClient::connect(&address, ConnectOptions::default())
+            let endpoint = Endpoint::parse(&address).map_err(|e| e.to_string())?;
+            if matches!(endpoint, Endpoint::Stdio { .. }) && !self.mcp_policy.allow_stdio {
+                return Err("its MCP server is a stdio command, which this server does not run for a tenant's tools (start it with --allow-stdio-mcp to allow it)".into());
+            }
+            let options = ConnectOptions {
+                egress: self.mcp_policy.egress.clone(),
+                ..ConnectOptions::default()
+            };
+            let client = McpClient::connect_to(endpoint, options)
                 .await
                 .map_err(|e| format!("its MCP server could not be reached: {e}"))?;
             let source: Arc<dyn McpSource> = Arc::new(client);

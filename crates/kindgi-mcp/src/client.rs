@@ -2,12 +2,14 @@
 
 use kindgi_spec::ToolManifest;
 use kindgi_tools::BoxFuture;
+use kindgi_tools::egress::EgressPolicy;
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams,
 };
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -19,7 +21,7 @@ use crate::endpoint::Endpoint;
 use crate::error::McpError;
 use crate::manifest::{ManifestOptions, ServerIdentity, manifest_from_mcp_tool};
 use crate::source::{CallOutcome, McpSource};
-use crate::{sse, stdio};
+use crate::{egress, sse, stdio};
 
 /// The default bound on connecting (spawn or HTTP handshake plus `initialize`) and on listing.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -39,6 +41,9 @@ pub struct ConnectOptions {
     /// Bounds connecting and each `tools/list`.
     pub timeout: Duration,
     pub manifest: ManifestOptions,
+    /// The addresses the HTTP transports may reach (default: any). A stdio endpoint is not
+    /// a connection; whether one may run is the host's decision.
+    pub egress: EgressPolicy,
 }
 
 impl Default for ConnectOptions {
@@ -46,6 +51,7 @@ impl Default for ConnectOptions {
         Self {
             timeout: DEFAULT_TIMEOUT,
             manifest: ManifestOptions::default(),
+            egress: EgressPolicy::open(),
         }
     }
 }
@@ -91,7 +97,7 @@ fn client_config() -> ClientConfig {
 
 /// rmcp's reqwest 0.13 is built without a bundled crypto provider; use ring (already used
 /// by the rest of the workspace) as the process default. Harmless if one is installed.
-fn ensure_crypto_provider() {
+pub(crate) fn ensure_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
@@ -153,14 +159,25 @@ impl McpClient {
             }
             Endpoint::StreamableHttp { url } => {
                 ensure_crypto_provider();
-                let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-                let served =
-                    tokio::time::timeout(options.timeout, client_config().serve(transport)).await;
+                let served = tokio::time::timeout(options.timeout, async {
+                    egress::check(&options.egress, &text, url).await?;
+                    let transport =
+                        match egress::streamable_client(&options.egress).map_err(&connect_error)? {
+                            None => StreamableHttpClientTransport::from_uri(url.as_str()),
+                            Some(client) => StreamableHttpClientTransport::with_client(
+                                client,
+                                StreamableHttpClientTransportConfig::with_uri(url.as_str()),
+                            ),
+                        };
+                    client_config()
+                        .serve(transport)
+                        .await
+                        .map_err(|e| connect_error(format!("the MCP handshake failed: {e}")))
+                })
+                .await;
                 let service = match served {
                     Ok(Ok(service)) => service,
-                    Ok(Err(e)) => {
-                        return Err(connect_error(format!("the MCP handshake failed: {e}")));
-                    }
+                    Ok(Err(e)) => return Err(e),
                     Err(_) => {
                         return Err(McpError::Timeout {
                             endpoint: text,
@@ -173,7 +190,9 @@ impl McpClient {
             }
             Endpoint::Sse { url } => {
                 let opened = tokio::time::timeout(options.timeout, async {
-                    let transport = sse::connect(url).await.map_err(&connect_error)?;
+                    egress::check(&options.egress, &text, url).await?;
+                    let client = egress::sse_client(&options.egress).map_err(&connect_error)?;
+                    let transport = sse::connect(url, client).await.map_err(&connect_error)?;
                     let diag = transport.diagnostics.clone();
                     let reader = transport.reader;
                     match client_config()

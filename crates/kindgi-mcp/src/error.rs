@@ -9,6 +9,14 @@ pub enum McpError {
     #[error("could not start the MCP server {endpoint}: {reason}")]
     Spawn { endpoint: String, reason: String },
 
+    /// The host's egress policy refuses the endpoint's address; nothing was connected.
+    #[error("the MCP server {endpoint} may not be reached: {refused}")]
+    Egress {
+        endpoint: String,
+        #[source]
+        refused: kindgi_tools::egress::EgressError,
+    },
+
     #[error("could not connect to the MCP server {endpoint}: {reason}")]
     Connect { endpoint: String, reason: String },
 
@@ -50,6 +58,7 @@ impl McpError {
             McpError::InvalidEndpoint { endpoint, .. }
             | McpError::Spawn { endpoint, .. }
             | McpError::Connect { endpoint, .. }
+            | McpError::Egress { endpoint, .. }
             | McpError::Timeout { endpoint, .. }
             | McpError::Closed { endpoint, .. }
             | McpError::Protocol { endpoint, .. }

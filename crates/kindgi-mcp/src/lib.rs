@@ -9,10 +9,13 @@
 //! [`Tool`](kindgi_tools::Tool)s and [`mcp_dispatchers`] into the runtime's
 //! [`ToolDispatcher`](kindgi_tools::dispatch::ToolDispatcher)s (transport MCP). Every failure — a server that
 //! exits, hangs or prints garbage — is an [`McpError`] naming the endpoint, never a hang.
+//! [`ConnectOptions::egress`] applies the host's address policy to the HTTP transports
+//! (`kindgi server` sets it for endpoints a tenant registered).
 
 mod client;
 mod diag;
 pub mod dispatch;
+pub mod egress;
 pub mod endpoint;
 pub mod error;
 pub mod manifest;
@@ -23,6 +26,7 @@ pub mod tools;
 
 pub use client::{ConnectOptions, DEFAULT_TIMEOUT, McpClient};
 pub use dispatch::mcp_dispatchers;
+pub use egress::check_endpoint;
 pub use endpoint::Endpoint;
 pub use error::McpError;
 pub use manifest::{

@@ -15,7 +15,7 @@ use crate::stdio::{MessageSink, MessageStream};
 /// The largest single SSE event accepted.
 const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
 
-fn client() -> Result<reqwest::Client, String> {
+fn shared_client() -> Result<reqwest::Client, String> {
     static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
@@ -112,9 +112,16 @@ pub(crate) struct SseTransport {
     pub(crate) reader: tokio::task::JoinHandle<()>,
 }
 
-/// Opens the event stream and waits for the `endpoint` event.
-pub(crate) async fn connect(url: &Url) -> Result<SseTransport, String> {
-    let client = client()?;
+/// Opens the event stream and waits for the `endpoint` event, over `client` (one built
+/// under the host's egress policy) or the shared one.
+pub(crate) async fn connect(
+    url: &Url,
+    client: Option<reqwest::Client>,
+) -> Result<SseTransport, String> {
+    let client = match client {
+        Some(c) => c,
+        None => shared_client()?,
+    };
     let response = client
         .get(url.clone())
         .header(ACCEPT, "text/event-stream")

@@ -5,16 +5,19 @@
 //! Behaviour follows the reference synthesizer rule by rule (messages included) with these
 //! deliberate differences, all on the safe side:
 //! - `timeoutMs` covers the whole exchange, redirects and the response body included;
-//! - the tool's `network` policy is checked for the first request and for every redirect
-//!   hop, which is why redirects are followed here by hand (at most [`MAX_REDIRECTS`]);
+//! - the tool's `network` policy, and the host's address policy
+//!   ([`EgressPolicy`](crate::egress::EgressPolicy), [`HttpSynthesizer::with_egress`]), are
+//!   checked for the first request and for every redirect hop, which is why redirects are
+//!   followed here by hand (at most [`MAX_REDIRECTS`]); names are checked as they resolve;
 //!   auth headers are dropped when a redirect leaves the original origin;
 //! - a response body larger than the cap ([`DEFAULT_MAX_RESPONSE_BYTES`]) is an error;
 //! - an auth header replaces a static header of the same name whatever its case, and
 //!   `Content-Type` is only defaulted when no header of that name (any case) is set.
 //!
-//! All synthesized tools share one pooled [`reqwest::Client`].
+//! All synthesized tools of one synthesizer share one pooled [`reqwest::Client`] (without an
+//! address policy, the process-wide one).
 
-mod egress;
+mod network;
 mod template;
 
 use kindgi_spec::{
@@ -30,9 +33,10 @@ use std::time::Duration;
 use url::Url;
 
 use crate::context::ToolContext;
+use crate::egress::{EgressError, EgressPolicy};
 use crate::synth::{SpecSynthesizer, SynthesizerRegistry};
 use crate::tool::{Handler, HandlerError};
-use egress::Egress;
+use network::Network;
 use template::{Template, js_typeof};
 
 /// `timeoutMs` when the spec has none.
@@ -66,6 +70,7 @@ fn shared_client() -> Result<reqwest::Client, String> {
 #[derive(Debug, Clone)]
 pub struct HttpSynthesizer {
     client: Result<reqwest::Client, String>,
+    egress: EgressPolicy,
     max_response_bytes: usize,
     max_redirects: usize,
 }
@@ -81,6 +86,7 @@ impl HttpSynthesizer {
     pub fn new() -> Self {
         Self {
             client: shared_client(),
+            egress: EgressPolicy::open(),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_redirects: MAX_REDIRECTS,
         }
@@ -93,6 +99,21 @@ impl HttpSynthesizer {
             client: Ok(client),
             ..Self::new()
         }
+    }
+
+    /// Applies the host's address policy to every connection the tools make: literal hosts
+    /// and each redirect hop are checked before the request, names as they resolve (with a
+    /// client of its own whose resolver filters; an open policy keeps the shared client).
+    pub fn with_egress(mut self, egress: EgressPolicy) -> Self {
+        if !egress.is_open() {
+            self.client = egress
+                .client_builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| format!("the HTTP client could not be set up: {}", describe(&e)));
+        }
+        self.egress = egress;
+        self
     }
 
     /// Caps the response body a tool reads.
@@ -192,7 +213,8 @@ impl HttpSynthesizer {
             timeout_ms,
             parse_json: spec.parse_json.unwrap_or(true),
             success: (min, max),
-            egress: Egress::from_policy(manifest.network.as_ref()),
+            network: Network::from_policy(manifest.network.as_ref()),
+            egress: self.egress.clone(),
             client,
             max_response_bytes: self.max_response_bytes,
             max_redirects: self.max_redirects,
@@ -335,7 +357,8 @@ struct HttpCall {
     timeout_ms: u64,
     parse_json: bool,
     success: (u16, u16),
-    egress: Egress,
+    network: Network,
+    egress: EgressPolicy,
     client: reqwest::Client,
     max_response_bytes: usize,
     max_redirects: usize,
@@ -499,12 +522,15 @@ impl HttpCall {
         let id = &self.tool_id;
         let mut method = self.method.clone();
         for hop in 0..=self.max_redirects {
-            self.egress.check(id, &url, hop > 0)?;
+            self.network.check(id, &url, hop > 0)?;
             if !matches!(url.scheme(), "http" | "https") {
                 return Err(format!(
                     "http-tool \"{id}\" was redirected to {url}, which is not an http(s) URL"
                 ));
             }
+            self.egress
+                .check_url(&url)
+                .map_err(|e| self.refused(&url, hop > 0, &e))?;
             let mut request = self
                 .client
                 .request(method.clone(), url.clone())
@@ -512,12 +538,16 @@ impl HttpCall {
             if let Some(bytes) = &body {
                 request = request.body(bytes.clone());
             }
-            let response = request.send().await.map_err(|e| {
-                format!(
-                    "http-tool \"{id}\" request to {url} failed: {}",
-                    describe(&e)
-                )
-            })?;
+            let response = request
+                .send()
+                .await
+                .map_err(|e| match EgressError::find_in(&e) {
+                    Some(refused) => self.refused(&url, hop > 0, refused),
+                    None => format!(
+                        "http-tool \"{id}\" request to {url} failed: {}",
+                        describe(&e)
+                    ),
+                })?;
             let status = response.status();
             let location = match status {
                 StatusCode::MOVED_PERMANENTLY
@@ -557,6 +587,17 @@ impl HttpCall {
             "http-tool \"{id}\" followed more than {} redirects",
             self.max_redirects
         ))
+    }
+
+    /// The failure of a request the host's address policy refused (`redirected`: a hop).
+    fn refused(&self, url: &Url, redirected: bool, why: &EgressError) -> String {
+        let id = &self.tool_id;
+        let what = if redirected {
+            "was redirected to"
+        } else {
+            "may not reach"
+        };
+        format!("http-tool \"{id}\" {what} {url}: {why}")
     }
 
     async fn finish(&self, response: reqwest::Response) -> Result<Value, String> {

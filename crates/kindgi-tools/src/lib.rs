@@ -17,6 +17,8 @@
 //!   output validated — with the reference's codes and messages ([`InvokeError`]).
 //! - **Dispatch** ([`dispatch`]): the trait every transport implements ([`dispatch::ToolDispatcher`]),
 //!   so the runtime calls tools without knowing transports and transports need no runtime.
+//! - **Egress** ([`egress`]): the host's address policy for outbound connections a tenant's
+//!   definitions cause (the http synthesizer, MCP endpoints).
 //! - [`tool_idempotency_key`]: the reference's per-call UUIDv5.
 
 pub mod compiled;
@@ -24,6 +26,7 @@ pub mod context;
 pub mod define;
 pub mod derive;
 pub mod dispatch;
+pub mod egress;
 pub mod engine;
 pub mod error;
 pub mod http;

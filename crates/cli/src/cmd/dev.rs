@@ -81,6 +81,8 @@ async fn dev(args: DevArgs) -> Result<(), Box<dyn std::error::Error>> {
     // The pack's files are the truth: the API's registries serve them and take no writes.
     config.read_only_registry = true;
     config.allow_stdio_mcp = true;
+    // The egress policy stays open: one developer's machine, whose pack and definitions are
+    // their own, reaches loopback and the local network (docs/host.md).
     config.served_env = super::server::served_env()?;
     // Secrets sealed under the operator's key when there is one, else the folder's own.
     config.secrets_key =

@@ -67,6 +67,8 @@ async fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         manifest: ManifestOptions {
             id_prefix: args.id_prefix,
         },
+        // The operator's own command: any address.
+        ..Default::default()
     };
     let client = McpClient::connect(&args.endpoint, options).await?;
     let manifests = client.list_tools().await;

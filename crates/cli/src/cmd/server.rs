@@ -22,6 +22,7 @@ use clap::Args as _;
 use kindgi_host::config::check_tenant;
 use kindgi_host::{ConfigFile, DEFAULT_TENANT, Host, HostConfig, McpServer, PackSource};
 use kindgi_serve::{Limits, Shutdown, limits};
+use kindgi_tools::egress::{AllowedRange, EgressPolicy};
 
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7070";
@@ -40,8 +41,8 @@ pub struct ServerArgs {
     #[arg(long, env = "KINDGI_DATABASE_URL")]
     pub database: Option<String>,
     /// A JSON configuration file: {listen, database, packs: [{url, tokenEnv, index, tenant}
-    /// | {dir, tenant, watch}], mcp: [{endpoint, tenant}]}. Flags win over its listen and
-    /// database; their packs come after its packs.
+    /// | {dir, tenant, watch}], mcp: [{endpoint, tenant}], egress: {allowPrivate: [CIDR]}}.
+    /// Flags win over its listen and database; their packs come after its packs.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// A deployed pack service's base URL (http or https); repeatable.
@@ -64,6 +65,17 @@ pub struct ServerArgs {
     /// Let `POST /v1/mcp/endpoints` register `stdio` endpoints: commands this server runs.
     #[arg(long)]
     pub allow_stdio_mcp: bool,
+    /// A CIDR range (e.g. 10.20.0.0/16, 127.0.0.2/32) that http tools and MCP endpoints a
+    /// tenant registers may reach although it is private, loopback, link-local or otherwise
+    /// internal (refused by default); repeatable, comma-separated in the variable. Packs and
+    /// MCP servers named here or in --config are never held to the rule.
+    #[arg(
+        long,
+        value_name = "CIDR",
+        env = "KINDGI_ALLOW_PRIVATE_EGRESS",
+        value_delimiter = ','
+    )]
+    pub allow_private_egress: Vec<AllowedRange>,
     /// The tenant of the pack or MCP server named just before (default "default").
     #[arg(long, value_name = "T")]
     pub tenant: Vec<String>,
@@ -255,7 +267,8 @@ async fn serve(
             let packs = file.pack_sources(path, &base)?;
             let mcp = file.mcp_servers(path)?;
             let hitl = file.tenant_hitl(path)?;
-            Some((file, packs, mcp, hitl))
+            let egress = file.allowed_egress(path)?;
+            Some((file, packs, mcp, hitl, egress))
         }
         None => None,
     };
@@ -284,11 +297,15 @@ async fn serve(
     config.secrets_key = kindgi_store::seal::SealKey::from_env()
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("cannot read the secrets key")?;
-    if let Some((_, file_packs, file_mcp, file_hitl)) = file {
+    // A tenant's definitions reach public addresses only, and the ranges the operator allows.
+    let mut allowed = args.allow_private_egress.clone();
+    if let Some((_, file_packs, file_mcp, file_hitl, file_egress)) = file {
         config.packs = file_packs;
         config.mcp = file_mcp;
         config.tenant_hitl = file_hitl;
+        allowed.extend(file_egress);
     }
+    config.egress = EgressPolicy::public_only(allowed);
     config.packs.extend(packs);
     config.mcp.extend(mcp);
     let host = Host::start("kindgi server", config).await?;

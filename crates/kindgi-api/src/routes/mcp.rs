@@ -2,7 +2,10 @@
 //! synced into the tool registry by [`mcp_sync`]), list (paging, `transport`, scope
 //! triplet), get (credential headers `[redacted]`) and unregister (its tools retire).
 //! The resources and prompts proxy routes are in [`super::mcp_proxy`].
-//! A `stdio` endpoint needs [`AppState::allow_stdio_mcp`], else `403 host-access-denied`.
+//! A `stdio` endpoint needs [`AppState::allow_stdio_mcp`], else `403 host-access-denied`;
+//! an HTTP endpoint at an address [`AppState::egress`] refuses is `403 host-access-denied`
+//! too, before anything is stored or connected (and every later sync and proxy request is
+//! held to the same policy).
 //!
 //! Beyond the reference (additive, documented in docs/mcp.md): a read answers
 //! `toolIds` (what the last sync registered) and, when it registered nothing because it
@@ -112,6 +115,30 @@ fn host_access_denied(endpoint_id: &str) -> ApiError {
     )
 }
 
+/// `403 host-access-denied` when the host's egress policy refuses the endpoint's address.
+async fn check_egress(state: &AppState, endpoint_id: &str, body: &Value) -> Result<(), ApiError> {
+    // A body with no reachable URI yet fails its sync with the reason instead.
+    let Ok(uri) = mcp_sync::endpoint_uri(body) else {
+        return Ok(());
+    };
+    let Ok(endpoint) = kindgi_mcp::Endpoint::parse(&uri) else {
+        return Ok(());
+    };
+    let Err(refused) = kindgi_mcp::check_endpoint(&state.egress, &endpoint).await else {
+        return Ok(());
+    };
+    let message = format!("MCP endpoint \"{}\": {refused}", echo(endpoint_id));
+    Err(
+        ApiError::new(StatusCode::FORBIDDEN, "host-access-denied", message.clone()).with_details(
+            json!({
+                "action": "connect",
+                "resource": format!("mcp_endpoint:{}", echo(endpoint_id)),
+                "reason": message,
+            }),
+        ),
+    )
+}
+
 async fn register(
     State(state): State<AppState>,
     caller: KeyHolder,
@@ -143,6 +170,7 @@ async fn register(
         &format!("MCP endpoint {}", echo(&endpoint_id)),
     )?;
     let tenant = caller.tenant.clone();
+    check_egress(&state, &endpoint_id, &endpoint).await?;
     let scope = scope_params::parse_body(object.get("scopeKind"), object.get("scopeId"))?;
     let scope = check_scope(&tenant, scope)?;
     let (scope_kind, scope_id) = scope.key();
@@ -176,7 +204,15 @@ async fn register(
         .with_details(json!({ "endpointId": echo(&endpoint_id) })));
     }
     let project = tools_project(&tenant, &scope);
-    match mcp_sync::sync(&*state.registry, &record, &project, mcp_sync::SYNC_TIMEOUT).await {
+    match mcp_sync::sync(
+        &*state.registry,
+        &record,
+        &project,
+        mcp_sync::SYNC_TIMEOUT,
+        &state.egress,
+    )
+    .await
+    {
         Ok(ids) => record.tool_ids = ids,
         Err(why) => {
             tracing::warn!(endpoint = %endpoint_id, %why, "MCP endpoint sync registered no tools");
@@ -316,8 +352,14 @@ pub async fn sync_all(state: &AppState) -> Result<Vec<(String, String)>, kindgi_
             _ => Scope::Tenant,
         };
         let project = tools_project(&record.tenant_id, &scope);
-        let outcome =
-            mcp_sync::sync(&*state.registry, &record, &project, mcp_sync::SYNC_TIMEOUT).await;
+        let outcome = mcp_sync::sync(
+            &*state.registry,
+            &record,
+            &project,
+            mcp_sync::SYNC_TIMEOUT,
+            &state.egress,
+        )
+        .await;
         let (ids, error) = match outcome {
             Ok(ids) => (ids, None),
             Err(e) => {

@@ -87,6 +87,7 @@ async fn connect(
     let uri = endpoint_uri(&record.body).map_err(|why| upstream(kind, endpoint_id, why))?;
     let options = ConnectOptions {
         timeout: SYNC_TIMEOUT,
+        egress: state.egress.clone(),
         ..Default::default()
     };
     McpClient::connect(&uri, options)

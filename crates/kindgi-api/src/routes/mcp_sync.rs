@@ -18,6 +18,7 @@ use kindgi_mcp::{ConnectOptions, Endpoint, ManifestOptions, McpClient, kebab_cas
 use kindgi_spec::ToolManifest;
 use kindgi_spec::tool_id::ToolId;
 use kindgi_store::mcp_endpoints::McpEndpointRecord;
+use kindgi_tools::egress::EgressPolicy;
 use kindgi_tools::registry::{RegisterOptions, RegistryError, ToolRegistry};
 use serde_json::{Value, json};
 
@@ -123,10 +124,12 @@ pub fn tool_prefix(endpoint_id: &str) -> Option<String> {
     kebab_case(endpoint_id).filter(|p| ToolId::parse(&format!("{p}.x")).is_ok())
 }
 
-/// Connects and lists the endpoint's tools as the manifests to register.
+/// Connects (to an address `egress` admits) and lists the endpoint's tools as the manifests
+/// to register.
 pub async fn list_manifests(
     record: &McpEndpointRecord,
     timeout: Duration,
+    egress: &EgressPolicy,
 ) -> Result<Vec<ToolManifest>, String> {
     let uri = endpoint_uri(&record.body)?;
     let prefix = tool_prefix(&record.endpoint_id).ok_or_else(|| {
@@ -140,6 +143,7 @@ pub async fn list_manifests(
         manifest: ManifestOptions {
             id_prefix: Some(prefix),
         },
+        egress: egress.clone(),
     };
     let client = McpClient::connect(&uri, options)
         .await
@@ -259,8 +263,9 @@ pub async fn sync(
     record: &McpEndpointRecord,
     project_id: &str,
     timeout: Duration,
+    egress: &EgressPolicy,
 ) -> Result<Vec<String>, String> {
-    let manifests = list_manifests(record, timeout).await?;
+    let manifests = list_manifests(record, timeout, egress).await?;
     register_tools(registry, record, &manifests, project_id).await
 }
 

@@ -1,25 +1,26 @@
-//! The tool's `network` policy applied to every request the HTTP synthesizer makes,
-//! redirects included: `none` refuses all, `allowlist` admits listed hosts only.
+//! The tool's own `network` policy applied to every request the HTTP synthesizer makes,
+//! redirects included: `none` refuses all, `allowlist` admits listed hosts only. (The host's
+//! address policy, which no manifest can widen, is [`crate::egress`].)
 
 use kindgi_spec::NetworkPolicy;
 use url::Url;
 
 /// How a request's host is judged. Built once per tool.
 #[derive(Debug, Clone)]
-pub(crate) enum Egress {
+pub(crate) enum Network {
     Unrestricted,
     Denied,
     /// Lower-cased entries: `host`, `host:port`, or `*.suffix` (any subdomain of suffix).
     Allowlist(Vec<String>),
 }
 
-impl Egress {
+impl Network {
     /// An absent policy means unrestricted (the manifest default).
     pub(crate) fn from_policy(policy: Option<&NetworkPolicy>) -> Self {
         match policy {
-            None | Some(NetworkPolicy::Unrestricted) => Egress::Unrestricted,
-            Some(NetworkPolicy::None) => Egress::Denied,
-            Some(NetworkPolicy::Allowlist { hosts }) => Egress::Allowlist(
+            None | Some(NetworkPolicy::Unrestricted) => Network::Unrestricted,
+            Some(NetworkPolicy::None) => Network::Denied,
+            Some(NetworkPolicy::Allowlist { hosts }) => Network::Allowlist(
                 hosts
                     .iter()
                     .map(|h| h.trim().trim_end_matches('.').to_ascii_lowercase())
@@ -41,11 +42,11 @@ impl Egress {
             format!("may not reach host \"{host}\"")
         };
         match self {
-            Egress::Unrestricted => Ok(()),
-            Egress::Denied => Err(format!(
+            Network::Unrestricted => Ok(()),
+            Network::Denied => Err(format!(
                 "http-tool \"{tool_id}\" {what}: its network policy is \"none\" (no egress)"
             )),
-            Egress::Allowlist(entries) => {
+            Network::Allowlist(entries) => {
                 let port = url.port_or_known_default();
                 // IPv6 literals come bracketed from `host_str`; entries may be written either way.
                 let bare = host.trim_start_matches('[').trim_end_matches(']');
@@ -83,8 +84,8 @@ impl Egress {
 mod tests {
     use super::*;
 
-    fn allow(hosts: &[&str]) -> Egress {
-        Egress::from_policy(Some(&NetworkPolicy::Allowlist {
+    fn allow(hosts: &[&str]) -> Network {
+        Network::from_policy(Some(&NetworkPolicy::Allowlist {
             hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
         }))
     }
@@ -127,7 +128,7 @@ mod tests {
 
     #[test]
     fn none_refuses_and_absent_allows() {
-        let err = Egress::from_policy(Some(&NetworkPolicy::None))
+        let err = Network::from_policy(Some(&NetworkPolicy::None))
             .check("t", &url("http://localhost/"), false)
             .unwrap_err();
         assert_eq!(
@@ -135,7 +136,7 @@ mod tests {
             "http-tool \"t\" may not reach host \"localhost\": its network policy is \"none\" (no egress)"
         );
         assert!(
-            Egress::from_policy(None)
+            Network::from_policy(None)
                 .check("t", &url("http://x/"), false)
                 .is_ok()
         );
