@@ -55,6 +55,7 @@ impl RunCtx {
             self.shared.call_values.as_ref(),
             tool,
             self.tool_context(call_key),
+            self.journal.mask(),
         )
         .await
     }
