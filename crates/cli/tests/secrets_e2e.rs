@@ -10,8 +10,10 @@
 //!   --pack-url`; a missing one fails the call before it is sent, naming the command that
 //!   sets it; a pack tool that raises an error quoting its secret has it masked.
 //!
-//! The pack tests need `KINDGI_REFERENCE_PYTHON` (skipped without it, failed when
-//! `KINDGI_REQUIRE_REFERENCE=1`).
+//! The same probe in a pack of the official TypeScript SDK under `kindgi dev`.
+//!
+//! The pack tests need `KINDGI_REFERENCE_PYTHON` (and the TypeScript one the wheel's
+//! `node_modules` and Node 24); skipped without them, failed when `KINDGI_REQUIRE_REFERENCE=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod dev_common;
@@ -481,12 +483,14 @@ fn python_service(python: &Path, dir: &Path, index: &Path, token: &str) -> Pytho
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let service = PythonService { child, port };
     for _ in 0..300 {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return PythonService { child, port };
+            return service;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+    drop(service);
     panic!("the Python pack service did not listen on {port}");
 }
 
@@ -529,4 +533,102 @@ fn a_python_pack_tool_gets_exactly_its_declared_secrets_under_kindgi_server_pack
     drop(service);
     let stored = files_text(state.path());
     assert!(!stored.contains(PROBE_SECRET));
+}
+
+const TS_PROBE_TOOL: &str = r#"
+// my-pack.probe: answers the env values and the secrets (reversed) its call carried.
+import { defineTool } from '@kindgi/sdk/define';
+import type { ToolId } from '@kindgi/sdk/types';
+import { z } from 'zod';
+
+const defined = defineTool({
+  id: 'my-pack.probe' as ToolId,
+  description: 'Answers what it sees.',
+  version: '0.1.0',
+  input: z.object({}),
+  output: z.object({ env: z.record(z.string()), reversed: z.record(z.string()) }),
+  effects: [],
+  mutating: false,
+  needsSpec: {
+    env: { PROBE_ENV: { type: 'string' } },
+    secrets: { PROBE_SECRET: { type: 'string' } },
+  },
+  handler: async (_input: Record<string, never>, ctx: any) => {
+    const secrets: Record<string, string> = ctx.secrets ?? {};
+    const reversed: Record<string, string> = {};
+    for (const [k, v] of Object.entries(secrets)) reversed[k] = String(v).split('').reverse().join('');
+    return { env: { ...(ctx.env ?? {}) }, reversed };
+  },
+});
+
+if (defined.kind === 'err') {
+  throw new Error(`my-pack.probe failed to compile: ${defined.error.message}`);
+}
+
+export default defined.value;
+"#;
+
+const TS_PROBE_FLOW: &str = r#"
+import { defineFlow } from '@kindgi/sdk/define';
+
+const defined = defineFlow({
+  id: 'my-pack.probe-flow',
+  version: '0.1.0',
+  name: 'Probe',
+  nodes: [{ id: 'call', kind: 'tool', ref: 'my-pack.probe' }],
+  edges: [
+    { id: 'e1', from: '$start', to: 'call' },
+    { id: 'e2', from: 'call', to: '$end' },
+  ],
+});
+
+if (defined.kind === 'err') {
+  throw new Error(`my-pack.probe-flow failed to compile: ${defined.error.message}`);
+}
+
+export default defined.value;
+"#;
+
+#[test]
+fn a_typescript_pack_tool_gets_exactly_its_declared_secrets_under_kindgi_dev() {
+    let test = "a_typescript_pack_tool_gets_exactly_its_declared_secrets_under_kindgi_dev";
+    let (Some(r), Some(python)) = (
+        dev_common::ts_reference(test),
+        dev_common::reference_python(test),
+    ) else {
+        return;
+    };
+    let cli = official_cli(&python);
+    let tmp = dev_common::ts_pack(&r);
+    for (dir, text) in [
+        ("tools/probe", TS_PROBE_TOOL),
+        ("flows/probe-flow", TS_PROBE_FLOW),
+    ] {
+        std::fs::create_dir_all(tmp.path().join(dir)).unwrap();
+        std::fs::write(tmp.path().join(dir).join("index.ts"), text).unwrap();
+    }
+    let node = r.node.display().to_string();
+    let dev = dev_common::start_dev(tmp.path(), &[("KINDGI_NODE", &node)], &["--no-watch"]);
+    set_values(&cli, tmp.path(), None);
+    let rc: Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join(".kindgirc.json")).unwrap())
+            .unwrap();
+    let key = rc["token"].as_str().unwrap().to_owned();
+    let (status, run) = http(
+        "POST",
+        &dev.url,
+        "/v1/runs",
+        &key,
+        Some(&json!({"flow": "my-pack.probe-flow", "input": {}, "options": {"wait": true}})),
+    );
+    assert_eq!(status, 201, "{run}\n{}", dev.stderr());
+    let reversed: String = PROBE_SECRET.chars().rev().collect();
+    assert_eq!(run["status"], "completed", "{run}\n{}", dev.stderr());
+    assert_eq!(
+        run["output"],
+        json!({"env": {"PROBE_ENV": "eu-west"}, "reversed": {"PROBE_SECRET": reversed}}),
+        "{run}"
+    );
+    assert!(!dev.stderr().contains(PROBE_SECRET));
+    assert!(dev.stop().success());
 }

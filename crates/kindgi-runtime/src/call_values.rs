@@ -167,10 +167,15 @@ async fn pack_secrets(
             .map(|n| format!("\"{n}\""))
             .collect::<Vec<_>>()
             .join(", ");
+        let (noun, verb) = if missing.len() == 1 {
+            ("secret", "is")
+        } else {
+            ("secrets", "are")
+        };
         return Err(precondition(
             id,
             format!(
-                "{SECRET_VALUE_MISSING}: tool \"{id}\" needs secret {all}, which is not set in env \"{served_env}\" for this tenant (its project or the tenant); set it with `kindgi secrets set {name} --env={served_env} --scope=tenant --from-stdin`"
+                "{SECRET_VALUE_MISSING}: tool \"{id}\" needs {noun} {all}, which {verb} not set in env \"{served_env}\" for this tenant (its project or the tenant); set it with `kindgi secrets set {name} --env={served_env} --scope=tenant --from-stdin`"
             ),
         ));
     }
