@@ -1,8 +1,10 @@
 //! Env values and secrets into tool calls: the host's [`CallValues`] over the store's env
 //! and secret tables (`/v1/env`, `/v1/secrets`). A call's env values are its tenant's for the
 //! served env (`KINDGI_ENV`, default `local`), the Default project's beating the tenant's;
-//! its secrets are resolved, one at a time and only when the handler asks, through a
-//! [`SecretResolver`] whose values never reach a log, an error or the journal.
+//! an in-process handler's secrets are resolved, one at a time and only when it asks, through
+//! a [`SecretResolver`]; a pack tool's declared secrets (`needsSpec.secrets`) all at once
+//! before its call, the same way (the Default project's beating the tenant's). The runtime
+//! masks every value resolved in what the run stores.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -44,6 +46,29 @@ impl CallValues for StoreCallValues {
             .resolve_env(tenant, Some(&project), &self.served_env, &names)
             .await
             .map_err(|e| e.to_string())
+    }
+
+    async fn secret_values(
+        &self,
+        tenant: &str,
+        _tool: &ToolManifest,
+        names: &[String],
+    ) -> Result<BTreeMap<String, String>, String> {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let project = kindgi_api::projects::default_project_id(tenant);
+        let found = self
+            .store
+            .resolve_secrets_in(tenant, Some(&project), &self.served_env, &names)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(found
+            .into_iter()
+            .map(|(name, value)| (name, value.expose().to_owned()))
+            .collect())
+    }
+
+    fn served_env(&self) -> &str {
+        &self.served_env
     }
 
     fn secrets(&self, tenant: &str, _tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>> {

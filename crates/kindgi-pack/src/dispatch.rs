@@ -234,6 +234,7 @@ impl PackServiceCaller {
 
 /// The wire `ctx` of a call. `wait` goes only to a tool that declares `pauses`: no other
 /// tool (nor an official service, which ignores it anyway) ever sees a wait token.
+/// `secrets` is `{NAME: value}` for the names the tool's `needsSpec.secrets` declares.
 fn call_context(manifest: &ToolManifest, ctx: &ToolContext) -> CallContext {
     let mut call_ctx = CallContext::new(
         ctx.tenant_id.clone(),
@@ -244,6 +245,12 @@ fn call_context(manifest: &ToolManifest, ctx: &ToolContext) -> CallContext {
     call_ctx.request_id = ctx.request_id.clone();
     call_ctx.idempotency_key = ctx.idempotency_key.clone();
     call_ctx.env = ctx.env.as_ref().map(|e| (**e).clone());
+    // Exactly the secrets the tool declares, resolved by the runtime before the call.
+    call_ctx.secrets = ctx.secret_values.as_ref().map(|s| {
+        s.0.iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect()
+    });
     if manifest.pauses() {
         call_ctx.wait = ctx.wait.as_ref().map(|w| CallWait {
             token: w.token.clone(),

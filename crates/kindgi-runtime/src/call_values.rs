@@ -7,15 +7,23 @@
 //!   the handler runs: `precondition-failed` with reason `env-value-missing` and the
 //!   reference's message (in-process tools check it in `kindgi_tools::invoke`; for a pack
 //!   tool the runtime checks it here, with the same words, before the pack is called).
-//! - Secrets reach the handler only through `ctx.secrets` (a resolver), never as values in
-//!   the context, the journal or an error.
+//! - An in-process handler (an http tool's `authorization.secretRef`) resolves its secrets
+//!   through `ctx.secrets`, a resolver.
+//! - A pack tool gets exactly the secrets its `needsSpec.secrets` names, resolved here before
+//!   the call (`ctx.secret_values`, sent as the wire's `ctx.secrets`). A name without a value
+//!   whose schema does not accept `null` fails the call before it is sent:
+//!   `precondition-failed` with reason `secret-value-missing`, naming the secret and the
+//!   command that sets it.
+//! - Every value resolved either way is taught to the run's [`SecretMask`] first, so it is
+//!   masked (`***`) in whatever the run stores or sends.
 
 use async_trait::async_trait;
 use kindgi_spec::ToolManifest;
 use kindgi_tools::ToolContext;
-use kindgi_tools::context::SecretResolver;
+use kindgi_tools::context::{SecretResolver, SecretValues};
 use kindgi_tools::dispatch::{ToolCallError, ToolDispatcher, ToolTransport};
 use kindgi_tools::invoke::ENV_VALUE_MISSING;
+use kindgi_tools::secret_mask::{MaskingResolver, SecretMask};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,6 +44,28 @@ pub trait CallValues: Send + Sync + std::fmt::Debug {
     /// The resolver of `tenant`'s secrets for this tool (`needsSpec.secrets`, an http spec's
     /// `secretRef`), if there is one.
     fn secrets(&self, tenant: &str, tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>>;
+
+    /// The values `tenant` has for `names` (the tool's `needsSpec.secrets` names) in the
+    /// served env, for a call that leaves the process; a name without a value is left out.
+    /// `Err` fails the call.
+    async fn secret_values(
+        &self,
+        tenant: &str,
+        tool: &ToolManifest,
+        names: &[String],
+    ) -> Result<BTreeMap<String, String>, String>;
+
+    /// The env the values are served from (`KINDGI_ENV`), for messages.
+    fn served_env(&self) -> &str;
+}
+
+/// The tool's declared secret names (`needsSpec.secrets`), in declaration order.
+pub fn declared_secrets(tool: &ToolManifest) -> Vec<String> {
+    tool.needs_spec
+        .as_ref()
+        .and_then(|n| n.secrets.as_ref())
+        .map(|s| s.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// The tool's declared env names, in declaration order.
@@ -52,11 +82,13 @@ fn string_default(schema: &Value) -> Option<&str> {
 }
 
 /// Fills `ctx.env` and `ctx.secrets` for a call of `tool` from `values` (when there is a
-/// provider), and checks a pack tool's required env values.
+/// provider), and checks a pack tool's required env values and secrets. Every secret value
+/// the call resolves is taught to `mask`.
 pub async fn prepare_context(
     values: Option<&Arc<dyn CallValues>>,
     tool: &dyn ToolDispatcher,
     mut ctx: ToolContext,
+    mask: &Arc<SecretMask>,
 ) -> Result<ToolContext, ToolCallError> {
     let manifest = tool.manifest();
     let names = declared_env(manifest);
@@ -80,13 +112,98 @@ pub async fn prepare_context(
             ctx.env = Some(Arc::new(env));
         }
         if let Some(secrets) = values.secrets(&ctx.tenant_id, manifest) {
-            ctx.secrets = Some(secrets);
+            ctx.secrets = Some(Arc::new(MaskingResolver::new(secrets, mask.clone())));
         }
     }
     if tool.transport() == ToolTransport::Pack {
         check_env(manifest, &ctx)?;
+        ctx.secret_values = pack_secrets(values, manifest, &ctx.tenant_id, mask).await?;
     }
     Ok(ctx)
+}
+
+/// A pack tool's declared secrets, resolved now (`None` when it declares none); a missing
+/// one that is required fails the call before it is sent.
+async fn pack_secrets(
+    values: Option<&Arc<dyn CallValues>>,
+    manifest: &ToolManifest,
+    tenant: &str,
+    mask: &SecretMask,
+) -> Result<Option<Arc<SecretValues>>, ToolCallError> {
+    let names = declared_secrets(manifest);
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let id = &manifest.id;
+    let (found, served_env) = match values {
+        Some(values) => {
+            let found = values
+                .secret_values(tenant, manifest, &names)
+                .await
+                .map_err(|why| {
+                    precondition(
+                        id,
+                        format!("secret-unavailable: its secrets could not be read: {why}"),
+                    )
+                })?;
+            (found, values.served_env().to_owned())
+        }
+        None => (BTreeMap::new(), "local".to_owned()),
+    };
+    let found: BTreeMap<String, String> = found
+        .into_iter()
+        .filter(|(k, _)| names.contains(k))
+        .collect();
+    for value in found.values() {
+        mask.add(value);
+    }
+    let missing: Vec<&String> = names
+        .iter()
+        .filter(|n| !found.contains_key(*n) && !accepts_null(manifest, n))
+        .collect();
+    if let Some(name) = missing.first() {
+        let all = missing
+            .iter()
+            .map(|n| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (noun, verb) = if missing.len() == 1 {
+            ("secret", "is")
+        } else {
+            ("secrets", "are")
+        };
+        return Err(precondition(
+            id,
+            format!(
+                "{SECRET_VALUE_MISSING}: tool \"{id}\" needs {noun} {all}, which {verb} not set in env \"{served_env}\" for this tenant (its project or the tenant); set it with `kindgi secrets set {name} --env={served_env} --scope=tenant --from-stdin`"
+            ),
+        ));
+    }
+    Ok(Some(Arc::new(SecretValues(found))))
+}
+
+/// `reason` of a declared secret without a value.
+pub const SECRET_VALUE_MISSING: &str = "secret-value-missing";
+
+/// The reference's rule: a declared secret is required unless its schema accepts `null`.
+fn accepts_null(manifest: &ToolManifest, name: &str) -> bool {
+    manifest
+        .needs_spec
+        .as_ref()
+        .and_then(|n| n.secrets.as_ref())
+        .and_then(|s| s.get(name))
+        .and_then(|schema| kindgi_schema::compile_inline(schema).ok())
+        .is_some_and(|v| v.is_valid(&Value::Null))
+}
+
+fn precondition(id: &str, inner: String) -> ToolCallError {
+    ToolCallError {
+        code: "precondition-failed".into(),
+        message: format!("Tool \"{id}\" was not run: {inner}"),
+        tool_id: id.to_owned(),
+        transport: false,
+        issues: Vec::new(),
+    }
 }
 
 /// The reference's step 0 for a tool the runtime does not invoke itself: every declared env

@@ -1,11 +1,19 @@
 //! A run's journal as its executor sees it: the writer that numbers entries, and the replay
 //! index built from what an earlier executor wrote (so a resumed run skips what completed).
+//!
+//! The writer is the run's one way to storage, so it is where secrets are masked: every
+//! entry's payload and the run's record (output, failure message) pass through the run's
+//! [`SecretMask`] before they are buffered. The journal is what `GET /v1/runs/{id}/journal`
+//! and the SSE stream serve, and the record what `GET /v1/runs/{id}` does, so nothing a run
+//! stores or sends carries a value it resolved.
 
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::record::{JournalEntry, JournalKind, format_millis, now_millis};
+use kindgi_tools::secret_mask::SecretMask;
+
+use crate::record::{JournalEntry, JournalKind, RunRecord, format_millis, now_millis};
 use crate::store::{RunStore, RunStoreError};
 
 /// Appends a run's entries in order, numbering them. One per executing run.
@@ -23,6 +31,8 @@ pub(crate) struct JournalWriter {
     store: Arc<dyn RunStore>,
     run_id: String,
     state: tokio::sync::Mutex<Pending>,
+    /// The secret values this run's calls resolved.
+    mask: Arc<SecretMask>,
 }
 
 #[derive(Debug)]
@@ -45,6 +55,25 @@ impl JournalWriter {
                 last_flush: std::time::Instant::now(),
                 run: None,
             }),
+            mask: SecretMask::new(),
+        }
+    }
+
+    /// The mask every secret value this run resolves is taught to.
+    pub(crate) fn mask(&self) -> &Arc<SecretMask> {
+        &self.mask
+    }
+
+    /// Masks the parts of `run` a call's values can reach: its output and failure message.
+    pub(crate) fn mask_run(&self, run: &mut RunRecord) {
+        if self.mask.is_empty() {
+            return;
+        }
+        if let Some(output) = run.output.as_mut() {
+            self.mask.mask_value(output);
+        }
+        if let Some(message) = run.failure_message.as_mut() {
+            self.mask.mask_string(message);
         }
     }
 
@@ -54,8 +83,11 @@ impl JournalWriter {
         kind: JournalKind,
         node_id: Option<&str>,
         scope: &str,
-        payload: Option<Value>,
+        mut payload: Option<Value>,
     ) -> Result<(), RunStoreError> {
+        if let Some(p) = payload.as_mut() {
+            self.mask.mask_value(p);
+        }
         let mut st = self.state.lock().await;
         let entry = JournalEntry {
             sequence: st.next,
@@ -91,7 +123,8 @@ impl JournalWriter {
     }
 
     /// Stores `run` with the next flush (replacing any record queued before).
-    pub(crate) async fn set_run(&self, run: crate::record::RunRecord) {
+    pub(crate) async fn set_run(&self, mut run: RunRecord) {
+        self.mask_run(&mut run);
         self.state.lock().await.run = Some(run);
     }
 

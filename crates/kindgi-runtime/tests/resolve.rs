@@ -815,6 +815,26 @@ impl CallValues for Values {
     fn secrets(&self, tenant: &str, _tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>> {
         (tenant == "acme").then(|| Arc::new(Secrets) as Arc<dyn SecretResolver>)
     }
+
+    async fn secret_values(
+        &self,
+        tenant: &str,
+        _tool: &ToolManifest,
+        names: &[String],
+    ) -> Result<BTreeMap<String, String>, String> {
+        let mut out = BTreeMap::new();
+        if tenant == "acme" {
+            for name in ["api-token", "UNDECLARED_SECRET"] {
+                out.insert(name.to_owned(), SECRET.to_owned());
+            }
+        }
+        out.retain(|k, _| names.contains(k) || k == "UNDECLARED_SECRET");
+        Ok(out)
+    }
+
+    fn served_env(&self) -> &str {
+        "local"
+    }
 }
 
 #[derive(Debug, Default)]
@@ -831,8 +851,63 @@ impl PackCaller for CountingPack {
         ctx: &ToolContext,
     ) -> Result<Value, PackCallError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
-        Ok(json!({"env": ctx.env.as_deref().cloned()}))
+        match ctx.secret_values.as_deref() {
+            // Answers the secrets it got: names, the values reversed, and the value itself
+            // (which the runtime must mask in what it stores).
+            Some(secrets) => Ok(json!({
+                "names": secrets.0.keys().collect::<Vec<_>>(),
+                "reversed": secrets.0.values().map(|v| v.chars().rev().collect::<String>()).collect::<Vec<_>>(),
+                "echo": secrets.0.values().collect::<Vec<_>>(),
+            })),
+            None => Ok(json!({"env": ctx.env.as_deref().cloned()})),
+        }
     }
+}
+
+#[tokio::test]
+async fn a_pack_call_carries_exactly_its_declared_secrets_and_a_missing_one_fails_before_it() {
+    let tdb = database(DatabaseKind::Sqlite).await;
+    let rt = Runtime::with_database(tdb.db.clone())
+        .call_values(Arc::new(Values::default()))
+        .build();
+    let pack = Arc::new(CountingPack::default());
+    let needs = json!({"needsSpec": {"secrets": {"api-token": {"type": "string"}}}});
+    rt.tools()
+        .insert_pack_tool(manifest("t.packsecret", needs), "p", pack.clone());
+    rt.flows()
+        .insert_json(&one_node_flow(
+            "f.packsecret",
+            "1.0.0",
+            "tool",
+            "t.packsecret",
+        ))
+        .unwrap();
+    let run = rt
+        .start_run("f.packsecret", None, json!({}), for_tenant("acme"))
+        .await
+        .unwrap();
+    let reversed: String = SECRET.chars().rev().collect();
+    // Only the declared name (the provider also had UNDECLARED_SECRET), the value itself
+    // arrived, and the stored output has it masked.
+    assert_eq!(
+        run.output,
+        Some(json!({"names": ["api-token"], "reversed": [reversed], "echo": ["***"]})),
+        "{run:?}"
+    );
+    let journal = rt.journal(&run.id, None, None).await.unwrap();
+    assert!(!serde_json::to_string(&journal).unwrap().contains(SECRET));
+    let run = rt
+        .start_run("f.packsecret", None, json!({}), for_tenant("other"))
+        .await
+        .unwrap();
+    assert_eq!(
+        run.failure_message.as_deref(),
+        Some(
+            "precondition-failed: Tool \"t.packsecret\" was not run: secret-value-missing: tool \"t.packsecret\" needs secret \"api-token\", which is not set in env \"local\" for this tenant (its project or the tenant); set it with `kindgi secrets set api-token --env=local --scope=tenant --from-stdin`"
+        )
+    );
+    assert_eq!(pack.calls.load(Ordering::SeqCst), 1, "not sent without it");
+    tdb.cleanup().await.unwrap();
 }
 
 #[tokio::test]

@@ -203,7 +203,8 @@ impl fmt::Debug for CallWait {
 }
 
 /// Per-call context (`callContext`). Serializable only: the service adds cancellation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// `Debug` names the secrets but never prints their values.
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallContext {
     pub tenant_id: String,
@@ -235,6 +236,30 @@ pub struct CallContext {
     /// Fields this version does not know (tolerated, kept).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secrets = self.secrets.as_ref().map(|s| {
+            s.keys()
+                .map(|k| format!("{k}: <redacted>"))
+                .collect::<Vec<_>>()
+        });
+        f.debug_struct("CallContext")
+            .field("tenant_id", &self.tenant_id)
+            .field("run_id", &self.run_id)
+            .field("project_id", &self.project_id)
+            .field("org_id", &self.org_id)
+            .field("request_id", &self.request_id)
+            .field("idempotency_key", &self.idempotency_key)
+            .field("env", &self.env)
+            .field("secrets", &secrets)
+            .field("config", &self.config)
+            .field("settings", &self.settings)
+            .field("wait", &self.wait)
+            .field("extra", &self.extra)
+            .finish()
+    }
 }
 
 impl CallContext {
@@ -614,6 +639,19 @@ mod tests {
                 "expiresAt": "2026-12-02T00:00:00.000Z", "timeoutMs": 86_400_000})
         );
         assert!(!format!("{ctx:?}").contains("wt_secret"));
+    }
+
+    #[test]
+    fn ctx_secrets_travel_as_a_string_map_and_are_never_debug_printed() {
+        let mut ctx = CallContext::new("t", "r");
+        let mut secrets = Map::new();
+        secrets.insert("API_KEY".into(), json!("s3cret-value"));
+        ctx.secrets = Some(secrets);
+        let v = serde_json::to_value(&ctx).unwrap();
+        assert_eq!(v["secrets"], json!({"API_KEY": "s3cret-value"}));
+        let printed = format!("{ctx:?}");
+        assert!(printed.contains("API_KEY"), "{printed}");
+        assert!(!printed.contains("s3cret-value"), "{printed}");
     }
 
     #[test]

@@ -17,6 +17,16 @@ pub trait SecretResolver: Send + Sync + std::fmt::Debug {
     ) -> BoxFuture<'a, Result<String, String>>;
 }
 
+/// Resolved secret values by name. `Debug` prints the names only.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct SecretValues(pub BTreeMap<String, String>);
+
+impl std::fmt::Debug for SecretValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
 /// Everything a handler may use besides its input. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -32,6 +42,9 @@ pub struct ToolContext {
     /// Fired when the caller gives up (deadline, disconnect, cancellation). Cooperative.
     pub signal: CancellationToken,
     pub secrets: Option<Arc<dyn SecretResolver>>,
+    /// The values of the secrets the tool declares (`needsSpec.secrets`), resolved before a
+    /// call that leaves the process (a pack tool's `ctx.secrets`); `None` for every other.
+    pub secret_values: Option<Arc<SecretValues>>,
     /// Access tokens of the connections the tool declared, by the tool's name for each.
     pub connections: Option<Arc<BTreeMap<String, String>>>,
     /// For a call of a tool that may pause (`pauses: true`): the wait token and the link the
@@ -83,6 +96,7 @@ impl ToolContext {
             env: None,
             signal: CancellationToken::new(),
             secrets: None,
+            secret_values: None,
             connections: None,
             wait: None,
         }

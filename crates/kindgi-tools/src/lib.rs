@@ -33,6 +33,7 @@ pub mod http;
 pub mod idempotency;
 pub mod invoke;
 pub mod registry;
+pub mod secret_mask;
 pub mod semver;
 pub mod synth;
 pub mod tool;

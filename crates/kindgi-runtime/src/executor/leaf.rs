@@ -75,6 +75,7 @@ impl RunCtx {
             self.shared.call_values.as_ref(),
             tool,
             self.tool_context(&tool.manifest().id, site),
+            self.journal.mask(),
         )
         .await
     }

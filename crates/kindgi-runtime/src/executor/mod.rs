@@ -417,6 +417,10 @@ async fn finish(
             )
         }
     };
+    if let Some(j) = journal {
+        // The record is returned (and may be stored directly below) as well as journaled.
+        j.mask_run(&mut run);
+    }
     let stored = match journal {
         // The terminal entry and the final record in one commit.
         Some(j) => {

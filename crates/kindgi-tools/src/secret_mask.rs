@@ -1,0 +1,253 @@
+//! Masking of resolved secret values (`***`), as GitHub Actions masks its secrets: a
+//! [`SecretMask`] learns every value a run resolves — through a [`MaskingResolver`] around
+//! the call's [`SecretResolver`], or [`SecretMask::add`] for values resolved up front (a
+//! pack tool's `needsSpec.secrets`) — and the runtime passes everything it stores or sends
+//! (journal payloads, the run's output and failure message) through it first.
+//!
+//! Each value is masked in the forms a call puts on the wire or an echoing server hands
+//! back: as is, base64 (standard and URL-safe, padded or not), percent-encoded and
+//! form-encoded. A form that is sent whole (an HTTP basic credential's base64 of
+//! `user:password`) is added with [`SecretMask::add_form`]. Values shorter than
+//! [`MIN_MASKED_BYTES`] are not masked: masking a one-letter value would garble every text
+//! while hiding nothing.
+
+use std::borrow::Cow;
+use std::sync::{Arc, RwLock};
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::Value;
+
+use crate::context::SecretResolver;
+use crate::tool::BoxFuture;
+
+/// What a masked value is replaced with.
+pub const MASK: &str = "***";
+
+/// The shortest value that is masked.
+pub const MIN_MASKED_BYTES: usize = 4;
+
+/// What RFC 3986 encoders escape: all but letters, digits and `-._~`.
+const UNRESERVED_KEPT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// What `application/x-www-form-urlencoded` escapes: all but letters, digits and `*-._`.
+const FORM_KEPT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'*')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_');
+
+/// The secret values one run has resolved, in every form they are masked in. Grows as the
+/// run resolves secrets; shared by the run's calls and its journal writer.
+#[derive(Default)]
+pub struct SecretMask {
+    /// Longest first, so a form containing another is replaced whole.
+    forms: RwLock<Vec<String>>,
+}
+
+impl std::fmt::Debug for SecretMask {
+    // The forms are the secrets: only how many there are.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.forms.read().map(|g| g.len()).unwrap_or(0);
+        f.debug_struct("SecretMask").field("forms", &n).finish()
+    }
+}
+
+impl SecretMask {
+    pub fn new() -> Arc<SecretMask> {
+        Arc::new(SecretMask::default())
+    }
+
+    /// Learns `secret`: from now on it is masked as is, base64-, percent- and form-encoded.
+    pub fn add(&self, secret: &str) {
+        if secret.len() < MIN_MASKED_BYTES {
+            return;
+        }
+        let bytes = secret.as_bytes();
+        let mut forms = vec![
+            secret.to_owned(),
+            STANDARD.encode(bytes),
+            STANDARD_NO_PAD.encode(bytes),
+            URL_SAFE.encode(bytes),
+            URL_SAFE_NO_PAD.encode(bytes),
+        ];
+        // Every escape (strict encoders), RFC 3986's unreserved characters kept (most URL
+        // encoders), and the form encoding's set; each with `+` for a space and lower-case
+        // escapes (`%2f`) too.
+        for set in [NON_ALPHANUMERIC, UNRESERVED_KEPT, FORM_KEPT] {
+            let percent = utf8_percent_encode(secret, set).to_string();
+            forms.push(percent.replace("%20", "+"));
+            forms.push(lower_escapes(&percent));
+            forms.push(percent);
+        }
+        self.insert(forms);
+    }
+
+    /// Learns one exact form a call sent (e.g. the base64 of `user:password` of an HTTP
+    /// basic credential).
+    pub fn add_form(&self, form: &str) {
+        if form.len() >= MIN_MASKED_BYTES {
+            self.insert(vec![form.to_owned()]);
+        }
+    }
+
+    fn insert(&self, new: Vec<String>) {
+        let Ok(mut forms) = self.forms.write() else {
+            return;
+        };
+        for form in new {
+            if form.len() >= MIN_MASKED_BYTES && !forms.contains(&form) {
+                forms.push(form);
+            }
+        }
+        forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    }
+
+    /// True when nothing has been learnt (masking is then a no-op).
+    pub fn is_empty(&self) -> bool {
+        self.forms.read().map(|g| g.is_empty()).unwrap_or(true)
+    }
+
+    /// `text` with every learnt form replaced by [`MASK`].
+    pub fn mask_str<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let Ok(forms) = self.forms.read() else {
+            return Cow::Borrowed(text);
+        };
+        let mut out = Cow::Borrowed(text);
+        for form in forms.iter() {
+            if out.contains(form.as_str()) {
+                out = Cow::Owned(out.replace(form.as_str(), MASK));
+            }
+        }
+        out
+    }
+
+    /// Masks `text` in place.
+    pub fn mask_string(&self, text: &mut String) {
+        if let Cow::Owned(masked) = self.mask_str(text) {
+            *text = masked;
+        }
+    }
+
+    /// Masks every string in `value` (object keys included), in place.
+    pub fn mask_value(&self, value: &mut Value) {
+        if self.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(s) => self.mask_string(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.mask_value(v)),
+            Value::Object(map) => {
+                let rekey = map
+                    .keys()
+                    .any(|k| matches!(self.mask_str(k), Cow::Owned(_)));
+                if rekey {
+                    let old = std::mem::take(map);
+                    for (k, v) in old {
+                        map.insert(self.mask_str(&k).into_owned(), v);
+                    }
+                }
+                map.values_mut().for_each(|v| self.mask_value(v));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn lower_escapes(percent: &str) -> String {
+    let mut out = String::with_capacity(percent.len());
+    let mut escape = 0;
+    for c in percent.chars() {
+        if c == '%' {
+            escape = 2;
+            out.push(c);
+        } else if escape > 0 {
+            escape -= 1;
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A [`SecretResolver`] that teaches `mask` every value it resolves, before the value
+/// reaches the handler.
+#[derive(Debug)]
+pub struct MaskingResolver {
+    inner: Arc<dyn SecretResolver>,
+    mask: Arc<SecretMask>,
+}
+
+impl MaskingResolver {
+    pub fn new(inner: Arc<dyn SecretResolver>, mask: Arc<SecretMask>) -> Self {
+        Self { inner, mask }
+    }
+}
+
+impl SecretResolver for MaskingResolver {
+    fn resolve<'a>(
+        &'a self,
+        env_name: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let value = self.inner.resolve(env_name, name).await?;
+            self.mask.add(&value);
+            Ok(value)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_form_of_a_learnt_value_is_masked() {
+        let mask = SecretMask::new();
+        let secret = "s3-cr_3t/tok+en value";
+        mask.add(secret);
+        let b64 = STANDARD.encode(secret);
+        let url = URL_SAFE_NO_PAD.encode(secret);
+        let pct = utf8_percent_encode(secret, NON_ALPHANUMERIC).to_string();
+        // What Python's `urllib.parse.quote(s, safe="")` and JavaScript's
+        // `encodeURIComponent` write for it.
+        let quoted = "s3-cr_3t%2Ftok%2Ben%20value".to_owned();
+        for form in [
+            secret.to_owned(),
+            b64,
+            url,
+            pct.clone(),
+            pct.replace("%20", "+"),
+            quoted,
+        ] {
+            let text = format!("got 500 — Authorization: Bearer {form}!");
+            assert_eq!(
+                mask.mask_str(&text),
+                "got 500 — Authorization: Bearer ***!",
+                "{form}"
+            );
+        }
+        let mut v = json!({"a": [secret, {"k": format!("x{secret}y")}], secret: 1, "n": 3});
+        mask.mask_value(&mut v);
+        assert_eq!(v, json!({"a": ["***", {"k": "x***y"}], "***": 1, "n": 3}));
+    }
+
+    #[test]
+    fn short_values_and_an_empty_mask_change_nothing() {
+        let mask = SecretMask::new();
+        assert!(matches!(mask.mask_str("abc"), Cow::Borrowed(_)));
+        mask.add("abc");
+        assert!(mask.is_empty());
+        mask.add_form("dXNlcjpwYXNz");
+        assert_eq!(mask.mask_str("Basic dXNlcjpwYXNz"), "Basic ***");
+        assert!(!format!("{mask:?}").contains("dXNl"));
+    }
+}
