@@ -1,6 +1,7 @@
 //! Where the API commands go, and with which key (platform-api.md §12.1, case 107): per
 //! field, flags > `KINDGI_API_URL`/`KINDGI_API_TOKEN` > `./.kindgirc.json` >
-//! `~/.kindgi/config.json`; a key from a file goes only to its own address; the
+//! `~/.kindgi/config.json`, except that a `KINDGI_API_TOKEN` goes only with an address from
+//! `--url`/`KINDGI_API_URL` (never to a file's); a key from a file goes only to its own address; the
 //! `.kindgirc.json` is used only when it is the user's, 0600 and loopback. A loopback
 //! server records which key reached it.
 #![cfg(unix)]
@@ -35,7 +36,8 @@ fn the_folder_file_is_used_and_env_and_flags_override_it() {
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(out.stderr.trim(), "Error [not-found]: No run with id r");
     assert_eq!(auths(&p), vec![Some("Bearer t".to_owned())]);
-    // The environment's key wins over the file's, and goes to the file's address.
+    // The environment's key never goes to the file's address (one source for both, issue
+    // 19): the file's own key is used, and a note says so.
     let out = kindgi(
         dir.path(),
         home.path(),
@@ -43,7 +45,13 @@ fn the_folder_file_is_used_and_env_and_flags_override_it() {
         &[("KINDGI_API_TOKEN", "env")],
     );
     assert_eq!(out.code, 1, "{out:?}");
-    // A flag wins over the environment.
+    assert!(
+        out.stderr
+            .contains("KINDGI_API_TOKEN is not sent to http://127.0.0.1:"),
+        "{}",
+        out.stderr
+    );
+    // A flag, typed for this command, goes wherever it goes.
     kindgi(
         dir.path(),
         home.path(),
@@ -54,10 +62,20 @@ fn the_folder_file_is_used_and_env_and_flags_override_it() {
         auths(&p),
         vec![
             Some("Bearer t".into()),
-            Some("Bearer env".into()),
+            Some("Bearer t".into()),
             Some("Bearer flag".into())
         ]
     );
+    // Address and key both from the environment: they go together, the file is not read.
+    let e = not_found();
+    let out = kindgi(
+        dir.path(),
+        home.path(),
+        &["runs", "get", "r"],
+        &[("KINDGI_API_URL", &e.url), ("KINDGI_API_TOKEN", "env")],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(auths(&e), vec![Some("Bearer env".to_owned())]);
     // An address from the environment wins over the file's; the file's key is not sent there.
     let q = not_found();
     let out = kindgi(
@@ -78,6 +96,52 @@ fn the_folder_file_is_used_and_env_and_flags_override_it() {
     );
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(auths(&q), vec![Some("Bearer k".to_owned())]);
+}
+
+/// Issue 19, finding 12: a `KINDGI_API_TOKEN` set for a hosted API is never sent to the
+/// address a discovered `.kindgirc.json` names. A file with an address and no key of its
+/// own is refused before anything is sent, naming the variable and what to do.
+#[test]
+fn an_environment_key_never_goes_to_a_discovered_folder_files_address() {
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let p = not_found();
+    write_file(
+        dir.path(),
+        ".kindgirc.json",
+        &format!(r#"{{"apiUrl":"{}"}}"#, p.url),
+        0o600,
+    );
+    let secret = "kgi_hosted-key-for-somewhere-else";
+    let out = kindgi(
+        dir.path(),
+        home.path(),
+        &["runs", "get", "r"],
+        &[("KINDGI_API_TOKEN", secret)],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("KINDGI_API_TOKEN is not sent to")
+            && out.stderr.contains("Set KINDGI_API_URL too, pass --token"),
+        "{}",
+        out.stderr
+    );
+    assert!(p.requests().is_empty(), "nothing is sent: {:?}", auths(&p));
+    // The home config's address, likewise.
+    std::fs::remove_file(dir.path().join(".kindgirc.json")).unwrap();
+    write_file(
+        home.path(),
+        ".kindgi/config.json",
+        &format!(r#"{{"apiUrl":"{}"}}"#, p.url),
+        0o600,
+    );
+    let out = kindgi(
+        dir.path(),
+        home.path(),
+        &["runs", "get", "r"],
+        &[("KINDGI_API_TOKEN", secret)],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(p.requests().is_empty(), "nothing is sent: {:?}", auths(&p));
 }
 
 #[test]

@@ -11,7 +11,8 @@
 //! 2. [`prepare`] — build (`cargo build`) and index (`<pack> index`, `python -m kindgi.pack
 //!    index`, the official TypeScript indexer) into `.kindgi/index.json`;
 //! 3. [`supervisor`] — start the pack service (`PORT=0`, a random base64url token,
-//!    `KINDGI_LOG_FORMAT=json`, `KINDGI_PACK_ENV_CHECK=warn`), wait for its `listening` line
+//!    `KINDGI_LOG_FORMAT=json`, `KINDGI_PACK_ENV_CHECK=warn`, an allowlisted environment:
+//!    [`pack_env`]), wait for its `listening` line
 //!    (60 s), restart it when it dies (3× in a row, 500 ms apart; the budget resets after
 //!    60 s up), stop it with SIGTERM then SIGKILL; it dies with its parent ([`parent_death`]).
 //!    The child serving now is published in a `kindgi_pack::dispatch::ServiceSlot`, which
@@ -32,6 +33,7 @@ pub mod dev_key;
 pub mod discovery;
 pub mod error;
 pub mod folder;
+pub mod pack_env;
 pub mod parent_death;
 pub mod prepare;
 pub mod supervisor;

@@ -51,7 +51,13 @@ async fn run(
     program: &Path,
     args: &[String],
 ) -> Result<(bool, String, String), DevError> {
-    let output = Command::new(program)
+    let mut cmd = Command::new(program);
+    // Builds and indexers run pack code (build scripts, module imports): never with the
+    // runtime's own keys (crate::pack_env).
+    for name in crate::pack_env::reserved_names() {
+        cmd.env_remove(name);
+    }
+    let output = cmd
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())

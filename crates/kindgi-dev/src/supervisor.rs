@@ -71,6 +71,9 @@ pub struct SupervisorConfig {
     pub restart_reset: Duration,
     /// `kindgi dev` reloads on a saved file (else the give-up message says to restart it).
     pub watching: bool,
+    /// Variables the operator passes on to the service besides the allowlist
+    /// (`--pack-env NAME`; [`crate::pack_env`]).
+    pub pack_env: Vec<String>,
 }
 
 impl Default for SupervisorConfig {
@@ -81,6 +84,7 @@ impl Default for SupervisorConfig {
             restart_pause: RESTART_PAUSE,
             restart_reset: RESTART_RESET,
             watching: true,
+            pack_env: Vec::new(),
         }
     }
 }
@@ -287,6 +291,13 @@ async fn boot(spec: &Spec) -> Result<(Child, Arc<Service>), DevError> {
         .arg("--host")
         .arg("127.0.0.1")
         .current_dir(&spec.dir)
+        // An allowlist, never the runtime's own keys (crate::pack_env).
+        .env_clear()
+        .envs(crate::pack_env::service_env(
+            std::env::vars_os(),
+            p.index.env.as_ref(),
+            &spec.config.pack_env,
+        ))
         .env("PORT", "0")
         .env("KINDGI_LOG_FORMAT", "json")
         .env("KINDGI_PACK_ENV_CHECK", "warn")

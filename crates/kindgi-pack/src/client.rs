@@ -13,10 +13,15 @@
 //!   again.
 //!
 //! Retry rule (reference §10): a 503 means the service provably did not run the call (not
-//! ready, draining, at its concurrency cap), so the client waits for its `Retry-After` and
-//! sends it again, a bounded number of times and never past the call's deadline. Nothing else
-//! is retried: a connection reset after the request was sent, a timeout, a 502 or a 500 may
-//! have run the call.
+//! ready, draining, at its concurrency cap: the official services answer `overloaded` past
+//! 32 calls in flight), so the client waits for its `Retry-After` (capped at
+//! [`PackClientConfig::max_retry_after`]; at least an exponential backoff from
+//! [`PackClientConfig::retry_backoff`]), plus up to half again at random so callers turned
+//! away together do not come back together, and sends it again — for read-only and mutating
+//! tools alike, as often as the call's deadline allows. A strict service's `missing env` 503
+//! is not retried: it lasts until the service restarts. Nothing else is retried: a
+//! connection reset after the request was sent, a timeout, a 502 or a 500 may have run the
+//! call.
 
 use std::time::{Duration, Instant};
 
@@ -48,10 +53,14 @@ pub struct PackClientConfig {
     pub token: String,
     /// The deadline of a call that names none (`KINDGI_PACK_CALL_TIMEOUT_MS`, default 120 s).
     pub default_timeout: Duration,
-    /// How many times a 503 is retried (so at most `max_retries + 1` attempts).
+    /// How many times a 503 is retried at most (so at most `max_retries + 1` attempts);
+    /// the default, `u32::MAX`, leaves the call's deadline as the only bound.
     pub max_retries: u32,
-    /// The longest `Retry-After` the client honours; a longer one is cut to this.
+    /// The longest `Retry-After` the client honours; a longer one is cut to this (and so is
+    /// the backoff).
     pub max_retry_after: Duration,
+    /// The first retry's least wait; it doubles with each further 503 of the same call.
+    pub retry_backoff: Duration,
     /// Extra time past the deadline the client waits for the service's own
     /// `deadline-exceeded` answer before it gives up on the connection.
     pub answer_grace: Duration,
@@ -70,8 +79,9 @@ impl PackClientConfig {
             base_url: base_url.into(),
             token: token.into(),
             default_timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
-            max_retries: 3,
+            max_retries: u32::MAX,
             max_retry_after: Duration::from_secs(5),
+            retry_backoff: Duration::from_millis(100),
             answer_grace: Duration::from_secs(2),
             connect_timeout: Duration::from_secs(5),
             pool_max_idle_per_host: 64,
@@ -437,19 +447,44 @@ impl PackClient {
                     attempts,
                 });
             }
-            if status == StatusCode::SERVICE_UNAVAILABLE && attempts <= self.config.max_retries {
-                let wait = retry_after(&response_headers).min(self.config.max_retry_after);
+            let error = self.status_error(status, &bytes, attempts, true);
+            if let PackCallError::Unavailable {
+                missing_env: None, ..
+            } = &error
+                && attempts <= self.config.max_retries
+            {
+                let wait = self.retry_wait(&response_headers, attempts);
                 // Waiting past the deadline would only send a call that is already late.
                 if Instant::now()
                     .checked_add(wait)
                     .is_some_and(|t| t < deadline)
                 {
+                    tracing::debug!(
+                        url = %self.invoke_url,
+                        attempts,
+                        wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                        "pack service unavailable; retrying the call, which did not run"
+                    );
                     tokio::time::sleep(wait).await;
                     continue;
                 }
             }
-            return Err(self.status_error(status, &bytes, attempts, true));
+            return Err(error);
         }
+    }
+
+    /// How long to wait before the next attempt after the `attempts`-th 503: its
+    /// `Retry-After` or the backoff (`retry_backoff` doubled per attempt), whichever is
+    /// longer, capped at `max_retry_after`, plus a random share of up to half of it.
+    fn retry_wait(&self, answer: &HeaderMap, attempts: u32) -> Duration {
+        let doublings = attempts.saturating_sub(1).min(16);
+        let backoff = self.config.retry_backoff.saturating_mul(1 << doublings);
+        let wait = retry_after(answer)
+            .max(backoff)
+            .min(self.config.max_retry_after);
+        let half_ms = u64::try_from(wait.as_millis() / 2).unwrap_or(u64::MAX);
+        let jitter = rand::random::<u64>() % half_ms.saturating_add(1);
+        wait.saturating_add(Duration::from_millis(jitter))
     }
 
     /// The bound on `/v1/info` and `/readyz`.
@@ -608,6 +643,27 @@ mod tests {
         let url = PackClient::new(PackClientConfig::new("127.0.0.1:1", "tok"));
         assert!(matches!(url, Err(PackClientConfigError::BadUrl { .. })));
         assert!(PackClient::new(PackClientConfig::new("http://127.0.0.1:1/", "tok\n")).is_ok());
+    }
+
+    #[test]
+    fn the_wait_after_a_503_is_its_retry_after_or_the_backoff_plus_jitter() {
+        let client = PackClient::new(PackClientConfig::new("http://127.0.0.1:1", "tok")).unwrap();
+        let mut one = HeaderMap::new();
+        one.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        let waits: Vec<Duration> = (0..64).map(|_| client.retry_wait(&one, 1)).collect();
+        let (least, most) = (Duration::from_secs(1), Duration::from_millis(1500));
+        assert!(waits.iter().all(|w| *w >= least && *w <= most), "{waits:?}");
+        assert!(
+            waits.iter().any(|w| *w != waits[0]),
+            "not jittered: {waits:?}"
+        );
+        // No Retry-After worth waiting for: the backoff, doubling per attempt, capped.
+        let mut zero = HeaderMap::new();
+        zero.insert(RETRY_AFTER, HeaderValue::from_static("0"));
+        let third = client.retry_wait(&zero, 3);
+        assert!(third >= Duration::from_millis(400) && third <= Duration::from_millis(600));
+        let late = client.retry_wait(&zero, 40);
+        assert!(late >= Duration::from_secs(5) && late <= Duration::from_millis(7500));
     }
 
     #[test]

@@ -528,3 +528,37 @@ async fn a_huge_error_body_is_cut_and_still_classified() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Issue 19, finding 10: a service at its concurrency cap (the official services answer
+/// `503 {"error":"overloaded"}` + `Retry-After` past 32 calls in flight) turns a mutating
+/// tool's call away five times, then runs it. Through the pack dispatch the runtime uses,
+/// the call succeeds, and the service ran it once (every other attempt was a 503, which
+/// provably did not run). Before the fix the client gave up after 4 attempts.
+#[tokio::test]
+async fn a_mutating_call_turned_away_by_503s_is_retried_until_it_runs_once() {
+    use kindgi_pack::dispatch::{PackServiceCaller, ServiceSlot};
+    use kindgi_tools::dispatch::PackCaller as _;
+    let s = server(|n| if n < 5 { overloaded("0") } else { ok_result() }).await;
+    let slot = ServiceSlot::remote(&s.url, "tok-abcdefghijklmnopqrstuvwxyz012345", |c| {
+        c.retry_backoff = Duration::from_millis(20);
+    })
+    .unwrap();
+    let caller = PackServiceCaller::new(slot);
+    let manifest: kindgi_spec::ToolManifest = serde_json::from_value(json!({
+        "id": "conformance.echo",
+        "description": "a mutating echo",
+        "version": "1.0.0",
+        "input": {"type": "object"},
+        "output": {},
+        "mutating": true,
+    }))
+    .unwrap();
+    let ctx = kindgi_tools::ToolContext::for_test();
+    let output = caller
+        .call_tool(&manifest, json!({"message": "hi"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(output, json!({"message": "hi"}));
+    let seen = s.seen.lock().unwrap();
+    assert_eq!(seen.len(), 6, "five 503s, then the one attempt that ran");
+}

@@ -5,8 +5,13 @@
 //! only; `kindgi dev` writes it) > `~/.kindgi/config.json`.
 //!
 //! Only the string fields `apiUrl` (and our older `url`) and `token` are read; a file that
-//! is not JSON is an error. A key from a flag or the environment goes wherever the command
-//! goes. A key read from a file goes only to the address stored beside it (compared after
+//! is not JSON is an error. The address and the key come from one source: a key from
+//! `--token` goes wherever the command goes (it was typed for this command), but a
+//! `KINDGI_API_TOKEN` goes only with an address from `--url` or `KINDGI_API_URL` — never to
+//! an address a config file names (a variable set for a hosted API must not reach whatever a
+//! folder's `.kindgirc.json` points at; issue 19). With a file's address the file's own key
+//! is used (with a note that the variable was not), and without one the command is refused
+//! before anything is sent. A key read from a file goes only to the address stored beside it (compared after
 //! normalising scheme, host — `localhost`, `127.0.0.1` and `[::1]` are one — default port
 //! and trailing `/`); a file key without an address, or for another address, is refused
 //! here, before anything is sent. `.kindgirc.json` is also used only when it belongs to the
@@ -34,6 +39,8 @@ pub struct Resolved {
 pub struct Given {
     pub url: Option<String>,
     pub token: Option<String>,
+    /// `token` is `KINDGI_API_TOKEN`'s (not `--token`'s).
+    pub token_from_env: bool,
     pub hosted: bool,
 }
 
@@ -46,9 +53,12 @@ impl Given {
                 .or_else(|| std::env::var(var).ok())
                 .filter(|s| !s.trim().is_empty())
         };
+        let flag_token = token.is_some_and(|t| !t.trim().is_empty());
+        let token = pick(token, "KINDGI_API_TOKEN");
         Given {
             url: pick(url, "KINDGI_API_URL"),
-            token: pick(token, "KINDGI_API_TOKEN"),
+            token_from_env: token.is_some() && !flag_token,
+            token,
             hosted,
         }
     }
@@ -70,7 +80,8 @@ pub fn resolve(
     home: Option<&Path>,
     cmd: &str,
 ) -> Result<Resolved, String> {
-    let needs_files = given.url.is_none() || given.token.is_none();
+    // An environment key does not go to a file's address, so a file may have to give both.
+    let needs_files = given.url.is_none() || given.token.is_none() || given.token_from_env;
     let rc = if needs_files && !given.hosted {
         let path = cwd.join(RC_FILE);
         path.is_file().then(|| read_rc(&path)).transpose()?
@@ -92,14 +103,33 @@ pub fn resolve(
         .ok_or_else(|| {
             "API URL not configured. Set KINDGI_API_URL, pass --url=..., or run `kindgi auth login`.".to_owned()
         })?;
-    let token = match &given.token {
-        Some(t) => Some(t.clone()),
-        None => match files.iter().find(|f| f.token.is_some()) {
-            None => None,
-            Some(f) => Some(file_token(f, &url)?),
-        },
+    // Where the address came from: the command line or environment, else the first file
+    // that names one.
+    let url_file = match given.url {
+        Some(_) => None,
+        None => files.iter().find(|f| f.url.is_some()).copied(),
     };
-    let note = match (&rc, &home_file) {
+    let file_key = || match files.iter().find(|f| f.token.is_some()) {
+        None => Ok(None),
+        Some(f) => file_token(f, &url).map(Some),
+    };
+    let (token, env_note) = match (&given.token, url_file) {
+        (Some(_), Some(f)) if given.token_from_env => {
+            let shown = f.path.display();
+            let Some(own) = file_key()? else {
+                return Err(format!(
+                    "KINDGI_API_TOKEN is not sent to {url}, which {shown} names: a key from the environment goes only with an address from KINDGI_API_URL or --url. Set KINDGI_API_URL too, pass --token, or add the address's own `token` to the file"
+                ));
+            };
+            let note = format!(
+                "kindgi {cmd}: KINDGI_API_TOKEN is not sent to {url} ({shown} names that address); the file's own key is used"
+            );
+            (Some(own), Some(note))
+        }
+        (Some(t), _) => (Some(t.clone()), None),
+        (None, _) => (file_key()?, None),
+    };
+    let dev_note = match (&rc, &home_file) {
         (Some(rc), Some(h)) if given.url.is_none() => match (&rc.url, &h.url) {
             (Some(a), Some(b)) if !same_address(a, b) => Some(format!(
                 "kindgi {cmd} goes to the kindgi dev runtime at {a} ({} says so). For {b}, pass --hosted.",
@@ -108,6 +138,10 @@ pub fn resolve(
             _ => None,
         },
         _ => None,
+    };
+    let note = match (dev_note, env_note) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
     };
     Ok(Resolved {
         url: url.trim_end_matches('/').to_owned(),

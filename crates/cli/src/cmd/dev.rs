@@ -33,6 +33,10 @@ pub struct DevArgs {
     /// Build a Rust pack with `cargo build --release`.
     #[arg(long)]
     pub release: bool,
+    /// A variable of this process's environment passed on to the pack service besides the
+    /// allowlist (docs/dev.md "The pack's environment"); repeatable. Never a KINDGI_* one.
+    #[arg(long, value_name = "NAME", value_parser = kindgi_dev::pack_env::operator_name)]
+    pub pack_env: Vec<String>,
 }
 
 pub fn run(args: DevArgs) -> anyhow::Result<ExitCode> {
@@ -78,6 +82,7 @@ async fn dev(args: DevArgs) -> Result<(), Box<dyn std::error::Error>> {
         format!("127.0.0.1:{}", args.port),
     );
     config.supervisor = kindgi_dev::supervisor::SupervisorConfig::from_env(!args.no_watch);
+    config.supervisor.pack_env = args.pack_env.clone();
     // The pack's files are the truth: the API's registries serve them and take no writes.
     config.read_only_registry = true;
     config.allow_stdio_mcp = true;

@@ -59,6 +59,10 @@ pub struct ServerArgs {
     /// A pack folder to build, index and supervise; repeatable.
     #[arg(long, value_name = "DIR")]
     pub pack_dir: Vec<PathBuf>,
+    /// A variable of this process's environment passed on to each --pack-dir pack's service besides the
+    /// allowlist (docs/host.md "The pack's environment"); repeatable. Never a KINDGI_* one.
+    #[arg(long, value_name = "NAME", value_parser = kindgi_dev::pack_env::operator_name)]
+    pub pack_env: Vec<String>,
     /// An MCP server whose tools are registered (mcp+stdio://…, mcp+http(s)://…); repeatable.
     #[arg(long, value_name = "ENDPOINT")]
     pub mcp: Vec<String>,
@@ -292,6 +296,7 @@ async fn serve(
     config.limits = args.limits();
     config.served_env = served_env()?;
     config.allow_stdio_mcp = args.allow_stdio_mcp;
+    config.supervisor.pack_env = args.pack_env.clone();
     // Secrets are sealed under the operator's key; without one, secret writes are refused
     // with how to set it.
     config.secrets_key = kindgi_store::seal::SealKey::from_env()
