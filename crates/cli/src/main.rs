@@ -6,13 +6,14 @@
 //! (clap's own code) or input that cannot be used at all (a schema that does not compile);
 //! the API commands' own table (3/4 for `runs resume`, 130 on Ctrl-C) is in
 //! [`api::errors`]. The process has one tokio runtime, made here, that every API command
-//! runs on.
+//! runs on. Logs go to stderr through one `tracing` subscriber ([`logging`]).
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod api;
 mod cmd;
+mod logging;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -62,6 +63,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Servers report what they do; a one-shot command's stderr stays its answer.
+    logging::install(match cli.command {
+        Command::Server(_) | Command::Dev(_) => "info",
+        _ => "warn",
+    });
     let result = match cli.command {
         Command::Server(a) => cmd::server::run(a),
         Command::Dev(a) => cmd::dev::run(a),

@@ -5,6 +5,8 @@
 //! * `traceresponse: 00-<trace>-<span>-01`: the trace id of a valid incoming `traceparent`
 //!   is kept (else one is minted), with a new span id; handlers read it as [`Trace`] (runs
 //!   record `traceId`).
+//! * a `request` tracing span with the `request_id`, around the request's handling, so each
+//!   log line of a request names it;
 //! * `Cache-Control: no-store` on every `/v1` answer, SSE included — except an answer
 //!   marked [`NoStoreExempt`] (the pre-auth `413`).
 
@@ -13,6 +15,7 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::Response;
+use tracing::Instrument as _;
 
 use crate::error::{ApiError, generic_for};
 
@@ -114,7 +117,10 @@ pub async fn middleware(mut request: Request, next: Next) -> Response {
     let v1 = request.uri().path().starts_with("/v1");
     request.extensions_mut().insert(RequestId(id.clone()));
     request.extensions_mut().insert(trace.clone());
-    let mut response = next.run(request).await;
+    // Every event logged while the request is handled carries its id. An `error` span, so
+    // it is on whenever any event is (a span a filter disables takes its id with it).
+    let span = tracing::error_span!("request", request_id = %id);
+    let mut response = next.run(request).instrument(span).await;
     let status = response.status();
     if status.is_client_error() || status.is_server_error() {
         let error = match response.extensions_mut().remove::<ApiError>() {

@@ -6,5 +6,6 @@ pub mod client;
 pub mod conformance;
 pub mod dispatch;
 pub mod log;
+pub mod log_tracing;
 pub mod sdk;
 pub mod service;

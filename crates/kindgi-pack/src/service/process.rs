@@ -70,6 +70,14 @@ pub fn serve_process(registry: &ModuleRegistry, args: &[String]) -> ExitCode {
         }
     };
     let logger = Arc::new(Logger::stderr(log_config));
+    // The libraries' `tracing` events become records too (only a test harness has a
+    // subscriber already).
+    {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        let layer = crate::log_tracing::RecordLayer::new(logger.clone());
+        let _ = tracing_subscriber::registry().with(layer).try_init();
+    }
     let token_problem = token::stashed().and_then(|s| s.problem.clone());
     let config = match config::read(args, var) {
         Ok(c) => c,
