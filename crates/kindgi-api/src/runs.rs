@@ -647,8 +647,10 @@ async fn open_stream(
         caller.tenant,
         request_id.0,
         after,
-        slot,
-        state.body_budget.clone(),
+        sse::Allowance {
+            slot,
+            budget: state.body_budget.clone(),
+        },
     ))
 }
 

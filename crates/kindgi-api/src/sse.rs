@@ -183,6 +183,14 @@ impl Follow {
     }
 }
 
+/// What a stream holds while open: its place under the stream caps, and the budget its
+/// pages are charged to.
+#[derive(Debug)]
+pub struct Allowance {
+    pub slot: StreamSlot,
+    pub budget: BodyBudget,
+}
+
 /// The streaming answer for a run that exists (the caller checked it); `slot` is its place
 /// under the stream caps, held until the stream ends; each page it sends is charged to
 /// `budget`.
@@ -193,9 +201,9 @@ pub fn stream(
     tenant: String,
     request_id: String,
     after: Option<u64>,
-    slot: StreamSlot,
-    budget: BodyBudget,
+    held: Allowance,
 ) -> Response {
+    let Allowance { slot, budget } = held;
     let follow = Follow {
         rt,
         flavour,

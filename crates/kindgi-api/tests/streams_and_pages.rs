@@ -380,8 +380,10 @@ async fn sse_catch_up_reads_full_pages_back_to_back() {
         "default".into(),
         "req".into(),
         None,
-        slot,
-        kindgi_api::body_budget::BodyBudget::default(),
+        kindgi_api::sse::Allowance {
+            slot,
+            budget: kindgi_api::body_budget::BodyBudget::default(),
+        },
     );
     let mut body = response.into_body();
     let mut text = String::new();
