@@ -23,6 +23,7 @@
 //! Routes, codes and examples: `docs/api.md`.
 
 pub mod auth;
+pub mod body_budget;
 pub mod cpu;
 pub mod error;
 pub mod flows;

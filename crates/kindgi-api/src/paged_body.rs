@@ -6,7 +6,8 @@
 //! The bytes are exactly those of `Json(page::page(data, nextCursor, {}))`:
 //! `{"data":[…],"hasMore":…,"nextCursor"?:…}`, sent chunked. The first page is read before
 //! the answer starts, so a store failure there is a proper error answer; a failure after
-//! that can only cut the body short (the connection is closed, and the cause logged).
+//! that can only cut the body short (the connection is closed, and the cause logged). Each
+//! chunk is charged against the server's [`BodyBudget`] until the connection has written it.
 
 use std::io;
 
@@ -16,6 +17,8 @@ use axum::response::Response;
 use futures::future::BoxFuture;
 use kindgi_runtime::RuntimeError;
 use serde::Serialize;
+
+use crate::body_budget::BodyBudget;
 
 /// Where items come from, a page at a time.
 pub(crate) trait PageSource: Send + 'static {
@@ -42,6 +45,7 @@ pub(crate) fn write_json(value: &impl Serialize, out: &mut Vec<u8>) -> serde_jso
 
 struct Paged<S: PageSource> {
     source: S,
+    budget: BodyBudget,
     page: u32,
     /// Items to send at most (`None`: every one there is).
     limit: Option<usize>,
@@ -79,7 +83,7 @@ impl<S: PageSource> Paged<S> {
     }
 
     /// The chunk of the page read last (and the tail, when it was the last page).
-    fn chunk(&mut self) -> Result<Bytes, serde_json::Error> {
+    fn chunk(&mut self) -> Result<Vec<u8>, serde_json::Error> {
         let mut out = Vec::new();
         if !self.opened {
             out.extend_from_slice(b"{\"data\":[");
@@ -105,7 +109,7 @@ impl<S: PageSource> Paged<S> {
             out.push(b'}');
             self.closed = true;
         }
-        Ok(Bytes::from(out))
+        Ok(out)
     }
 
     async fn next(mut self) -> Option<(Result<Bytes, io::Error>, Self)> {
@@ -120,7 +124,10 @@ impl<S: PageSource> Paged<S> {
             return Some((Err(io::Error::other(e.to_string())), self));
         }
         match self.chunk() {
-            Ok(chunk) => Some((Ok(chunk), self)),
+            Ok(chunk) => {
+                let chunk = self.budget.charge(chunk).await;
+                Some((Ok(chunk), self))
+            }
             Err(e) => {
                 tracing::error!(error = %e, "a paged answer could not be written");
                 self.closed = true;
@@ -136,9 +143,11 @@ pub(crate) async fn answer<S: PageSource>(
     source: S,
     page: u32,
     limit: Option<usize>,
+    budget: BodyBudget,
 ) -> Result<Response, RuntimeError> {
     let mut paged = Paged {
         source,
+        budget,
         page: page.max(1),
         limit,
         sent: 0,

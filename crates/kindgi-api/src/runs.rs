@@ -467,6 +467,7 @@ impl PageSource for RunPages {
 }
 
 async fn list(
+    State(state): State<AppState>,
     Extension(rt): Extension<Runtime>,
     caller: Caller,
     RawQuery(raw): RawQuery,
@@ -478,7 +479,7 @@ async fn list(
         query: req.query,
         include_output: req.include_output,
     };
-    paged_body::answer(source, RUNS_BODY_PAGE, Some(req.limit))
+    paged_body::answer(source, RUNS_BODY_PAGE, Some(req.limit), state.body_budget)
         .await
         .map_err(runtime_error)
 }
@@ -576,6 +577,7 @@ impl PageSource for JournalPages {
 }
 
 async fn journal(
+    State(state): State<AppState>,
     Extension(rt): Extension<Runtime>,
     caller: Caller,
     Path(run_id): Path<String>,
@@ -590,7 +592,7 @@ async fn journal(
     owned_run(&rt, &caller.tenant, &run_id).await?;
     let start = cursor.map(|c| c.sequence).or(since);
     let source = JournalPages { rt, run_id, start };
-    paged_body::answer(source, JOURNAL_BODY_PAGE, limit)
+    paged_body::answer(source, JOURNAL_BODY_PAGE, limit, state.body_budget)
         .await
         .map_err(runtime_error)
 }
@@ -645,7 +647,10 @@ async fn open_stream(
         caller.tenant,
         request_id.0,
         after,
-        slot,
+        sse::Allowance {
+            slot,
+            budget: state.body_budget.clone(),
+        },
     ))
 }
 

@@ -10,8 +10,8 @@
 //! <runId>:<seq>` replays from `sequence > seq`. The journal is read a page ([`PAGE`]
 //! entries) at a time and each page is sent as one chunk; a full page is followed at once by
 //! the next (catching up on a long journal runs at the store's pace), and once caught up the
-//! journal is polled every [`POLL_INTERVAL`]. Only the page being sent is held, so a client
-//! that stops reading pins one page. The stream closes after a terminal event or
+//! journal is polled every [`POLL_INTERVAL`]. Only the page being sent is held (and charged
+//! to the server's [`crate::body_budget`]), so a client that stops reading pins one page. The stream closes after a terminal event or
 //! [`MAX_STREAM`]; the response carries a [`kindgi_serve::ResponseDeadline`] just past it, so
 //! the connection is closed then even if the client stopped reading. Streams are capped per
 //! key, per tenant and in all ([`crate::stream_caps`]). A journal
@@ -26,6 +26,7 @@ use axum::response::Response;
 use kindgi_runtime::{JournalEntry, JournalKind, Runtime};
 use serde_json::{Map, Value, json};
 
+use crate::body_budget::BodyBudget;
 use crate::stream_caps::StreamSlot;
 
 /// How often the journal is read for new entries.
@@ -120,6 +121,7 @@ struct Follow {
     behind: bool,
     deadline: tokio::time::Instant,
     _slot: StreamSlot,
+    budget: BodyBudget,
 }
 
 impl Follow {
@@ -163,7 +165,8 @@ impl Follow {
     async fn next(mut self) -> Option<(Result<Bytes, std::convert::Infallible>, Follow)> {
         loop {
             if !self.queued.is_empty() {
-                let chunk = Bytes::from(std::mem::take(&mut self.queued));
+                let page = std::mem::take(&mut self.queued).into_bytes();
+                let chunk = self.budget.charge(page).await;
                 return Some((Ok(chunk), self));
             }
             if self.done || tokio::time::Instant::now() >= self.deadline {
@@ -180,8 +183,17 @@ impl Follow {
     }
 }
 
+/// What a stream holds while open: its place under the stream caps, and the budget its
+/// pages are charged to.
+#[derive(Debug)]
+pub struct Allowance {
+    pub slot: StreamSlot,
+    pub budget: BodyBudget,
+}
+
 /// The streaming answer for a run that exists (the caller checked it); `slot` is its place
-/// under the stream caps, held until the stream ends.
+/// under the stream caps, held until the stream ends; each page it sends is charged to
+/// `budget`.
 pub fn stream(
     rt: Runtime,
     flavour: Flavour,
@@ -189,8 +201,9 @@ pub fn stream(
     tenant: String,
     request_id: String,
     after: Option<u64>,
-    slot: StreamSlot,
+    held: Allowance,
 ) -> Response {
+    let Allowance { slot, budget } = held;
     let follow = Follow {
         rt,
         flavour,
@@ -203,6 +216,7 @@ pub fn stream(
         behind: true,
         deadline: tokio::time::Instant::now() + MAX_STREAM,
         _slot: slot,
+        budget,
     };
     let body = Body::from_stream(futures::stream::unfold(follow, Follow::next));
     let mut response = Response::new(body);

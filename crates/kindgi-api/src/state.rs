@@ -45,6 +45,9 @@ pub struct AppState {
     pub(crate) version_bodies: crate::version_cache::VersionBodies,
     /// Open run streams, capped per key, per tenant and in all (see [`crate::stream_caps`]).
     pub streams: crate::stream_caps::StreamCaps,
+    /// What paged answers and streams may hold unwritten, over all connections (see
+    /// [`crate::body_budget`]).
+    pub body_budget: crate::body_budget::BodyBudget,
 }
 
 /// `(tenant, agentId, version)` → whether that agent version is registered (and active).
@@ -87,6 +90,7 @@ impl AppState {
             agent_exists: None,
             version_bodies: Default::default(),
             streams: Default::default(),
+            body_budget: Default::default(),
         }
     }
 

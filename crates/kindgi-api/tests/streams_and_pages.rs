@@ -191,6 +191,7 @@ async fn a_stalled_journal_reader_is_closed_by_the_write_timeout() {
     rt.store().insert_run(&run).await.unwrap();
     // About 8 MB of journal: far more than the socket buffers hold.
     fill_journal(rt.store().as_ref(), &run.id, 4000, 2000, true).await;
+    let budget = state.body_budget.clone();
     let app = router_with(state, runs::routes(rt.clone()));
     let s = serve(
         app,
@@ -208,8 +209,24 @@ async fn a_stalled_journal_reader_is_closed_by_the_write_timeout() {
         run.id
     );
     conn.write_all(req.as_bytes()).await.unwrap();
-    // Read nothing for well past 1.5 × the write timeout.
-    tokio::time::sleep(Duration::from_millis(2000)).await;
+    // Read nothing until the server has let go of every chunk it had buffered for this
+    // client (its connection closed), as seen for a full second; a server that keeps the
+    // connection keeps what it buffered, and this never ends.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let let_go = async {
+        let mut zero_for = 0;
+        while zero_for < 10 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            zero_for = if budget.in_use_bytes() == 0 {
+                zero_for + 1
+            } else {
+                0
+            };
+        }
+    };
+    tokio::time::timeout(HANG, let_go)
+        .await
+        .expect("the server kept what it buffered for a stalled reader");
     let mut got = Vec::new();
     let read = tokio::time::timeout(HANG, async {
         let mut buf = vec![0u8; 64 * 1024];
@@ -363,7 +380,10 @@ async fn sse_catch_up_reads_full_pages_back_to_back() {
         "default".into(),
         "req".into(),
         None,
-        slot,
+        kindgi_api::sse::Allowance {
+            slot,
+            budget: kindgi_api::body_budget::BodyBudget::default(),
+        },
     );
     let mut body = response.into_body();
     let mut text = String::new();
