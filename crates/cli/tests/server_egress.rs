@@ -344,6 +344,21 @@ async fn mcp_endpoints_at_internal_addresses_are_refused_without_a_connection() 
         before,
         "no connection after the policy refused the address"
     );
+    // One naming a stdio command: not run (this server has no --allow-stdio-mcp).
+    let ran = dir.path().join("ran");
+    let tool = json!({
+        "projectId": project, "id": "acme.stdio-probe", "version": "1.0.0",
+        "description": "probe", "mutating": true, "transport": "mcp",
+        "mcpEndpoint": format!("mcp+stdio://touch {}", ran.display()),
+        "input": {"type": "object"}, "output": {},
+    });
+    let (status, v) = api.post("/v1/tools", tool).await;
+    assert_eq!(status, 201, "{v}");
+    api.flow("stdio-probe").await;
+    let (run, _) = api.run("stdio-probe").await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert!(run.to_string().contains("--allow-stdio-mcp"), "{run}");
+    assert!(!ran.exists(), "the command was not run");
     assert!(
         server.stderr().contains("127.0.0.2 is a loopback address"),
         "the boot sync says why: {}",
