@@ -137,7 +137,13 @@ fn assert_masked(what: &str, text: &str) {
 fn an_echoed_secret_is_masked_in_the_run_its_journal_its_stream_and_the_database() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("k.db").display().to_string();
-    let server = Server::start_with(&db, &[], &[("KINDGI_SECRETS_KEY", SECRETS_KEY)]);
+    // The echo server is on loopback, which `kindgi server` refuses to a tenant's tools unless
+    // the operator allows it.
+    let server = Server::start_with(
+        &db,
+        &["--allow-private-egress", "127.0.0.1/32"],
+        &[("KINDGI_SECRETS_KEY", SECRETS_KEY)],
+    );
     let key = support::create_token(&db, "default").key;
     let base = echo_server();
     let (status, project) = http("GET", &server.url, "/v1/projects/default", &key, None);
