@@ -44,6 +44,9 @@ pub struct ConnectOptions {
     /// The addresses the HTTP transports may reach (default: any). A stdio endpoint is not
     /// a connection; whether one may run is the host's decision.
     pub egress: EgressPolicy,
+    /// Sent as `Authorization: Bearer <token>` on every HTTP request of both HTTP
+    /// transports (a registered endpoint's `secretRef`); unused for stdio.
+    pub bearer: Option<BearerToken>,
 }
 
 impl Default for ConnectOptions {
@@ -52,7 +55,29 @@ impl Default for ConnectOptions {
             timeout: DEFAULT_TIMEOUT,
             manifest: ManifestOptions::default(),
             egress: EgressPolicy::open(),
+            bearer: None,
         }
+    }
+}
+
+/// A bearer token; `Debug` never prints it.
+#[derive(Clone)]
+pub struct BearerToken(String);
+
+impl BearerToken {
+    pub fn new(token: impl Into<String>) -> Self {
+        Self(token.into())
+    }
+
+    /// The token, to send.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(<redacted>)")
     }
 }
 
@@ -161,14 +186,16 @@ impl McpClient {
                 ensure_crypto_provider();
                 let served = tokio::time::timeout(options.timeout, async {
                     egress::check(&options.egress, &text, url).await?;
-                    let transport =
-                        match egress::streamable_client(&options.egress).map_err(&connect_error)? {
-                            None => StreamableHttpClientTransport::from_uri(url.as_str()),
-                            Some(client) => StreamableHttpClientTransport::with_client(
-                                client,
-                                StreamableHttpClientTransportConfig::with_uri(url.as_str()),
-                            ),
-                        };
+                    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                    if let Some(token) = &options.bearer {
+                        config = config.auth_header(token.expose());
+                    }
+                    let transport = match egress::streamable_client(&options.egress)
+                        .map_err(&connect_error)?
+                    {
+                        None => StreamableHttpClientTransport::from_config(config),
+                        Some(client) => StreamableHttpClientTransport::with_client(client, config),
+                    };
                     client_config()
                         .serve(transport)
                         .await
@@ -192,7 +219,10 @@ impl McpClient {
                 let opened = tokio::time::timeout(options.timeout, async {
                     egress::check(&options.egress, &text, url).await?;
                     let client = egress::sse_client(&options.egress).map_err(&connect_error)?;
-                    let transport = sse::connect(url, client).await.map_err(&connect_error)?;
+                    let bearer = options.bearer.as_ref().map(BearerToken::expose);
+                    let transport = sse::connect(url, client, bearer)
+                        .await
+                        .map_err(&connect_error)?;
                     let diag = transport.diagnostics.clone();
                     let reader = transport.reader;
                     match client_config()

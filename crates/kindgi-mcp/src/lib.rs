@@ -24,7 +24,7 @@ mod sse;
 mod stdio;
 pub mod tools;
 
-pub use client::{ConnectOptions, DEFAULT_TIMEOUT, McpClient};
+pub use client::{BearerToken, ConnectOptions, DEFAULT_TIMEOUT, McpClient};
 pub use dispatch::mcp_dispatchers;
 pub use egress::check_endpoint;
 pub use endpoint::Endpoint;

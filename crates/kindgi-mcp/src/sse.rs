@@ -117,14 +117,17 @@ pub(crate) struct SseTransport {
 pub(crate) async fn connect(
     url: &Url,
     client: Option<reqwest::Client>,
+    bearer: Option<&str>,
 ) -> Result<SseTransport, String> {
     let client = match client {
         Some(c) => c,
         None => shared_client()?,
     };
-    let response = client
-        .get(url.clone())
-        .header(ACCEPT, "text/event-stream")
+    let mut get = client.get(url.clone()).header(ACCEPT, "text/event-stream");
+    if let Some(token) = bearer {
+        get = get.bearer_auth(token);
+    }
+    let response = get
         .send()
         .await
         .map_err(|e| format!("GET {url} failed: {}", describe(&e)))?;
@@ -205,17 +208,17 @@ pub(crate) async fn connect(
         ));
     }
 
+    let bearer = bearer.map(str::to_owned);
     let sink = futures::sink::unfold(
-        (client, post_url),
-        |(client, post_url), message: ClientJsonRpcMessage| async move {
-            let response = client
-                .post(post_url.clone())
-                .json(&message)
-                .send()
-                .await
-                .map_err(|e| {
-                    std::io::Error::other(format!("POST {post_url} failed: {}", describe(&e)))
-                })?;
+        (client, post_url, bearer),
+        |(client, post_url, bearer), message: ClientJsonRpcMessage| async move {
+            let mut post = client.post(post_url.clone()).json(&message);
+            if let Some(token) = &bearer {
+                post = post.bearer_auth(token);
+            }
+            let response = post.send().await.map_err(|e| {
+                std::io::Error::other(format!("POST {post_url} failed: {}", describe(&e)))
+            })?;
             let status = response.status();
             if !status.is_success() {
                 let text = body_prefix(response, ERROR_BODY_CHARS).await;
@@ -223,7 +226,7 @@ pub(crate) async fn connect(
                     "POST {post_url} answered {status}: {text}"
                 )));
             }
-            Ok((client, post_url))
+            Ok((client, post_url, bearer))
         },
     );
     let stream =

@@ -17,14 +17,17 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use kindgi_mcp::{ConnectOptions, McpClient};
 use kindgi_store::mcp_endpoints::McpEndpointStore;
 use serde_json::{Map, Value, json};
 
+use super::mcp_auth;
 use super::mcp_sync::{SYNC_TIMEOUT, endpoint_uri};
+use super::values::{self, ValuesConfig};
 use crate::auth::Tenant;
 use crate::error::ApiError;
+use crate::projects::default_project_id;
 use crate::state::AppState;
 
 /// The proxy routes, merged with the endpoint routes.
@@ -68,6 +71,7 @@ async fn connect(
     tenant: &str,
     endpoint_id: &str,
     kind: Kind,
+    config: Option<&ValuesConfig>,
 ) -> Result<McpClient, ApiError> {
     let record = McpEndpointStore::new(state.db.clone())
         .get(tenant, endpoint_id)
@@ -85,14 +89,23 @@ async fn connect(
             .with_details(json!({ "endpointId": echo(endpoint_id) }))
         })?;
     let uri = endpoint_uri(&record.body).map_err(|why| upstream(kind, endpoint_id, why))?;
+    let project = match record.scope_kind.as_str() {
+        "project" => record.scope_id.clone(),
+        _ => default_project_id(tenant),
+    };
+    let values = values::store_for(&state.db, &values::config_or_process(config));
+    let auth = mcp_auth::resolve(&values, &record, &project)
+        .await
+        .map_err(|why| upstream(kind, endpoint_id, why))?;
     let options = ConnectOptions {
         timeout: SYNC_TIMEOUT,
         egress: state.egress.clone(),
+        bearer: auth.bearer.clone(),
         ..Default::default()
     };
     McpClient::connect(&uri, options)
         .await
-        .map_err(|e| upstream(kind, endpoint_id, e.to_string()))
+        .map_err(|e| upstream(kind, endpoint_id, auth.masked(&e.to_string())))
 }
 
 /// Keeps only `keys` of `v` (those present and not null).
@@ -109,9 +122,17 @@ fn pick(v: &Value, keys: &[&str]) -> Value {
 async fn resources(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
+    config: Option<Extension<ValuesConfig>>,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let client = connect(&state, &tenant, &endpoint_id, Kind::Resource).await?;
+    let client = connect(
+        &state,
+        &tenant,
+        &endpoint_id,
+        Kind::Resource,
+        config.as_deref(),
+    )
+    .await?;
     let listed = client.list_resources().await;
     client.close().await;
     let listed = listed.map_err(|e| upstream(Kind::Resource, &endpoint_id, e.to_string()))?;
@@ -125,9 +146,17 @@ async fn resources(
 async fn read_resource(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
+    config: Option<Extension<ValuesConfig>>,
     Path((endpoint_id, uri)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let client = connect(&state, &tenant, &endpoint_id, Kind::Resource).await?;
+    let client = connect(
+        &state,
+        &tenant,
+        &endpoint_id,
+        Kind::Resource,
+        config.as_deref(),
+    )
+    .await?;
     let read = client.read_resource(&uri).await;
     let known = match &read {
         Ok(_) => true,
@@ -179,9 +208,17 @@ async fn read_resource(
 async fn prompts(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
+    config: Option<Extension<ValuesConfig>>,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let client = connect(&state, &tenant, &endpoint_id, Kind::Prompt).await?;
+    let client = connect(
+        &state,
+        &tenant,
+        &endpoint_id,
+        Kind::Prompt,
+        config.as_deref(),
+    )
+    .await?;
     let listed = client.list_prompts().await;
     client.close().await;
     let listed = listed.map_err(|e| upstream(Kind::Prompt, &endpoint_id, e.to_string()))?;
@@ -227,11 +264,19 @@ fn prompt_arguments(body: &[u8]) -> Result<Option<Map<String, Value>>, ApiError>
 async fn get_prompt(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
+    config: Option<Extension<ValuesConfig>>,
     Path((endpoint_id, name)): Path<(String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let arguments = prompt_arguments(&body)?;
-    let client = connect(&state, &tenant, &endpoint_id, Kind::Prompt).await?;
+    let client = connect(
+        &state,
+        &tenant,
+        &endpoint_id,
+        Kind::Prompt,
+        config.as_deref(),
+    )
+    .await?;
     let got = client.get_prompt(&name, arguments).await;
     let known = match &got {
         Ok(_) => true,

@@ -7,9 +7,9 @@
 //! are kebab-case segments; likewise an endpoint id that is not one is kebab-cased.
 //!
 //! A failed sync registers no tools and says why (the endpoint stays registered, as in the
-//! reference): an unreachable server, a `secretRef`/`auth` (this runtime has no secrets
-//! store to resolve them from yet), `config.headers` or a stdio `config.env` (the MCP client
-//! cannot send them yet). Unregistering retires the tools; registering again brings them
+//! reference): an unreachable server, a `secretRef` whose secret is not set
+//! ([`super::mcp_auth`]), an `auth`, `config.headers` or a stdio `config.env` (the MCP
+//! client cannot send them yet). Unregistering retires the tools; registering again brings them
 //! back (a tombstoned `1.0.0` of this endpoint is reinstated).
 
 use std::time::Duration;
@@ -18,9 +18,12 @@ use kindgi_mcp::{ConnectOptions, Endpoint, ManifestOptions, McpClient, kebab_cas
 use kindgi_spec::ToolManifest;
 use kindgi_spec::tool_id::ToolId;
 use kindgi_store::mcp_endpoints::McpEndpointRecord;
+use kindgi_store::values::ValuesStore;
 use kindgi_tools::egress::EgressPolicy;
 use kindgi_tools::registry::{RegisterOptions, RegistryError, ToolRegistry};
 use serde_json::{Value, json};
+
+use super::mcp_auth::EndpointAuth;
 
 /// The version every MCP tool is registered at.
 pub const MCP_TOOL_VERSION: &str = "1.0.0";
@@ -43,9 +46,6 @@ const DIALECTS: [&str; 4] = [
 pub fn endpoint_uri(body: &Value) -> Result<String, String> {
     let config = body.get("config").cloned().unwrap_or(Value::Null);
     let text = |key: &str| config.get(key).and_then(Value::as_str).map(str::to_owned);
-    if body.get("secretRef").is_some() || body.get("auth").is_some() {
-        return Err("the endpoint names a secret (secretRef/auth), and this runtime has no secrets store to resolve it from yet".into());
-    }
     if config
         .get("headers")
         .and_then(Value::as_object)
@@ -130,6 +130,7 @@ pub async fn list_manifests(
     record: &McpEndpointRecord,
     timeout: Duration,
     egress: &EgressPolicy,
+    auth: &EndpointAuth,
 ) -> Result<Vec<ToolManifest>, String> {
     let uri = endpoint_uri(&record.body)?;
     let prefix = tool_prefix(&record.endpoint_id).ok_or_else(|| {
@@ -144,13 +145,14 @@ pub async fn list_manifests(
             id_prefix: Some(prefix),
         },
         egress: egress.clone(),
+        bearer: auth.bearer.clone(),
     };
     let client = McpClient::connect(&uri, options)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| auth.masked(&e.to_string()))?;
     let listed = client.list_tools().await;
     client.close().await;
-    let mut manifests = listed.map_err(|e| e.to_string())?;
+    let mut manifests = listed.map_err(|e| auth.masked(&e.to_string()))?;
     if manifests.len() > MAX_TOOLS_PER_ENDPOINT {
         return Err(format!(
             "the server lists {} tools, more than the {MAX_TOOLS_PER_ENDPOINT} one endpoint may bring",
@@ -257,15 +259,18 @@ pub async fn retire_tools(registry: &dyn ToolRegistry, tenant: &str, tool_ids: &
     }
 }
 
-/// Lists and registers; `Ok(tool ids)` or `Err(why no tools were registered)`.
+/// Resolves the endpoint's credential, lists and registers; `Ok(tool ids)` or
+/// `Err(why no tools were registered)` (masked with the credential).
 pub async fn sync(
     registry: &dyn ToolRegistry,
+    values: &ValuesStore,
     record: &McpEndpointRecord,
     project_id: &str,
     timeout: Duration,
     egress: &EgressPolicy,
 ) -> Result<Vec<String>, String> {
-    let manifests = list_manifests(record, timeout, egress).await?;
+    let auth = super::mcp_auth::resolve(values, record, project_id).await?;
+    let manifests = list_manifests(record, timeout, egress, &auth).await?;
     register_tools(registry, record, &manifests, project_id).await
 }
 
@@ -290,7 +295,10 @@ mod tests {
         let sse = json!({"config": {"transport": "http-sse", "url": "http://h/messages", "sseUrl": "http://h/sse"}});
         assert_eq!(endpoint_uri(&sse).ok().as_deref(), Some("mcp+sse://h/sse"));
         let secret = json!({"secretRef": {"envName": "dev", "name": "T"}, "config": {"transport": "streamable-http", "url": "http://h/mcp"}});
-        assert!(endpoint_uri(&secret).is_err());
+        assert_eq!(
+            endpoint_uri(&secret).ok().as_deref(),
+            Some("mcp+http://h/mcp")
+        );
         let ftp = json!({"config": {"transport": "streamable-http", "url": "ftp://h/mcp"}});
         assert!(endpoint_uri(&ftp).is_err());
         let userinfo =

@@ -13,6 +13,7 @@ pub mod guardrail_extension;
 pub mod guardrails;
 pub mod key_holder;
 pub mod mcp;
+pub mod mcp_auth;
 pub mod mcp_proxy;
 pub mod mcp_sync;
 pub mod mcp_validate;

@@ -94,6 +94,22 @@ impl ValuesConfig {
 
 static PROCESS_CONFIG: OnceLock<Arc<ValuesConfig>> = OnceLock::new();
 
+/// The host's configuration: the request's extension when there is one, else the process
+/// environment's (read once).
+pub fn config_or_process(extension: Option<&ValuesConfig>) -> Arc<ValuesConfig> {
+    match extension {
+        Some(c) => Arc::new(c.clone()),
+        None => PROCESS_CONFIG
+            .get_or_init(|| Arc::new(ValuesConfig::from_env()))
+            .clone(),
+    }
+}
+
+/// The values store under `config`'s secrets key.
+pub fn store_for(db: &kindgi_store::Database, config: &ValuesConfig) -> ValuesStore {
+    ValuesStore::with_key(db.clone(), config.seal_key())
+}
+
 /// A request's values context: the caller's tenant and capabilities, the store and the
 /// configuration.
 #[derive(Debug, Clone)]
@@ -109,13 +125,8 @@ impl FromRequestParts<AppState> for Values {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Values, ApiError> {
         let caller = Caller::from_request_parts(parts, state).await?;
-        let config = match parts.extensions.get::<ValuesConfig>() {
-            Some(c) => Arc::new(c.clone()),
-            None => PROCESS_CONFIG
-                .get_or_init(|| Arc::new(ValuesConfig::from_env()))
-                .clone(),
-        };
-        let store = ValuesStore::with_key(state.db.clone(), config.seal_key());
+        let config = config_or_process(parts.extensions.get::<ValuesConfig>());
+        let store = store_for(&state.db, &config);
         Ok(Values {
             caller: Tenant(caller.tenant),
             capabilities: caller.capabilities,

@@ -1,0 +1,76 @@
+"""An MCP server (the official Python SDK's FastMCP) that requires
+`Authorization: Bearer $MCP_TOKEN` on every HTTP request; anything else is a 401 whose body
+quotes what it was sent (so a test sees whether the client masks what a server echoes).
+
+Usage: bearer_mcp.py sse|streamable-http — binds a free port on 127.0.0.1 and prints
+`PORT <n>`. Every request's Authorization header is appended to $MCP_SEEN (one per line)
+when that is set, so a test can check what the client sent.
+"""
+
+import os
+import socket
+import sys
+
+import anyio
+import uvicorn
+from mcp.server.fastmcp import FastMCP
+
+TOKEN = os.environ["MCP_TOKEN"]
+SEEN = os.environ.get("MCP_SEEN")
+
+mcp = FastMCP("bearer-guarded")
+
+
+@mcp.tool()
+def add(a: int, b: int) -> int:
+    """Adds two integers."""
+    return a + b
+
+
+@mcp.prompt()
+def greet(name: str) -> str:
+    """Greets someone."""
+    return f"Hello, {name}!"
+
+
+class RequireBearer:
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        got = headers.get(b"authorization", b"").decode("latin-1")
+        if SEEN:
+            with open(SEEN, "a") as f:
+                f.write(got + "\n")
+        if got != f"Bearer {TOKEN}":
+            body = f"unauthorized: you sent {got!r}".encode()
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"text/plain"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        return await self.app(scope, receive, send)
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    app = mcp.sse_app() if mode == "sse" else mcp.streamable_http_app()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.listen(128)
+    server = uvicorn.Server(uvicorn.Config(RequireBearer(app), log_level="warning", lifespan="on"))
+
+    async def run() -> None:
+        print(f"PORT {port}", flush=True)
+        await server.serve(sockets=[sock])
+
+    anyio.run(run)
+
+
+if __name__ == "__main__":
+    main()
