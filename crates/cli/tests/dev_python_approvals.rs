@@ -16,7 +16,7 @@ use dev_common::*;
 
 const TOOLS: &str = r#"
 """my-pack.pay (mutating: left out means true). Each call appends its id to the file
-KINDGI_TEST_CALLS names, so the test sees what ran."""
+PACK_TEST_CALLS names, so the test sees what ran."""
 import os
 from pydantic import BaseModel
 from kindgi import ToolContext, tool
@@ -30,7 +30,7 @@ class Paid(BaseModel):
 @tool(id="my-pack.pay", version="0.1.0")
 def pay(ask: Ask, ctx: ToolContext) -> Paid:
     """Pays."""
-    with open(os.environ["KINDGI_TEST_CALLS"], "a") as f:
+    with open(os.environ["PACK_TEST_CALLS"], "a") as f:
         f.write("my-pack.pay\n")
     return Paid(paid=True)
 "#;
@@ -86,8 +86,9 @@ fn the_official_cli_approves_a_python_agents_gated_call_under_kindgi_dev() {
     let calls_env = calls.display().to_string();
     let dev = start_dev(
         tmp.path(),
-        &[("KINDGI_PYTHON", &py), ("KINDGI_TEST_CALLS", &calls_env)],
-        &["--no-watch"],
+        &[("KINDGI_PYTHON", &py), ("PACK_TEST_CALLS", &calls_env)],
+        // The pack sees only what its environment allowlist passes (docs/dev.md).
+        &["--no-watch", "--pack-env", "PACK_TEST_CALLS"],
     );
     let ran = || std::fs::read_to_string(&calls).unwrap();
     let run_cli = |args: &[&str], code: i32| {

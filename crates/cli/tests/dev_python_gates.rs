@@ -11,7 +11,7 @@ use dev_common::*;
 
 const TOOLS: &str = r#"
 """my-pack.pay (mutating: left out means true) and my-pack.peek (read-only). Each call
-appends the tool's id to the file KINDGI_TEST_CALLS names, so a test sees what ran."""
+appends the tool's id to the file PACK_TEST_CALLS names, so a test sees what ran."""
 import os
 from pydantic import BaseModel
 from kindgi import ToolContext, tool
@@ -26,7 +26,7 @@ class Seen(BaseModel):
     seen: str
 
 def _ran(tool_id: str) -> None:
-    with open(os.environ["KINDGI_TEST_CALLS"], "a") as f:
+    with open(os.environ["PACK_TEST_CALLS"], "a") as f:
         f.write(tool_id + "\n")
 
 @tool(id="my-pack.pay", version="0.1.0")
@@ -80,8 +80,9 @@ fn a_python_agents_mutating_tool_parks_and_its_read_only_tool_does_not() {
     let calls_env = calls.display().to_string();
     let dev = start_dev(
         tmp.path(),
-        &[("KINDGI_PYTHON", &py), ("KINDGI_TEST_CALLS", &calls_env)],
-        &["--no-watch"],
+        &[("KINDGI_PYTHON", &py), ("PACK_TEST_CALLS", &calls_env)],
+        // The pack sees only what its environment allowlist passes (docs/dev.md).
+        &["--no-watch", "--pack-env", "PACK_TEST_CALLS"],
     );
     let ran = || std::fs::read_to_string(&calls).unwrap();
 

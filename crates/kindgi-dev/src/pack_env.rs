@@ -15,72 +15,8 @@
 
 use std::ffi::OsString;
 
+use kindgi_pack::service::env::{PLATFORM_ENV_NAMES, PLATFORM_ENV_PREFIXES};
 use kindgi_spec::pack_index::IndexEnv;
-
-/// Names a pack service keeps from the platform (pack protocol §7.3 `PLATFORM_ENV_NAMES`,
-/// identical in the official Python, TypeScript and JVM SDKs).
-pub const PLATFORM_NAMES: &[&str] = &[
-    "PATH",
-    "HOME",
-    "HOSTNAME",
-    "USER",
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "TMPDIR",
-    "TMP",
-    "TEMP",
-    "PWD",
-    "SHLVL",
-    "_",
-    "__CF_USER_TEXT_ENCODING",
-    "NODE_ENV",
-    "NODE_VERSION",
-    "YARN_VERSION",
-    "NODE_OPTIONS",
-    "NODE_EXTRA_CA_CERTS",
-    "JAVA_HOME",
-    "JAVA_VERSION",
-    "JAVA_TOOL_OPTIONS",
-    "JDK_JAVA_OPTIONS",
-    "_JAVA_OPTIONS",
-    "VIRTUAL_ENV",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-    "K_SERVICE",
-    "K_REVISION",
-    "K_CONFIGURATION",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "AWS_EXECUTION_ENV",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
-    "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AWS_ROLE_ARN",
-    "ECS_CONTAINER_METADATA_URI",
-    "ECS_CONTAINER_METADATA_URI_V4",
-    "IDENTITY_ENDPOINT",
-    "IDENTITY_HEADER",
-    "MSI_ENDPOINT",
-    "MSI_SECRET",
-    "AZURE_CLIENT_ID",
-    "AZURE_TENANT_ID",
-    "AZURE_FEDERATED_TOKEN_FILE",
-    "AZURE_AUTHORITY_HOST",
-];
-
-/// Prefixes a pack service keeps (pack protocol §7.3 `PLATFORM_ENV_PREFIXES`).
-pub const PLATFORM_PREFIXES: &[&str] = &["LC_", "PYTHON", "OTEL_", "CLOUD_RUN_", "CONTAINER_APP_"];
 
 /// The pack protocol's own variables (§7.2) an operator may set to tune a service; passed
 /// on when set. The supervisor sets the rest (`PORT`, the token, `KINDGI_LOG_FORMAT`,
@@ -123,8 +59,10 @@ fn kept(name: &str, declared: Option<&IndexEnv>, operator: &[String]) -> bool {
     if is_reserved(name) {
         return false;
     }
-    PLATFORM_NAMES.contains(&name)
-        || PLATFORM_PREFIXES.iter().any(|p| name.starts_with(p))
+    // The platform's names and prefixes are the pack service's own (§7.3): one list. `PORT`
+    // among them is set by the supervisor after these.
+    PLATFORM_ENV_NAMES.contains(&name)
+        || PLATFORM_ENV_PREFIXES.iter().any(|p| name.starts_with(p))
         || PROTOCOL_NAMES.contains(&name)
         || operator.iter().any(|o| o == name)
         || declared.is_some_and(|d| d.required.iter().chain(&d.optional).any(|n| n == name))
