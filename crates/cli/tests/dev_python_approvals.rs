@@ -86,7 +86,13 @@ fn the_official_cli_approves_a_python_agents_gated_call_under_kindgi_dev() {
     let calls_env = calls.display().to_string();
     let dev = start_dev(
         tmp.path(),
-        &[("KINDGI_PYTHON", &py), ("PACK_TEST_CALLS", &calls_env)],
+        &[
+            ("KINDGI_PYTHON", &py),
+            ("PACK_TEST_CALLS", &calls_env),
+            // The pack does not declare the calls file in its index, so the SDK's own env
+            // filter would drop it too.
+            ("KINDGI_PACK_ENV_FILTER", "off"),
+        ],
         // The pack sees only what its environment allowlist passes (docs/dev.md).
         &["--no-watch", "--pack-env", "PACK_TEST_CALLS"],
     );

@@ -80,7 +80,13 @@ fn a_python_agents_mutating_tool_parks_and_its_read_only_tool_does_not() {
     let calls_env = calls.display().to_string();
     let dev = start_dev(
         tmp.path(),
-        &[("KINDGI_PYTHON", &py), ("PACK_TEST_CALLS", &calls_env)],
+        &[
+            ("KINDGI_PYTHON", &py),
+            ("PACK_TEST_CALLS", &calls_env),
+            // The pack does not declare the calls file in its index, so the SDK's own env
+            // filter would drop it too.
+            ("KINDGI_PACK_ENV_FILTER", "off"),
+        ],
         // The pack sees only what its environment allowlist passes (docs/dev.md).
         &["--no-watch", "--pack-env", "PACK_TEST_CALLS"],
     );
