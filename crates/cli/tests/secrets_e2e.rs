@@ -638,3 +638,141 @@ fn a_typescript_pack_tool_gets_exactly_its_declared_secrets_under_kindgi_dev() {
     assert!(!dev.stderr().contains(PROBE_SECRET));
     assert!(dev.stop().success());
 }
+
+/// The bearer-guarded MCP server (the official Python MCP SDK's FastMCP,
+/// `crates/kindgi-api/tests/servers/bearer_mcp.py`) over streamable HTTP, appending each
+/// request's `Authorization` to `seen`; killed on drop.
+struct GuardedMcp {
+    child: Child,
+    url: String,
+}
+
+impl Drop for GuardedMcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn guarded_mcp(python: &Path, token: &str, seen: &Path) -> GuardedMcp {
+    let script = dev_common::repo_root().join("crates/kindgi-api/tests/servers/bearer_mcp.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .arg("streamable-http")
+        .env("MCP_TOKEN", token)
+        .env("MCP_SEEN", seen)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line
+        .strip_prefix("PORT ")
+        .unwrap_or_else(|| panic!("bearer_mcp.py printed {line:?}"))
+        .trim()
+        .parse()
+        .unwrap();
+    GuardedMcp {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    }
+}
+
+/// The MCP token, and a wrong one the server quotes back in its 401.
+const MCP_TOKEN: &str = "mcp-run-bearer-Kp4wQ9zX";
+const MCP_WRONG: &str = "mcp-rotated-wrong-Tn6yR2vB";
+
+/// A run's call of a tool of an MCP endpoint that authenticates with a `secretRef` sends the
+/// secret the run resolves (`Authorization: Bearer <value>`) on `kindgi server`; after the
+/// secret gets a new (wrong) version the next run connects with that one, fails naming its
+/// server's answer, and the value is masked in the run and its journal.
+#[test]
+fn a_runs_call_of_a_secret_ref_mcp_tool_sends_the_runs_secret() {
+    let Some(python) = dev_common::reference_python("secret_ref_mcp_run") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let seen = tmp.path().join("seen.txt");
+    let mcp = guarded_mcp(&python, MCP_TOKEN, &seen);
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let db = data.join("k.db").display().to_string();
+    let server = Server::start_with(
+        &db,
+        &["--allow-private-egress", "127.0.0.1/32"],
+        &[("KINDGI_SECRETS_KEY", SECRETS_KEY)],
+    );
+    let key = support::create_token(&db, "default").key;
+    let url = &server.url;
+    let secret = |mode: &str, value: &str| {
+        let body = json!({"scope": {"kind": "tenant"}, "envName": "local", "name": "MCP_TOKEN",
+                          "value": value, "writeMode": mode});
+        let (status, v) = http("POST", url, "/v1/secrets", &key, Some(&body));
+        assert!(status == 201 || status == 200, "{status} {v}");
+    };
+    secret("create-new", MCP_TOKEN);
+    let endpoint = json!({"endpointId": "guarded", "name": "guarded", "transport": "streamable-http",
+        "config": {"transport": "streamable-http", "url": mcp.url},
+        "secretRef": {"envName": "local", "name": "MCP_TOKEN"}, "scopeKind": "tenant"});
+    let (status, v) = http("POST", url, "/v1/mcp/endpoints", &key, Some(&endpoint));
+    assert_eq!(status, 201, "{v}");
+    let (_, got) = http("GET", url, "/v1/mcp/endpoints/guarded", &key, None);
+    assert_eq!(got["toolIds"], json!(["guarded.add"]), "{got}");
+    let (_, project) = http("GET", url, "/v1/projects/default", &key, None);
+    let flow = json!({
+        "projectId": project["id"], "id": "acme.add-flow", "version": "1.0.0", "name": "Add",
+        "nodes": [{"id": "add", "kind": "tool", "ref": "guarded.add"}],
+        "edges": [{"id": "e1", "from": "$start", "to": "add"}, {"id": "e2", "from": "add", "to": "$end"}],
+    });
+    let (status, v) = http("POST", url, "/v1/flows", &key, Some(&flow));
+    assert_eq!(status, 201, "{v}");
+    let run = |what: &str| {
+        let body =
+            json!({"flow": "acme.add-flow", "input": {"a": 2, "b": 3}, "options": {"wait": true}});
+        let (status, run) = http("POST", url, "/v1/runs", &key, Some(&body));
+        assert_eq!(status, 201, "{what}: {run}");
+        let id = run["id"].as_str().unwrap().to_owned();
+        let (_, record) = http_text("GET", url, &format!("/v1/runs/{id}"), &key, None);
+        let (_, journal) = http_text("GET", url, &format!("/v1/runs/{id}/journal"), &key, None);
+        (
+            serde_json::from_str::<Value>(&record).unwrap(),
+            record + &journal,
+        )
+    };
+
+    let (record, _) = run("with the registered secret");
+    assert_eq!(record["status"], "completed", "{record}");
+    assert_eq!(record["output"], json!({"result": 5}), "{record}");
+    let sent = std::fs::read_to_string(&seen).unwrap();
+    let last = sent.lines().last().unwrap_or_default();
+    assert_eq!(
+        last,
+        format!("Bearer {MCP_TOKEN}"),
+        "the run's call sent {last:?}"
+    );
+
+    // A new version of the secret is what the next run's call sends.
+    secret("add-version", MCP_WRONG);
+    let (record, text) = run("with a wrong new version");
+    assert_eq!(record["status"], "failed", "{record}");
+    let sent = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(
+        sent.lines().last().unwrap_or_default(),
+        format!("Bearer {MCP_WRONG}")
+    );
+    let message = record["failureMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("could not be reached"), "{message}");
+    assert!(
+        !text.contains(MCP_WRONG) && !text.contains(MCP_TOKEN),
+        "a token reached the run or its journal: {text}"
+    );
+    drop(server);
+    let files = files_text(&data);
+    for token in [MCP_TOKEN, MCP_WRONG] {
+        assert!(!files.contains(token), "the SQLite files hold {token}");
+    }
+}

@@ -17,7 +17,8 @@ use crate::config::HostConfig;
 use crate::error::HostError;
 use crate::packs::{self, RunningPack, say};
 use crate::register::Registrar;
-use crate::sources::{McpPolicy, PackServices, StoreDefinitions};
+use crate::registry_mcp::{McpPolicy, RegistryMcp};
+use crate::sources::{PackServices, StoreDefinitions};
 use crate::values::StoreCallValues;
 use kindgi_store::values::ValuesStore;
 
@@ -83,10 +84,14 @@ impl Host {
                     .map_err(|e| e.to_string())
             })
         }));
-        let services = PackServices::default().with_mcp_policy(McpPolicy {
+        let mcp = RegistryMcp::new(McpPolicy {
             egress: config.egress.clone(),
             allow_stdio: config.allow_stdio_mcp,
-        });
+        })
+        .with_endpoints(kindgi_store::mcp_endpoints::McpEndpointStore::new(
+            db.clone(),
+        ));
+        let services = PackServices::default().with_registry_mcp(mcp);
         // Registry http tools (a tenant's definitions) connect under the host's policy.
         let synthesizers = kindgi_tools::synth::SynthesizerRegistry::empty();
         synthesizers.register(

@@ -44,6 +44,7 @@ pub mod host;
 pub mod mcp;
 pub mod packs;
 pub mod register;
+pub mod registry_mcp;
 pub mod sources;
 pub mod values;
 

@@ -2,7 +2,8 @@
 //! registries as the runtime's definition source (flows and agents published through
 //! `/v1/flows` and `/v1/agents`, or put there for a pack), and a factory that serves a
 //! registry pack tool (one registered through `POST /v1/tools`) with the pack service of a
-//! pack this host runs for the tenant, chosen by the tool id's pack prefix. The same
+//! pack this host runs for the tenant, chosen by the tool id's pack prefix, and a registry
+//! MCP tool with its endpoint's server ([`crate::registry_mcp`]). The same
 //! services run a pack's guardrail checks for agent turns ([`GuardrailChecks`], pack
 //! protocol `check-invoke`), chosen by the check id's pack prefix.
 
@@ -10,9 +11,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
-use kindgi_mcp::{
-    ConnectOptions, DEFAULT_CALL_TIMEOUT, Endpoint, McpClient, McpSource, mcp_dispatchers,
-};
 use kindgi_pack::dispatch::{CheckCallError, PackServiceCaller};
 use kindgi_runtime::definitions::DefinitionSource;
 use kindgi_runtime::guardrail::{CheckError, CheckRequest, GuardrailChecks};
@@ -20,7 +18,8 @@ use kindgi_runtime::resolve::RegistryToolFactory;
 use kindgi_runtime::{PackTool, ToolDispatcher};
 use kindgi_spec::ToolManifest;
 use kindgi_store::definitions::{DefinitionRecord, Definitions};
-use kindgi_tools::egress::EgressPolicy;
+
+use crate::registry_mcp::RegistryMcp;
 use serde_json::Value;
 
 /// The store's flows and agents, as the runtime's fallback source.
@@ -81,33 +80,21 @@ impl DefinitionSource for StoreDefinitions {
     }
 }
 
-/// Tenant → pack id → the caller of the service serving that pack now; and the MCP
-/// servers registry MCP tools (`POST /v1/mcp/endpoints`) were reached on, by address.
+/// Tenant → pack id → the caller of the service serving that pack now; and the servers of
+/// registry MCP tools (`POST /v1/mcp/endpoints`).
 #[derive(Debug, Clone, Default)]
 pub struct PackServices {
     inner: Arc<RwLock<HashMap<String, PacksOfTenant>>>,
-    /// MCP address → its tools as dispatchers, by the server's own tool name.
-    mcp: Arc<tokio::sync::Mutex<HashMap<String, McpTools>>>,
-    /// What a registry MCP tool's server may be (a tenant wrote its `mcpEndpoint`).
-    mcp_policy: McpPolicy,
+    mcp: RegistryMcp,
 }
 
-/// The host's rules for the MCP servers registry tools name: the addresses they may be
-/// reached at, and whether a `mcp+stdio://` one (a command run here) may be started.
-#[derive(Debug, Clone, Default)]
-pub struct McpPolicy {
-    pub egress: EgressPolicy,
-    pub allow_stdio: bool,
-}
-
-type McpTools = HashMap<String, Arc<dyn ToolDispatcher>>;
 /// Pack id → the caller of its service.
 type PacksOfTenant = HashMap<String, Arc<PackServiceCaller>>;
 
 impl PackServices {
-    /// Holds registry MCP tools' servers to `policy`.
-    pub fn with_mcp_policy(mut self, policy: McpPolicy) -> Self {
-        self.mcp_policy = policy;
+    /// Serves registry MCP tools with `mcp` (its policy, its endpoints' credentials).
+    pub fn with_registry_mcp(mut self, mcp: RegistryMcp) -> Self {
+        self.mcp = mcp;
         self
     }
 
@@ -132,7 +119,7 @@ impl RegistryToolFactory for PackServices {
         manifest: &ToolManifest,
     ) -> Result<Option<Arc<dyn ToolDispatcher>>, String> {
         if manifest.is_mcp() {
-            return self.mcp_tool(manifest).await;
+            return self.mcp.tool(tenant, manifest).await;
         }
         // A pack's tool ids are `<pack>.<name>`: the prefix names the pack.
         let Some((pack, _)) = manifest.id.split_once('.') else {
@@ -147,44 +134,6 @@ impl RegistryToolFactory for PackServices {
             pack.to_owned(),
             caller,
         ))))
-    }
-}
-
-impl PackServices {
-    /// The dispatcher of a registry MCP tool: its server (`mcpEndpoint`) connected once and
-    /// its tools listed once, the one whose MCP name the manifest records.
-    async fn mcp_tool(
-        &self,
-        manifest: &ToolManifest,
-    ) -> Result<Option<Arc<dyn ToolDispatcher>>, String> {
-        let Some(address) = manifest.mcp_endpoint.clone() else {
-            return Ok(None);
-        };
-        let name = kindgi_mcp::mcp_tool_name(manifest).to_owned();
-        let mut servers = self.mcp.lock().await;
-        if !servers.contains_key(&address) {
-            let endpoint = Endpoint::parse(&address).map_err(|e| e.to_string())?;
-            if matches!(endpoint, Endpoint::Stdio { .. }) && !self.mcp_policy.allow_stdio {
-                return Err("its MCP server is a stdio command, which this server does not run for a tenant's tools (start it with --allow-stdio-mcp to allow it)".into());
-            }
-            let options = ConnectOptions {
-                egress: self.mcp_policy.egress.clone(),
-                ..ConnectOptions::default()
-            };
-            let client = McpClient::connect_to(endpoint, options)
-                .await
-                .map_err(|e| format!("its MCP server could not be reached: {e}"))?;
-            let source: Arc<dyn McpSource> = Arc::new(client);
-            let tools = mcp_dispatchers(source, DEFAULT_CALL_TIMEOUT)
-                .await
-                .map_err(|e| format!("its MCP server did not list its tools: {e}"))?;
-            let by_name = tools
-                .into_iter()
-                .map(|t| (kindgi_mcp::mcp_tool_name(t.manifest()).to_owned(), t))
-                .collect();
-            servers.insert(address.clone(), by_name);
-        }
-        Ok(servers.get(&address).and_then(|t| t.get(&name)).cloned())
     }
 }
 

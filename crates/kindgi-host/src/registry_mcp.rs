@@ -1,0 +1,276 @@
+//! The dispatchers of registry MCP tools (the ones `POST /v1/mcp/endpoints` registered): the
+//! server a tool's `mcpEndpoint` names, connected on first use under the host's policy and
+//! kept for the calls after it.
+//!
+//! An endpoint that authenticates with a `secretRef` (platform-api.md §6) is connected with
+//! the secret the *run* resolves, on each call: the value comes through the call's
+//! `ToolContext.secrets` (the run's masking resolver, so the run's journal masks it), is sent
+//! as `Authorization: Bearer <value>`, and a connection is reused only by calls that resolved
+//! the same value — a rotated secret opens a new connection, and one tenant's connection
+//! never serves another's credential. The reference is read from the endpoint's record when
+//! the tool is resolved, so it is the one registered now, not one copied into the tool.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use kindgi_mcp::{
+    BearerToken, ConnectOptions, DEFAULT_CALL_TIMEOUT, Endpoint, McpClient, McpSource,
+    mcp_dispatchers,
+};
+use kindgi_runtime::ToolDispatcher;
+use kindgi_spec::ToolManifest;
+use kindgi_store::mcp_endpoints::McpEndpointStore;
+use kindgi_tools::dispatch::{ToolCallError, ToolTransport};
+use kindgi_tools::egress::EgressPolicy;
+use kindgi_tools::{ToolContext, secret_mask::SecretMask};
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+/// The most connections kept at once; past it the oldest is let go (its calls finish).
+const MAX_CONNECTIONS: usize = 256;
+
+/// The host's rules for the MCP servers registry tools name: the addresses they may be
+/// reached at, and whether a `mcp+stdio://` one (a command run here) may be started.
+#[derive(Debug, Clone, Default)]
+pub struct McpPolicy {
+    pub egress: EgressPolicy,
+    pub allow_stdio: bool,
+}
+
+/// A server's tools as dispatchers, by the server's own tool name.
+type McpTools = HashMap<String, Arc<dyn ToolDispatcher>>;
+
+/// One connection's identity: the address and the credential it was made with.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    address: String,
+    bearer: Option<String>,
+}
+
+/// Connections of registry MCP tools, and where their endpoints' credentials are named.
+#[derive(Clone, Default)]
+pub struct RegistryMcp {
+    /// Each connection's tools, with the order they were made in (for letting go of the oldest).
+    servers: Arc<Mutex<(HashMap<Key, McpTools>, Vec<Key>)>>,
+    policy: McpPolicy,
+    endpoints: Option<McpEndpointStore>,
+}
+
+impl std::fmt::Debug for RegistryMcp {
+    // The keys hold credentials: never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryMcp")
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The secret an endpoint authenticates with: `secretRef {envName, name}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SecretRef {
+    env_name: String,
+    name: String,
+}
+
+impl RegistryMcp {
+    pub fn new(policy: McpPolicy) -> Self {
+        Self {
+            policy,
+            ..Self::default()
+        }
+    }
+
+    /// Reads endpoints' `secretRef`s from `endpoints` (without it, no call sends one).
+    pub fn with_endpoints(mut self, endpoints: McpEndpointStore) -> Self {
+        self.endpoints = Some(endpoints);
+        self
+    }
+
+    /// The dispatcher of `manifest` (a registry MCP tool of `tenant`), or `None` when its
+    /// server does not list it.
+    pub async fn tool(
+        &self,
+        tenant: &str,
+        manifest: &ToolManifest,
+    ) -> Result<Option<Arc<dyn ToolDispatcher>>, String> {
+        let Some(address) = manifest.mcp_endpoint.clone() else {
+            return Ok(None);
+        };
+        let name = kindgi_mcp::mcp_tool_name(manifest).to_owned();
+        match self.secret_ref(tenant, manifest).await? {
+            None => self.dispatcher(&address, &name, None).await,
+            Some(secret) => Ok(Some(Arc::new(AuthedMcpTool {
+                manifest: manifest.clone(),
+                address,
+                name,
+                secret,
+                mcp: self.clone(),
+            }))),
+        }
+    }
+
+    /// The `secretRef` of the endpoint that registered `manifest` (`metadata.mcp.endpointId`).
+    async fn secret_ref(
+        &self,
+        tenant: &str,
+        manifest: &ToolManifest,
+    ) -> Result<Option<SecretRef>, String> {
+        let (Some(store), Some(endpoint_id)) = (
+            &self.endpoints,
+            manifest
+                .metadata
+                .as_ref()
+                .and_then(|m| m.get("mcp"))
+                .and_then(|m| m.get("endpointId"))
+                .and_then(Value::as_str),
+        ) else {
+            return Ok(None);
+        };
+        let record = store
+            .get(tenant, endpoint_id)
+            .await
+            .map_err(|e| format!("its MCP endpoint \"{endpoint_id}\" could not be read: {e}"))?;
+        Ok(record
+            .as_ref()
+            .and_then(|r| r.body.get("secretRef"))
+            .map(|reference| {
+                let text = |key: &str| {
+                    reference
+                        .get(key)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                SecretRef {
+                    env_name: text("envName"),
+                    name: text("name"),
+                }
+            }))
+    }
+
+    /// The tool `name` of the server at `address` connected with `bearer`: a kept connection,
+    /// or a new one (made without holding the lock, so a slow server delays only its callers).
+    async fn dispatcher(
+        &self,
+        address: &str,
+        name: &str,
+        bearer: Option<&str>,
+    ) -> Result<Option<Arc<dyn ToolDispatcher>>, String> {
+        let key = Key {
+            address: address.to_owned(),
+            bearer: bearer.map(str::to_owned),
+        };
+        if let Some(tools) = self.servers.lock().await.0.get(&key) {
+            return Ok(tools.get(name).cloned());
+        }
+        let tools = self.connect(address, bearer).await?;
+        let found = tools.get(name).cloned();
+        let mut guard = self.servers.lock().await;
+        let (servers, order) = &mut *guard;
+        if !servers.contains_key(&key) {
+            if order.len() >= MAX_CONNECTIONS {
+                let oldest = order.remove(0);
+                servers.remove(&oldest);
+            }
+            order.push(key.clone());
+            servers.insert(key, tools);
+        }
+        Ok(found)
+    }
+
+    async fn connect(&self, address: &str, bearer: Option<&str>) -> Result<McpTools, String> {
+        let endpoint = Endpoint::parse(address).map_err(|e| e.to_string())?;
+        if matches!(endpoint, Endpoint::Stdio { .. }) && !self.policy.allow_stdio {
+            return Err("its MCP server is a stdio command, which this server does not run for a tenant's tools (start it with --allow-stdio-mcp to allow it)".into());
+        }
+        let options = ConnectOptions {
+            egress: self.policy.egress.clone(),
+            bearer: bearer.map(BearerToken::new),
+            ..ConnectOptions::default()
+        };
+        // What the server answers may quote the credential it was sent.
+        let mask = SecretMask::new();
+        if let Some(b) = bearer {
+            mask.add(b);
+        }
+        let client = McpClient::connect_to(endpoint, options)
+            .await
+            .map_err(|e| {
+                mask.mask_str(&format!("its MCP server could not be reached: {e}"))
+                    .into_owned()
+            })?;
+        let source: Arc<dyn McpSource> = Arc::new(client);
+        let tools = mcp_dispatchers(source, DEFAULT_CALL_TIMEOUT)
+            .await
+            .map_err(|e| {
+                mask.mask_str(&format!("its MCP server did not list its tools: {e}"))
+                    .into_owned()
+            })?;
+        Ok(tools
+            .into_iter()
+            .map(|t| (kindgi_mcp::mcp_tool_name(t.manifest()).to_owned(), t))
+            .collect())
+    }
+}
+
+/// A registry MCP tool whose endpoint authenticates with a secret: each call resolves it
+/// through the run and is served by a connection made with that value.
+#[derive(Debug)]
+struct AuthedMcpTool {
+    manifest: ToolManifest,
+    address: String,
+    /// The server's own name of the tool.
+    name: String,
+    secret: SecretRef,
+    mcp: RegistryMcp,
+}
+
+impl AuthedMcpTool {
+    fn not_run(&self, why: String) -> ToolCallError {
+        ToolCallError {
+            code: "precondition-failed".into(),
+            message: format!("Tool \"{}\" was not run: {why}", self.manifest.id),
+            tool_id: self.manifest.id.clone(),
+            transport: true,
+            issues: Vec::new(),
+        }
+    }
+}
+
+#[async_trait]
+impl ToolDispatcher for AuthedMcpTool {
+    fn manifest(&self) -> &ToolManifest {
+        &self.manifest
+    }
+
+    fn transport(&self) -> ToolTransport {
+        ToolTransport::Mcp
+    }
+
+    async fn call(&self, input: Value, ctx: ToolContext) -> Result<Value, ToolCallError> {
+        let SecretRef { env_name, name } = &self.secret;
+        let Some(resolver) = &ctx.secrets else {
+            return Err(self.not_run(format!(
+                "its MCP endpoint authenticates with secret \"{name}\", and this call has no way to resolve secrets"
+            )));
+        };
+        let value = resolver.resolve(env_name, name).await.map_err(|why| {
+            self.not_run(format!(
+                "secret \"{name}\" (its MCP endpoint's secretRef) could not be resolved in env \"{env_name}\": {why}"
+            ))
+        })?;
+        let tool = self
+            .mcp
+            .dispatcher(&self.address, &self.name, Some(&value))
+            .await
+            .map_err(|why| self.not_run(why))?
+            .ok_or_else(|| {
+                self.not_run(format!(
+                    "its MCP server no longer lists a tool named \"{}\"",
+                    self.name
+                ))
+            })?;
+        tool.call(input, ctx).await
+    }
+}
