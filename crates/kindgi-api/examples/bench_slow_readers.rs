@@ -48,10 +48,10 @@ fn stamp(ms: i64) -> String {
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-fn record(n: i64, status: RunStatus, output: Option<serde_json::Value>) -> RunRecord {
+fn record(tenant: &str, n: i64, status: RunStatus, output: Option<serde_json::Value>) -> RunRecord {
     RunRecord {
         id: uuid::Uuid::new_v4().to_string(),
-        tenant_id: "acme".into(),
+        tenant_id: tenant.into(),
         flow_id: "acme.big".into(),
         flow_version: "1.0.0".into(),
         status,
@@ -103,34 +103,46 @@ async fn main() {
     let payload: usize = arg("--payload", "100").parse().unwrap();
     let clients: usize = arg("--clients", "50").parse().unwrap();
     let what = arg("--what", "journal");
+    let tenants: usize = arg("--tenants", "1").parse().unwrap();
     let db = TestDatabase::sqlite().await.unwrap();
     let rt = Runtime::with_database(db.db.clone()).build();
     let state = AppState::new(db.db.clone());
-    let key = state.tokens.create("acme", None).await.unwrap().key;
-    let run = record(1000, RunStatus::Completed, None);
-    rt.store().insert_run(&run).await.unwrap();
-    if what == "list" {
-        let out = json!({"pad": "y".repeat(payload)});
-        for n in 0..100 {
-            let r = record(n, RunStatus::Completed, Some(out.clone()));
-            rt.store().insert_run(&r).await.unwrap();
+    // One key and one run per tenant; client `i` reads as tenant `i % tenants` (the stream
+    // caps are per key and per tenant).
+    let mut requests = Vec::new();
+    for t in 0..tenants.max(1) {
+        let tenant = if tenants <= 1 {
+            "acme".to_owned()
+        } else {
+            format!("acme-{t}")
+        };
+        let key = state.tokens.create(&tenant, None).await.unwrap().key;
+        let run = record(&tenant, 1000, RunStatus::Completed, None);
+        rt.store().insert_run(&run).await.unwrap();
+        if what == "list" {
+            let out = json!({"pad": "y".repeat(payload)});
+            for n in 0..100 {
+                let r = record(&tenant, n, RunStatus::Completed, Some(out.clone()));
+                rt.store().insert_run(&r).await.unwrap();
+            }
+        } else {
+            fill(rt.store().as_ref(), &run.id, entries, payload).await;
         }
-    } else {
-        fill(rt.store().as_ref(), &run.id, entries, payload).await;
+        let path = match what.as_str() {
+            "stream" => format!("/v1/runs/{}/stream", run.id),
+            "list" => "/v1/runs?include=output&limit=100".to_owned(),
+            _ => format!("/v1/runs/{}/journal", run.id),
+        };
+        requests.push(format!(
+            "GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
+        ));
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = router_with(state, runs::routes(rt.clone()));
     let stop = kindgi_serve::CancellationToken::new();
     tokio::spawn(serve(listener, app, kindgi_serve::Limits::default(), stop));
-    let path = match what.as_str() {
-        "stream" => format!("/v1/runs/{}/stream", run.id),
-        "list" => "/v1/runs?include=output&limit=100".to_owned(),
-        _ => format!("/v1/runs/{}/journal", run.id),
-    };
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n\r\n"
-    );
+    let request = requests[0].clone();
     if mode == "catchup" {
         let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
         let request = request.replace("/journal", "/stream");
@@ -151,17 +163,34 @@ async fn main() {
         rss_mb()
     );
     let mut held = Vec::new();
-    for _ in 0..clients {
+    for i in 0..clients {
         let socket = tokio::net::TcpSocket::new_v4().unwrap();
         socket.set_recv_buffer_size(4096).unwrap();
         let mut s = socket.connect(addr).await.unwrap();
-        s.write_all(request.as_bytes()).await.unwrap();
+        s.write_all(requests[i % requests.len()].as_bytes())
+            .await
+            .unwrap();
         held.push(s);
     }
+    let since = Instant::now();
     for at in [5u64, 15, 40] {
-        let since = Instant::now();
         tokio::time::sleep(Duration::from_secs(at).saturating_sub(since.elapsed())).await;
         println!("{what}: RSS held {at:>2} s: {:.1} MB", rss_mb());
+        if at == 5 {
+            // Each answer's status line is in its socket by now: peek it, without draining.
+            let mut by_status = std::collections::BTreeMap::<String, usize>::new();
+            for s in &held {
+                let mut head = [0u8; 12];
+                let n = s.try_read(&mut head).unwrap_or(0);
+                let status = String::from_utf8_lossy(&head[..n])
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or("none")
+                    .to_owned();
+                *by_status.entry(status).or_default() += 1;
+            }
+            println!("{what}: answers by status: {by_status:?}");
+        }
     }
     drop(held);
     tokio::time::sleep(Duration::from_secs(3)).await;
