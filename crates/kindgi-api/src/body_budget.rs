@@ -3,7 +3,8 @@
 //! budget for the whole server until the connection has written it out (or closed), and a
 //! chunk that does not fit waits for room. Together with the per-answer bound (one page),
 //! this caps what slow or stalled readers can make the server hold: per connection one page
-//! plus its write buffer, in all [`DEFAULT_TOTAL_BYTES`].
+//! plus its write buffer, in all [`DEFAULT_TOTAL_BYTES`] unless the operator gives another
+//! total (`kindgi server --body-budget-bytes`, `kindgi_host::caps`).
 
 use std::sync::Arc;
 

@@ -8,7 +8,9 @@
 //!
 //! Defaults, against `kindgi serve`'s 512 connections (256 per address): 16 per key, 64 per
 //! tenant, 256 in all — streams can take at most half the connections, and one tenant an
-//! eighth, so the other half always serves plain requests and `/health`.
+//! eighth, so the other half always serves plain requests and `/health`. The operator
+//! changes them with `kindgi server --max-streams-per-key`, `--max-streams-per-tenant` and
+//! `--max-streams` (`kindgi_host::caps`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -107,6 +107,8 @@ pub struct HostConfig {
     /// Per tenant name, the `hitl` floor every agent's approval gates are held to (only
     /// stricter: runtime.md §4; docs/approvals.md).
     pub tenant_hitl: BTreeMap<String, HitlSpec>,
+    /// The caps on open run streams and on unwritten answer bytes ([`crate::caps`]).
+    pub caps: crate::caps::Caps,
 }
 
 impl std::fmt::Debug for HostConfig {
@@ -138,6 +140,7 @@ impl HostConfig {
             allow_stdio_mcp: false,
             egress: kindgi_tools::egress::EgressPolicy::open(),
             tenant_hitl: BTreeMap::new(),
+            caps: crate::caps::Caps::default(),
         }
     }
 }
@@ -154,7 +157,9 @@ impl HostConfig {
 ///  "mcp": [{"endpoint": "mcp+stdio://npx -y @modelcontextprotocol/server-everything"}],
 ///  "tenantHitl": {"acme": {"tools": {"acme.refund": "always_ask"}, "maxTimeoutMs": 3600000,
 ///                          "minReviewerRole": "senior"}},
-///  "egress": {"allowPrivate": ["10.20.0.0/16"]}}
+///  "egress": {"allowPrivate": ["10.20.0.0/16"]},
+///  "limits": {"maxStreamsPerKey": 16, "maxStreamsPerTenant": 64, "maxStreams": 256,
+///             "bodyBudgetBytes": 268435456}}
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -171,6 +176,10 @@ pub struct ConfigFile {
     /// What a tenant's definitions may reach besides public addresses.
     #[serde(default)]
     pub egress: ConfigEgress,
+    /// The caps on open run streams and unwritten answer bytes (the flags win;
+    /// [`crate::caps::resolve`]).
+    #[serde(default)]
+    pub limits: crate::caps::ConfigLimits,
 }
 
 /// The `egress` of a [`ConfigFile`]: `allowPrivate`, CIDR ranges tenants' definitions may

@@ -71,7 +71,10 @@ impl Host {
                 message: e.to_string(),
             })?,
         };
-        let mut state = AppState::new(db.clone()).read_only_registry(config.read_only_registry);
+        let mut state = AppState::new(db.clone())
+            .read_only_registry(config.read_only_registry)
+            .stream_limits(config.caps.streams);
+        state.body_budget = kindgi_api::body_budget::BodyBudget::new(config.caps.body_budget_bytes);
         state.allow_stdio_mcp = config.allow_stdio_mcp;
         state.egress = config.egress.clone();
         let defs = state.definitions.clone();

@@ -38,6 +38,7 @@
 //! registered through `POST /v1/tools` — an http-spec tool runs in process, a pack's tool in
 //! the service of the pack this host runs for the tenant (by the id's pack prefix).
 
+pub mod caps;
 pub mod config;
 pub mod error;
 pub mod host;

@@ -3,7 +3,8 @@
 //! through `tracing` (this crate, a pack's own dependencies) reaches its stderr as kindgi.log
 //! records of subsystem `pack` — the only format a supervisor reads there — filtered by the
 //! same `KINDGI_LOG_LEVEL` / `KINDGI_LOG_LEVELS` as the service's own records, and redacted
-//! the same way (a secret-looking field is never written).
+//! the same way (a secret-looking field is never written). An event's field named like one of
+//! the record's own keys (`level`, `event`, …) is written as `field.<name>`.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -15,6 +16,20 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
 
 use crate::log::{Level, Logger, Record};
+
+/// The keys a record writes itself: the fixed five, the bridge's `target`, and what makes a
+/// line a service event (`event`, `kind`) or names its message's fields (`inMessage`).
+const RESERVED: [&str; 9] = [
+    "time",
+    "level",
+    "severity",
+    "subsystem",
+    "message",
+    "target",
+    "event",
+    "kind",
+    "inMessage",
+];
 
 /// Writes each enabled `tracing` event as one record through a [`Logger`].
 #[derive(Debug)]
@@ -76,6 +91,13 @@ impl Visit for Fields {
             .insert(field.name().to_owned(), Value::from(value));
     }
 
+    /// A number when finite (JSON has no NaN or infinity), else its text.
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        let v = serde_json::Number::from_f64(value)
+            .map_or_else(|| Value::String(value.to_string()), Value::Number);
+        self.rest.insert(field.name().to_owned(), v);
+    }
+
     fn record_bool(&mut self, field: &Field, value: bool) {
         self.rest
             .insert(field.name().to_owned(), Value::from(value));
@@ -93,7 +115,13 @@ impl<S: Subscriber> Layer<S> for RecordLayer {
         event.record(&mut fields);
         let mut record = Record::new(level, "pack", fields.message).field("target", meta.target());
         for (key, value) in fields.rest {
-            record.set(&key, value);
+            // A field named like a record's own key would overwrite it (or make the line read
+            // as a service event): it keeps its value under `field.<name>`.
+            if RESERVED.contains(&key.as_str()) {
+                record.set(&format!("field.{key}"), value);
+            } else {
+                record.set(&key, value);
+            }
         }
         self.logger.write(record);
     }

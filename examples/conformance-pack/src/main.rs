@@ -59,6 +59,7 @@ fn pack() -> Pack {
         ("src/extras/versioned.rs", extras::versioned::tool("2.0.0")),
         ("src/extras/bad_schema.rs", Ok(extras::bad_schema::tool())),
         ("src/extras/token_probe.rs", extras::token_probe::tool()),
+        ("src/extras/log_probe.rs", extras::log_probe::tool()),
     ] {
         pack = pack.add_tool(PackTool::new(path, defined(path, tool)).only_in_variant("extras"));
     }

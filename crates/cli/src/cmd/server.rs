@@ -41,8 +41,9 @@ pub struct ServerArgs {
     #[arg(long, env = "KINDGI_DATABASE_URL")]
     pub database: Option<String>,
     /// A JSON configuration file: {listen, database, packs: [{url, tokenEnv, index, tenant}
-    /// | {dir, tenant, watch}], mcp: [{endpoint, tenant}], egress: {allowPrivate: [CIDR]}}.
-    /// Flags win over its listen and database; their packs come after its packs.
+    /// | {dir, tenant, watch}], mcp: [{endpoint, tenant}], egress: {allowPrivate: [CIDR]},
+    /// limits: {maxStreamsPerKey, maxStreamsPerTenant, maxStreams, bodyBudgetBytes}}.
+    /// Flags win over its listen, database and limits; their packs come after its packs.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// A deployed pack service's base URL (http or https); repeatable.
@@ -113,6 +114,25 @@ pub struct ServerArgs {
     #[arg(long, env = "KINDGI_WRITE_TIMEOUT_MS", default_value_t = MS(limits::DEFAULT_WRITE_TIMEOUT),
           value_parser = clap::value_parser!(u64).range(1..))]
     pub write_timeout_ms: u64,
+    /// Run streams (`GET /v1/runs/{id}/stream`, `…/progress/stream`) one API key may hold
+    /// open at once; past it `429 rate-limit-exceeded` with `Retry-After`. Default 16; at
+    /// least 1, at most --max-streams-per-tenant. `limits.maxStreamsPerKey` in --config.
+    #[arg(long, value_name = "N", env = "KINDGI_MAX_STREAMS_PER_KEY")]
+    pub max_streams_per_key: Option<u64>,
+    /// Run streams one tenant's keys may hold open together (then 429). Default 64; at most
+    /// --max-streams. `limits.maxStreamsPerTenant` in --config.
+    #[arg(long, value_name = "N", env = "KINDGI_MAX_STREAMS_PER_TENANT")]
+    pub max_streams_per_tenant: Option<u64>,
+    /// Run streams open at once over all tenants (then 429). Default 256, half of the
+    /// default --max-connections, so plain requests and /health always have room.
+    /// `limits.maxStreams` in --config.
+    #[arg(long, value_name = "N", env = "KINDGI_MAX_STREAMS")]
+    pub max_streams: Option<u64>,
+    /// Bytes all paged answers (a run's journal, the runs list) and run streams may hold
+    /// written but not yet taken by their slow readers; past it they wait for room. Default
+    /// 268435456 (256 MiB); at least 1024. `limits.bodyBudgetBytes` in --config.
+    #[arg(long, value_name = "BYTES", env = "KINDGI_BODY_BUDGET_BYTES")]
+    pub body_budget_bytes: Option<u64>,
 }
 
 impl ServerArgs {
@@ -125,6 +145,16 @@ impl ServerArgs {
             max_connections: self.max_connections,
             max_connections_per_ip: self.max_connections_per_ip,
             shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
+        }
+    }
+
+    /// The stream and body caps the flags give (each optional: the file's, else defaults).
+    fn caps(&self) -> kindgi_host::caps::ConfigLimits {
+        kindgi_host::caps::ConfigLimits {
+            max_streams_per_key: self.max_streams_per_key,
+            max_streams_per_tenant: self.max_streams_per_tenant,
+            max_streams: self.max_streams,
+            body_budget_bytes: self.body_budget_bytes,
         }
     }
 }
@@ -294,6 +324,12 @@ async fn serve(
         ),
     );
     config.limits = args.limits();
+    let file_limits = args
+        .config
+        .as_deref()
+        .zip(file.as_ref().map(|f| &f.0.limits));
+    config.caps = kindgi_host::caps::resolve(&args.caps(), file_limits)
+        .map_err(|problems| anyhow::anyhow!("the stream and body caps: {}", problems.join("; ")))?;
     config.served_env = served_env()?;
     config.allow_stdio_mcp = args.allow_stdio_mcp;
     config.supervisor.pack_env = args.pack_env.clone();

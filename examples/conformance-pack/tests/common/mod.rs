@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 /// The fixture binary; `PACK_FIXTURE_BIN` points the tests at another build (a release
@@ -28,6 +28,15 @@ pub fn dir() -> PathBuf {
 pub struct Fixture {
     pub child: Child,
     pub port: u16,
+    /// Every stderr line after `listening`, as it arrives.
+    pub stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Fixture {
+    /// The stderr lines after `listening` so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.stderr.lock().unwrap().clone()
+    }
 }
 
 impl Drop for Fixture {
@@ -62,6 +71,7 @@ pub fn start(index: &str, env: &[(&str, &std::ffi::OsStr)]) -> Fixture {
     let mut svc = Fixture {
         child: cmd.spawn().unwrap(),
         port: 0,
+        stderr: Arc::default(),
     };
     let stderr = svc.child.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
@@ -80,7 +90,12 @@ pub fn start(index: &str, env: &[(&str, &std::ffi::OsStr)]) -> Fixture {
         if record["event"] == "listening" {
             svc.port = record["port"].as_u64().unwrap() as u16;
             // Keep draining stderr so the child never blocks on a full pipe.
-            std::thread::spawn(move || while rx.recv().is_ok() {});
+            let kept = svc.stderr.clone();
+            std::thread::spawn(move || {
+                while let Ok(line) = rx.recv() {
+                    kept.lock().unwrap().push(line);
+                }
+            });
             return svc;
         }
         seen.push(line);
