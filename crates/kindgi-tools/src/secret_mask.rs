@@ -127,6 +127,37 @@ impl SecretMask {
         out
     }
 
+    /// The length in bytes of the longest learnt form (0 when nothing is learnt).
+    pub fn longest_form(&self) -> usize {
+        self.forms
+            .read()
+            .map(|g| g.first().map_or(0, String::len))
+            .unwrap_or(0)
+    }
+
+    /// At most the first `max_chars` characters of `text`, masked. With `cut` (`text` is only
+    /// the start of a longer text), a tail that may be the start of a learnt form is dropped
+    /// too: a value cut off at the end of `text` leaves none of its characters.
+    pub fn mask_prefix(&self, text: &str, max_chars: usize, cut: bool) -> String {
+        let masked = self.mask_str(text);
+        let mut end = masked.len();
+        if cut {
+            if let Ok(forms) = self.forms.read() {
+                // The earliest start of a tail that a form begins with (a whole form would
+                // have been masked, so any such tail is a form cut short).
+                let longest = forms.first().map_or(0, String::len);
+                let window = masked.len().saturating_sub(longest);
+                end = masked
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .filter(|&i| i >= window)
+                    .find(|&i| forms.iter().any(|f| f.starts_with(&masked[i..])))
+                    .unwrap_or(end);
+            }
+        }
+        masked[..end].chars().take(max_chars).collect()
+    }
+
     /// Masks `text` in place.
     pub fn mask_string(&self, text: &mut String) {
         if let Cow::Owned(masked) = self.mask_str(text) {
@@ -238,6 +269,21 @@ mod tests {
         let mut v = json!({"a": [secret, {"k": format!("x{secret}y")}], secret: 1, "n": 3});
         mask.mask_value(&mut v);
         assert_eq!(v, json!({"a": ["***", {"k": "x***y"}], "***": 1, "n": 3}));
+    }
+
+    #[test]
+    fn a_prefix_is_masked_before_the_cut_and_a_cut_off_value_is_dropped() {
+        let mask = SecretMask::new();
+        mask.add("tok-123456");
+        assert_eq!(mask.mask_prefix("ab tok-123456 cd", 6, false), "ab ***");
+        // Only the start of a longer text: its tail may be the value cut short.
+        assert_eq!(mask.mask_prefix("tok-123456 tok-12", 100, true), "*** ");
+        assert_eq!(
+            mask.mask_prefix("tok-123456 tok-12", 100, false),
+            "*** tok-12"
+        );
+        assert_eq!(mask.mask_prefix("é tok", 100, true), "é ");
+        assert_eq!(mask.longest_form(), "dG9rLTEyMzQ1Ng==".len());
     }
 
     #[test]
