@@ -237,6 +237,8 @@ fn an_echoed_secret_is_masked_in_the_run_its_journal_its_stream_and_the_database
 
 const PROBE_TOOL: &str = r#"
 """my-pack.probe: answers the env values and secrets its call carried."""
+import logging
+import sys
 from typing import Any, Dict
 from pydantic import BaseModel
 from kindgi import ToolContext, tool
@@ -263,6 +265,17 @@ def leaky(_: Nothing, ctx: ToolContext) -> Seen:
     """Fails quoting its secret, as a careless client library would."""
     raise RuntimeError("upstream refused key " + ctx.secrets["PROBE_SECRET"])
 
+@tool(id="my-pack.chatty", version="0.1.0", mutating=False,
+      needs_spec={"secrets": {"PROBE_SECRET": {"type": "string"}}})
+def chatty(_: Nothing, ctx: ToolContext) -> Seen:
+    """Prints its secret on stdout, on stderr and through logging, as a debugging pack might."""
+    secret = ctx.secrets["PROBE_SECRET"]
+    print("chatty stdout " + secret, flush=True)
+    logging.getLogger("chatty").warning("chatty logged %s", secret)
+    print("chatty stderr " + secret, file=sys.stderr, flush=True)
+    print("chatty done", file=sys.stderr, flush=True)
+    return Seen(env={}, secrets={})
+
 @tool(id="my-pack.needs-missing", version="0.1.0", mutating=False,
       needs_spec={"secrets": {"MISSING_SECRET": {"type": "string"}}})
 def needs_missing(_: Nothing, ctx: ToolContext) -> Seen:
@@ -287,6 +300,7 @@ def one(flow_id, tool_id):
 probe_flow = one("my-pack.probe-flow", "my-pack.probe")
 leaky_flow = one("my-pack.leaky-flow", "my-pack.leaky")
 missing_flow = one("my-pack.missing-flow", "my-pack.needs-missing")
+chatty_flow = one("my-pack.chatty-flow", "my-pack.chatty")
 "#;
 
 /// The Python example pack with the probe tools and flows, in a temp dir.
@@ -443,8 +457,35 @@ fn a_python_pack_tool_gets_exactly_its_declared_secrets_under_kindgi_dev() {
     let rc: Value =
         serde_json::from_str(&std::fs::read_to_string(tmp.path().join(".kindgirc.json")).unwrap())
             .unwrap();
-    probe_runs(&dev.url, rc["token"].as_str().unwrap());
+    let key = rc["token"].as_str().unwrap();
+    probe_runs(&dev.url, key);
+    // A tool that prints its secret: `kindgi dev` relays each line with the value masked.
+    let (status, run) = http(
+        "POST",
+        &dev.url,
+        "/v1/runs",
+        key,
+        Some(&json!({"flow": "my-pack.chatty-flow", "input": {}, "options": {"wait": true}})),
+    );
+    assert_eq!(status, 201, "{run}");
+    assert_eq!(run["status"], "completed", "{run}");
+    let relayed = |s: &str| s.contains("chatty done") && s.contains("chatty stdout");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !relayed(&dev.stderr()) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let stderr = dev.stderr();
+    assert!(
+        relayed(&stderr),
+        "the pack's lines were not relayed: {stderr}"
+    );
+    for line in [
+        "chatty stdout ***",
+        "chatty logged ***",
+        "chatty stderr ***",
+    ] {
+        assert!(stderr.contains(line), "{line} in {stderr}");
+    }
     assert!(!stderr.contains(PROBE_SECRET), "{stderr}");
     assert!(dev.stop().success());
 }

@@ -4,7 +4,7 @@
 //! refuses any other token, over streamable HTTP and the legacy SSE transport: without the
 //! secret the sync fails naming it and `kindgi secrets set`; with it the sync registers the
 //! server's tools and the proxy routes work; the token is in no API answer, not even when the
-//! server echoes a wrong one.
+//! server echoes a wrong one or quotes the right one in an error after connect.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../kindgi-mcp/tests/support/mod.rs"]
@@ -177,6 +177,16 @@ async fn a_secret_ref_endpoint_syncs_with_its_bearer(kind: DatabaseKind) {
     assert_eq!(seen.keep(&r)["data"][0]["name"], "greet");
     let r = acme.get("/v1/mcp/endpoints/guarded-sse/prompts").await;
     assert_eq!(r.status.as_u16(), 200, "{}", seen.keep(&r));
+    // An error the server answers after connect, quoting the token, is masked too.
+    for id in ["guarded", "guarded-sse"] {
+        let r = acme
+            .post_json(&format!("/v1/mcp/endpoints/{id}/prompts/leak"), &json!({}))
+            .await;
+        let got = seen.keep(&r);
+        assert_eq!(r.status.as_u16(), 502, "{got}");
+        let why = got["error"]["message"].as_str().unwrap_or_default();
+        assert!(why.contains("upstream refused token ***"), "{got}");
+    }
 
     // A wrong token the server echoes back in its 401 is masked in the sync error.
     set_secret(&acme, "WRONG_TOKEN", WRONG, &mut seen).await;

@@ -2,7 +2,8 @@
 //! `listening` line within the boot timeout), forward its output, restart it when it dies
 //! (three times, 500 ms apart; the budget is whole again once a service has stayed up for
 //! 60 s), and stop it (SIGTERM, a grace period, then SIGKILL). It dies with `kindgi dev`
-//! ([`crate::parent_death`]).
+//! ([`crate::parent_death`]). What it writes is relayed with the secret values sent to it
+//! masked (the slot's [`SecretMask`]).
 //!
 //! The process currently serving is published in [`ServiceSlot`]; the pack tools' caller
 //! (`kindgi_pack::dispatch::PackServiceCaller`) reads it on every call, so a call made while no child serves is refused at once as
@@ -25,6 +26,7 @@ use crate::detect::PackKind;
 use crate::error::DevError;
 use crate::prepare::Prepared;
 use kindgi_pack::service::token::TokenFile;
+use kindgi_tools::secret_mask::SecretMask;
 
 /// How long a child may take to write its `listening` line (`KINDGI_DEV_BOOT_TIMEOUT_MS`).
 pub const BOOT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -123,6 +125,8 @@ struct Spec {
     dir: PathBuf,
     pack: String,
     config: SupervisorConfig,
+    /// The secret values sent to the service (the slot's): masked in what it writes.
+    mask: Arc<SecretMask>,
 }
 
 impl Supervisor {
@@ -148,6 +152,7 @@ impl Supervisor {
             prepared,
             dir: dir.to_owned(),
             config,
+            mask: slot.mask().clone(),
         };
         let (child, service) = boot(&spec).await?;
         slot.set(Some(service), "");
@@ -338,18 +343,20 @@ async fn boot(spec: &Spec) -> Result<(Child, Arc<Service>), DevError> {
     }));
     let stderr_done = child.stderr.take().map(|stderr| {
         let news = news.clone();
+        let mask = spec.mask.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                relay_line(&line, &news);
+                relay_line(&line, &news, &mask);
             }
         })
     });
     if let Some(stdout) = child.stdout.take() {
+        let mask = spec.mask.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                eprintln!("[pack] {line}");
+                eprintln!("[pack] {}", mask.mask_str(&line));
             }
         });
     }
@@ -394,10 +401,11 @@ async fn boot(spec: &Spec) -> Result<(Child, Arc<Service>), DevError> {
 }
 
 /// Reads one stderr line: a service event (`listening`, `boot-failed`, …) is acted on; every
-/// line is shown on our stderr, a JSON record as `[pack] level message`.
-fn relay_line(line: &str, news: &Mutex<BootNews>) {
+/// line is shown on our stderr, a JSON record as `[pack] level message`, with the secret
+/// values sent to the service masked (`mask`), whatever the pack's own redaction missed.
+fn relay_line(line: &str, news: &Mutex<BootNews>, mask: &SecretMask) {
     let Ok(Value::Object(rec)) = serde_json::from_str::<Value>(line) else {
-        eprintln!("[pack] {line}");
+        eprintln!("[pack] {}", mask.mask_str(line));
         return;
     };
     let event = rec
@@ -411,9 +419,11 @@ fn relay_line(line: &str, news: &Mutex<BootNews>) {
         .map(|a| {
             a.iter()
                 .map(|p| {
-                    p.as_str()
+                    let p = p
+                        .as_str()
                         .map(str::to_owned)
-                        .unwrap_or_else(|| p.to_string())
+                        .unwrap_or_else(|| p.to_string());
+                    mask.mask_str(&p).into_owned()
                 })
                 .collect()
         })
@@ -438,7 +448,11 @@ fn relay_line(line: &str, news: &Mutex<BootNews>) {
         .and_then(Value::as_str)
         .map(str::to_owned)
         .unwrap_or_else(|| line.to_owned());
-    eprintln!("[pack] {level} {message}");
+    eprintln!(
+        "[pack] {} {}",
+        mask.mask_str(level),
+        mask.mask_str(&message)
+    );
     for p in problems {
         eprintln!("[pack]   - {p}");
     }

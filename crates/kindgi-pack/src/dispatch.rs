@@ -15,6 +15,9 @@
 //! `pack-unreachable: …` naming which it was. A run cancelled while its call is in flight
 //! stops waiting at once.
 //!
+//! The slot's [`SecretMask`] learns every secret value a call sends (`ctx.secrets`); a
+//! supervisor masks the lines its child writes with it.
+//!
 //! A guardrail check a pack serves goes the same way ([`PackServiceCaller::call_check`],
 //! `check-invoke`): its answer is the check's result, or why it could not run.
 //!
@@ -33,6 +36,7 @@ use kindgi_spec::pack_protocol::{
 };
 use kindgi_tools::ToolContext;
 use kindgi_tools::dispatch::{CallOutcome, PackCallError, PackCaller};
+use kindgi_tools::secret_mask::SecretMask;
 use serde_json::{Map, Value, json};
 
 use crate::client::{CallOptions, PackClient, PackClientConfig, PackClientConfigError};
@@ -56,11 +60,15 @@ impl std::fmt::Debug for Serving {
     }
 }
 
-/// The service serving now (if any), and why none does.
+/// The service serving now (if any), and why none does; and the secret values sent to it.
 #[derive(Debug)]
 pub struct ServiceSlot {
     current: RwLock<Option<Arc<Serving>>>,
     why_not: Mutex<String>,
+    /// Every secret value a call through this slot sent (the newest
+    /// [`kindgi_tools::secret_mask::MAX_VALUES`]): a supervisor masks what its child
+    /// writes with it.
+    mask: Arc<SecretMask>,
 }
 
 impl ServiceSlot {
@@ -69,7 +77,13 @@ impl ServiceSlot {
         Arc::new(ServiceSlot {
             current: RwLock::new(None),
             why_not: Mutex::new("the pack service has not started yet".into()),
+            mask: SecretMask::new(),
         })
+    }
+
+    /// The secret values sent to the services of this slot, to mask what they print.
+    pub fn mask(&self) -> &Arc<SecretMask> {
+        &self.mask
     }
 
     /// A slot holding a deployed service at `base_url` (http or https) with `token`, for
@@ -312,6 +326,12 @@ impl PackServiceCaller {
         let service = self.slot.get().map_err(|why| PackCallError::Transport {
             message: format!("unavailable: {why}; the call did not run"),
         })?;
+        // Learnt before they leave, so whatever the service prints of them is masked.
+        if let Some(secrets) = &ctx.secret_values {
+            for value in secrets.0.values() {
+                self.slot.mask.add(value);
+            }
+        }
         let invoke = ToolInvoke::new(
             ToolRef {
                 id: manifest.id.clone(),

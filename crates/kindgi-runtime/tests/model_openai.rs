@@ -443,3 +443,117 @@ async fn a_failed_answer_quotes_at_most_500_characters_of_its_body() {
         other => panic!("{other:?}"),
     }
 }
+
+// ----- secrets in tool results ----------------------------------------------------------
+
+const SECRET: &str = "sk-model-must-not-see-0123456789";
+
+#[derive(Debug)]
+struct OneSecret;
+
+impl kindgi_tools::context::SecretResolver for OneSecret {
+    fn resolve<'a>(
+        &'a self,
+        _env_name: &'a str,
+        name: &'a str,
+    ) -> kindgi_tools::BoxFuture<'a, Result<String, String>> {
+        let answer = (name == "api-token")
+            .then(|| SECRET.to_owned())
+            .ok_or_else(|| format!("no secret \"{name}\""));
+        Box::pin(async move { answer })
+    }
+}
+
+/// Every tenant has the one secret `api-token`.
+#[derive(Debug)]
+struct SecretValues;
+
+#[async_trait::async_trait]
+impl kindgi_runtime::CallValues for SecretValues {
+    async fn env(
+        &self,
+        _tenant: &str,
+        _tool: &kindgi_spec::ToolManifest,
+        _names: &[String],
+    ) -> Result<std::collections::BTreeMap<String, String>, String> {
+        Ok(Default::default())
+    }
+    fn secrets(
+        &self,
+        _tenant: &str,
+        _tool: &kindgi_spec::ToolManifest,
+    ) -> Option<Arc<dyn kindgi_tools::context::SecretResolver>> {
+        Some(Arc::new(OneSecret))
+    }
+    async fn secret_values(
+        &self,
+        _tenant: &str,
+        _tool: &kindgi_spec::ToolManifest,
+        _names: &[String],
+    ) -> Result<std::collections::BTreeMap<String, String>, String> {
+        Ok(Default::default())
+    }
+    fn served_env(&self) -> &str {
+        "local"
+    }
+}
+
+#[tokio::test]
+async fn a_tool_result_carrying_a_resolved_secret_reaches_the_model_masked() {
+    let (base, fake) = serve(vec![
+        (200, completion(None, &[("c1", "t__leaky", json!({}))])),
+        (200, completion(Some("done"), &[])),
+    ])
+    .await;
+    let p = OpenAiCompatProvider::new(base, None, "m").unwrap();
+    let rt = Runtime::in_memory()
+        .model(Arc::new(p))
+        .call_values(Arc::new(SecretValues))
+        .build();
+    // A tool that resolves the secret and (wrongly) hands it back in its result.
+    let handler: kindgi_tools::Handler =
+        Arc::new(|_input: Value, ctx: kindgi_tools::ToolContext| {
+            let fut: kindgi_tools::BoxFuture<'static, Result<Value, kindgi_tools::HandlerError>> =
+                Box::pin(async move {
+                    let secrets = ctx.secrets.clone().unwrap();
+                    let value = secrets.resolve("local", "api-token").await.unwrap();
+                    Ok(json!({"debug": format!("sent Authorization: Bearer {value}")}))
+                });
+            fut
+        });
+    rt.tools().insert_tool(kindgi_tools::Tool::from_parts(
+        common::manifest("t.leaky", read_only()),
+        handler,
+    ));
+    rt.agents()
+        .insert(AgentSpec::new("t.agent").with_tools(["t.leaky"]));
+    rt.flows()
+        .insert_json(&json!({"id": "t.ask", "version": "1.0.0", "nodes": [{"id": "ask", "kind": "agent", "ref": "t.agent"}],
+            "edges": [{"id": "e1", "from": "$start", "to": "ask"}, {"id": "e2", "from": "ask", "to": "$end"}]}).to_string())
+        .unwrap();
+    let run = rt
+        .start_run(
+            "t.ask",
+            None,
+            json!("hi"),
+            RunOptions {
+                wait: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    let seen = fake.seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let next = seen[1].1.to_string();
+    assert!(!next.contains(SECRET), "{next}");
+    let result = seen[1].1["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    let content: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content, json!({"debug": "sent Authorization: Bearer ***"}));
+}

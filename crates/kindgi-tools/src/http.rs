@@ -13,6 +13,8 @@
 //! - a response body larger than the cap ([`DEFAULT_MAX_RESPONSE_BYTES`]) is an error;
 //! - an auth header replaces a static header of the same name whatever its case, and
 //!   `Content-Type` is only defaulted when no header of that name (any case) is set.
+//! - a failed answer's quoted body has the credential the call sent masked (`***`), also
+//!   where the server echoes it across the quote's cut.
 //!
 //! All synthesized tools of one synthesizer share one pooled [`reqwest::Client`] (without an
 //! address policy, the process-wide one).
@@ -34,6 +36,7 @@ use url::Url;
 
 use crate::context::ToolContext;
 use crate::egress::{EgressError, EgressPolicy};
+use crate::secret_mask::SecretMask;
 use crate::synth::{SpecSynthesizer, SynthesizerRegistry};
 use crate::tool::{Handler, HandlerError};
 use network::Network;
@@ -399,8 +402,10 @@ impl HttpCall {
             })?;
             map.insert(name.clone(), value);
         }
+        // The credential this call sends, masked in what it quotes of a failed answer.
+        let mask = SecretMask::default();
         if let Some(auth) = &self.auth {
-            let value = self.authorize(auth, &ctx).await?;
+            let value = self.authorize(auth, &ctx, &mask).await?;
             map.insert(auth.header(), value);
         }
 
@@ -415,7 +420,7 @@ impl HttpCall {
             }
         }
 
-        let exchange = self.exchange(url, map, body.map(|b| b.bytes));
+        let exchange = self.exchange(url, map, body.map(|b| b.bytes), &mask);
         tokio::select! {
             biased;
             () = ctx.signal.cancelled() => Err("aborted".to_owned()),
@@ -426,7 +431,13 @@ impl HttpCall {
         }
     }
 
-    async fn authorize(&self, auth: &AuthPlan, ctx: &ToolContext) -> Result<HeaderValue, String> {
+    /// The auth header's value; `mask` learns the secret or token in it.
+    async fn authorize(
+        &self,
+        auth: &AuthPlan,
+        ctx: &ToolContext,
+        mask: &SecretMask,
+    ) -> Result<HeaderValue, String> {
         let id = &self.tool_id;
         let (text, what) = match auth {
             AuthPlan::Secret {
@@ -443,6 +454,7 @@ impl HttpCall {
                 let secret = resolver.resolve(env_name, name).await.map_err(|e| {
                     format!("http-tool \"{id}\" could not resolve secret \"{name}\" in env \"{env_name}\": {e}")
                 })?;
+                mask.add(&secret);
                 let text = if *bearer {
                     format!("Bearer {secret}")
                 } else {
@@ -456,6 +468,7 @@ impl HttpCall {
                         "http-tool \"{id}\" authorizes with connection \"{connection}\", but the tool context carries no access token for it (ToolContext.connections)"
                     )
                 })?;
+                mask.add(token);
                 (
                     format!("Bearer {token}"),
                     format!("connection \"{connection}\"'s access token"),
@@ -518,6 +531,7 @@ impl HttpCall {
         mut url: Url,
         mut headers: HeaderMap,
         mut body: Option<Vec<u8>>,
+        mask: &SecretMask,
     ) -> Result<Value, String> {
         let id = &self.tool_id;
         let mut method = self.method.clone();
@@ -559,7 +573,7 @@ impl HttpCall {
             };
             // A redirect without Location is an ordinary response (as with fetch).
             let Some(location) = location else {
-                return self.finish(response).await;
+                return self.finish(response, mask).await;
             };
             let next = location
                 .to_str()
@@ -600,18 +614,25 @@ impl HttpCall {
         format!("http-tool \"{id}\" {what} {url}: {why}")
     }
 
-    async fn finish(&self, response: reqwest::Response) -> Result<Value, String> {
+    async fn finish(
+        &self,
+        response: reqwest::Response,
+        mask: &SecretMask,
+    ) -> Result<Value, String> {
         let id = &self.tool_id;
         let status = response.status();
         let code = status.as_u16();
         if code < self.success.0 || code > self.success.1 {
             let reason = status.canonical_reason().unwrap_or("");
-            // Up to 4 bytes a character: enough bytes for the quoted prefix.
-            let text = match read_body(response, ERROR_BODY_CHARS * 4, false).await {
-                Ok(bytes) => String::from_utf8_lossy(&bytes)
-                    .chars()
-                    .take(ERROR_BODY_CHARS)
-                    .collect(),
+            // Up to 4 bytes a character: enough bytes for the quoted prefix, and for the
+            // longest masked form past it, so a credential the server echoes across the cut
+            // is masked whole before the cut.
+            let limit = (ERROR_BODY_CHARS + mask.longest_form()) * 4;
+            let text = match read_body(response, limit, false).await {
+                Ok(bytes) => {
+                    let cut = bytes.len() >= limit;
+                    mask.mask_prefix(&utf8_prefix(&bytes, cut), ERROR_BODY_CHARS, cut)
+                }
                 Err(_) => "<no body>".to_owned(),
             };
             return Err(format!(
@@ -672,6 +693,15 @@ async fn read_body(
         bytes.extend_from_slice(&chunk);
     }
     Ok(bytes)
+}
+
+/// `bytes` as text; with `cut`, a character cut short at the end is dropped, not replaced.
+fn utf8_prefix(bytes: &[u8], cut: bool) -> std::borrow::Cow<'_, str> {
+    let whole = match std::str::from_utf8(bytes) {
+        Err(e) if cut && e.error_len().is_none() => &bytes[..e.valid_up_to()],
+        _ => bytes,
+    };
+    String::from_utf8_lossy(whole)
 }
 
 /// The input minus the keys the URL consumed, serialised in input order without copying.

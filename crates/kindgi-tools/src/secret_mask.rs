@@ -9,9 +9,11 @@
 //! form-encoded. A form that is sent whole (an HTTP basic credential's base64 of
 //! `user:password`) is added with [`SecretMask::add_form`]. Values shorter than
 //! [`MIN_MASKED_BYTES`] are not masked: masking a one-letter value would garble every text
-//! while hiding nothing.
+//! while hiding nothing. A mask holds at most [`MAX_VALUES`] values (a long-lived one, such
+//! as a pack service's, drops the value it learnt or sent longest ago).
 
 use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
 
 use base64::Engine;
@@ -27,6 +29,10 @@ pub const MASK: &str = "***";
 
 /// The shortest value that is masked.
 pub const MIN_MASKED_BYTES: usize = 4;
+
+/// The most values one mask holds; learning one more drops the one learnt (or last
+/// re-learnt) longest ago.
+pub const MAX_VALUES: usize = 1024;
 
 /// What RFC 3986 encoders escape: all but letters, digits and `-._~`.
 const UNRESERVED_KEPT: &AsciiSet = &NON_ALPHANUMERIC
@@ -46,14 +52,70 @@ const FORM_KEPT: &AsciiSet = &NON_ALPHANUMERIC
 /// run resolves secrets; shared by the run's calls and its journal writer.
 #[derive(Default)]
 pub struct SecretMask {
-    /// Longest first, so a form containing another is replaced whole.
-    forms: RwLock<Vec<String>>,
+    inner: RwLock<Learnt>,
+}
+
+#[derive(Default)]
+struct Learnt {
+    /// Each learnt value (or exact form) and its forms, oldest first.
+    values: VecDeque<(String, Vec<String>)>,
+    /// How many of `values` have each form.
+    counts: HashMap<String, usize>,
+    /// Every value's forms, deduplicated, longest first (then in byte order), so a form
+    /// containing another is replaced whole.
+    forms: Vec<String>,
+}
+
+/// The order of [`Learnt::forms`].
+fn longest_first(a: &String, b: &String) -> std::cmp::Ordering {
+    b.len().cmp(&a.len()).then_with(|| a.cmp(b))
+}
+
+impl Learnt {
+    fn learn(&mut self, key: &str, mut forms: Vec<String>) {
+        if let Some(i) = self.values.iter().position(|(k, _)| k == key) {
+            if let Some(known) = self.values.remove(i) {
+                self.values.push_back(known);
+            }
+            return;
+        }
+        forms.retain(|f| f.len() >= MIN_MASKED_BYTES);
+        forms.sort();
+        forms.dedup();
+        for form in &forms {
+            let n = self.counts.entry(form.clone()).or_insert(0);
+            *n += 1;
+            if *n == 1
+                && let Err(at) = self.forms.binary_search_by(|f| longest_first(f, form))
+            {
+                self.forms.insert(at, form.clone());
+            }
+        }
+        self.values.push_back((key.to_owned(), forms));
+        while self.values.len() > MAX_VALUES {
+            let Some((_, dropped)) = self.values.pop_front() else {
+                break;
+            };
+            for form in dropped {
+                let Some(n) = self.counts.get_mut(&form) else {
+                    continue;
+                };
+                *n -= 1;
+                if *n == 0 {
+                    self.counts.remove(&form);
+                    if let Ok(at) = self.forms.binary_search_by(|f| longest_first(f, &form)) {
+                        self.forms.remove(at);
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for SecretMask {
     // The forms are the secrets: only how many there are.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.forms.read().map(|g| g.len()).unwrap_or(0);
+        let n = self.inner.read().map(|g| g.forms.len()).unwrap_or(0);
         f.debug_struct("SecretMask").field("forms", &n).finish()
     }
 }
@@ -85,46 +147,76 @@ impl SecretMask {
             forms.push(lower_escapes(&percent));
             forms.push(percent);
         }
-        self.insert(forms);
+        self.insert(secret, forms);
     }
 
     /// Learns one exact form a call sent (e.g. the base64 of `user:password` of an HTTP
     /// basic credential).
     pub fn add_form(&self, form: &str) {
         if form.len() >= MIN_MASKED_BYTES {
-            self.insert(vec![form.to_owned()]);
+            self.insert(form, vec![form.to_owned()]);
         }
     }
 
-    fn insert(&self, new: Vec<String>) {
-        let Ok(mut forms) = self.forms.write() else {
-            return;
-        };
-        for form in new {
-            if form.len() >= MIN_MASKED_BYTES && !forms.contains(&form) {
-                forms.push(form);
-            }
+    /// Learns `key` with its `forms`; a known key becomes the newest again.
+    fn insert(&self, key: &str, forms: Vec<String>) {
+        if let Ok(mut learnt) = self.inner.write() {
+            learnt.learn(key, forms);
         }
-        forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
     }
 
     /// True when nothing has been learnt (masking is then a no-op).
     pub fn is_empty(&self) -> bool {
-        self.forms.read().map(|g| g.is_empty()).unwrap_or(true)
+        self.inner
+            .read()
+            .map(|g| g.forms.is_empty())
+            .unwrap_or(true)
     }
 
     /// `text` with every learnt form replaced by [`MASK`].
     pub fn mask_str<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let Ok(forms) = self.forms.read() else {
+        let Ok(learnt) = self.inner.read() else {
             return Cow::Borrowed(text);
         };
         let mut out = Cow::Borrowed(text);
-        for form in forms.iter() {
+        for form in learnt.forms.iter() {
             if out.contains(form.as_str()) {
                 out = Cow::Owned(out.replace(form.as_str(), MASK));
             }
         }
         out
+    }
+
+    /// The length in bytes of the longest learnt form (0 when nothing is learnt).
+    pub fn longest_form(&self) -> usize {
+        self.inner
+            .read()
+            .map(|g| g.forms.first().map_or(0, String::len))
+            .unwrap_or(0)
+    }
+
+    /// At most the first `max_chars` characters of `text`, masked. With `cut` (`text` is only
+    /// the start of a longer text), a tail that may be the start of a learnt form is dropped
+    /// too: a value cut off at the end of `text` leaves none of its characters.
+    pub fn mask_prefix(&self, text: &str, max_chars: usize, cut: bool) -> String {
+        let masked = self.mask_str(text);
+        let mut end = masked.len();
+        if cut {
+            if let Ok(learnt) = self.inner.read() {
+                let forms = &learnt.forms;
+                // The earliest start of a tail that a form begins with (a whole form would
+                // have been masked, so any such tail is a form cut short).
+                let longest = forms.first().map_or(0, String::len);
+                let window = masked.len().saturating_sub(longest);
+                end = masked
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .filter(|&i| i >= window)
+                    .find(|&i| forms.iter().any(|f| f.starts_with(&masked[i..])))
+                    .unwrap_or(end);
+            }
+        }
+        masked[..end].chars().take(max_chars).collect()
     }
 
     /// Masks `text` in place.
@@ -238,6 +330,39 @@ mod tests {
         let mut v = json!({"a": [secret, {"k": format!("x{secret}y")}], secret: 1, "n": 3});
         mask.mask_value(&mut v);
         assert_eq!(v, json!({"a": ["***", {"k": "x***y"}], "***": 1, "n": 3}));
+    }
+
+    #[test]
+    fn a_prefix_is_masked_before_the_cut_and_a_cut_off_value_is_dropped() {
+        let mask = SecretMask::new();
+        mask.add("tok-123456");
+        assert_eq!(mask.mask_prefix("ab tok-123456 cd", 6, false), "ab ***");
+        // Only the start of a longer text: its tail may be the value cut short.
+        assert_eq!(mask.mask_prefix("tok-123456 tok-12", 100, true), "*** ");
+        assert_eq!(
+            mask.mask_prefix("tok-123456 tok-12", 100, false),
+            "*** tok-12"
+        );
+        assert_eq!(mask.mask_prefix("é tok", 100, true), "é ");
+        assert_eq!(mask.longest_form(), "dG9rLTEyMzQ1Ng==".len());
+    }
+
+    #[test]
+    fn a_mask_keeps_the_newest_values_up_to_its_cap() {
+        let mask = SecretMask::new();
+        let value = |i: usize| format!("secret-value-{i:05}");
+        for i in 0..MAX_VALUES {
+            mask.add(&value(i));
+        }
+        // Re-learning the oldest makes it the newest: the next new value drops value 1.
+        mask.add(&value(0));
+        mask.add(&value(MAX_VALUES));
+        assert_eq!(mask.mask_str(&value(0)), "***");
+        assert_eq!(mask.mask_str(&value(1)), value(1), "dropped");
+        let encoded = STANDARD.encode(value(1));
+        assert_eq!(mask.mask_str(&encoded), encoded, "with its forms");
+        assert_eq!(mask.mask_str(&value(2)), "***");
+        assert_eq!(mask.mask_str(&value(MAX_VALUES)), "***");
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! Unknown endpoint → `404 mcp-endpoint-not-found`; a resource or prompt the server does not
 //! list → `404 mcp-resource-not-found` / `mcp-prompt-not-found`; any other upstream failure
 //! (unreachable, an error answer, a timeout) → `502 mcp-resource-read-failed` /
-//! `mcp-prompt-get-failed` with the reason.
+//! `mcp-prompt-get-failed` with the reason, the endpoint's credential masked (`***`) in it
+//! whether the failure came at connect or after.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -22,7 +23,7 @@ use kindgi_mcp::{ConnectOptions, McpClient};
 use kindgi_store::mcp_endpoints::McpEndpointStore;
 use serde_json::{Map, Value, json};
 
-use super::mcp_auth;
+use super::mcp_auth::{self, EndpointAuth};
 use super::mcp_sync::{SYNC_TIMEOUT, endpoint_uri};
 use super::values::{self, ValuesConfig};
 use crate::auth::Tenant;
@@ -65,14 +66,15 @@ fn upstream(kind: Kind, endpoint_id: &str, message: String) -> ApiError {
         .with_details(json!({ "endpointId": echo(endpoint_id) }))
 }
 
-/// Connects to `tenant`'s endpoint `endpoint_id`.
+/// Connects to `tenant`'s endpoint `endpoint_id`; the endpoint's credential comes back too,
+/// to mask it in what the server answers later.
 async fn connect(
     state: &AppState,
     tenant: &str,
     endpoint_id: &str,
     kind: Kind,
     config: Option<&ValuesConfig>,
-) -> Result<McpClient, ApiError> {
+) -> Result<(McpClient, EndpointAuth), ApiError> {
     let record = McpEndpointStore::new(state.db.clone())
         .get(tenant, endpoint_id)
         .await
@@ -103,9 +105,10 @@ async fn connect(
         bearer: auth.bearer.clone(),
         ..Default::default()
     };
-    McpClient::connect(&uri, options)
+    let client = McpClient::connect(&uri, options)
         .await
-        .map_err(|e| upstream(kind, endpoint_id, auth.masked(&e.to_string())))
+        .map_err(|e| upstream(kind, endpoint_id, auth.masked(&e.to_string())))?;
+    Ok((client, auth))
 }
 
 /// Keeps only `keys` of `v` (those present and not null).
@@ -125,7 +128,7 @@ async fn resources(
     config: Option<Extension<ValuesConfig>>,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let client = connect(
+    let (client, auth) = connect(
         &state,
         &tenant,
         &endpoint_id,
@@ -135,7 +138,8 @@ async fn resources(
     .await?;
     let listed = client.list_resources().await;
     client.close().await;
-    let listed = listed.map_err(|e| upstream(Kind::Resource, &endpoint_id, e.to_string()))?;
+    let listed =
+        listed.map_err(|e| upstream(Kind::Resource, &endpoint_id, auth.masked(&e.to_string())))?;
     let data: Vec<Value> = listed
         .iter()
         .map(|r| pick(r, &["uri", "name", "description", "mimeType"]))
@@ -149,7 +153,7 @@ async fn read_resource(
     config: Option<Extension<ValuesConfig>>,
     Path((endpoint_id, uri)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let client = connect(
+    let (client, auth) = connect(
         &state,
         &tenant,
         &endpoint_id,
@@ -184,7 +188,13 @@ async fn read_resource(
             )
             .with_details(json!({ "endpointId": echo(&endpoint_id), "uri": echo(&uri) })));
         }
-        Err(e) => return Err(upstream(Kind::Resource, &endpoint_id, e.to_string())),
+        Err(e) => {
+            return Err(upstream(
+                Kind::Resource,
+                &endpoint_id,
+                auth.masked(&e.to_string()),
+            ));
+        }
     };
     let first = result
         .get("contents")
@@ -211,7 +221,7 @@ async fn prompts(
     config: Option<Extension<ValuesConfig>>,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let client = connect(
+    let (client, auth) = connect(
         &state,
         &tenant,
         &endpoint_id,
@@ -221,7 +231,8 @@ async fn prompts(
     .await?;
     let listed = client.list_prompts().await;
     client.close().await;
-    let listed = listed.map_err(|e| upstream(Kind::Prompt, &endpoint_id, e.to_string()))?;
+    let listed =
+        listed.map_err(|e| upstream(Kind::Prompt, &endpoint_id, auth.masked(&e.to_string())))?;
     let data: Vec<Value> = listed
         .iter()
         .map(|p| {
@@ -269,7 +280,7 @@ async fn get_prompt(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let arguments = prompt_arguments(&body)?;
-    let client = connect(
+    let (client, auth) = connect(
         &state,
         &tenant,
         &endpoint_id,
@@ -306,7 +317,7 @@ async fn get_prompt(
         }
         Err(e) => {
             return Err(
-                upstream(Kind::Prompt, &endpoint_id, e.to_string()).with_details(
+                upstream(Kind::Prompt, &endpoint_id, auth.masked(&e.to_string())).with_details(
                     json!({ "endpointId": echo(&endpoint_id), "promptName": echo(&name) }),
                 ),
             );

@@ -1,6 +1,7 @@
 """An MCP server (the official Python SDK's FastMCP) that requires
 `Authorization: Bearer $MCP_TOKEN` on every HTTP request; anything else is a 401 whose body
-quotes what it was sent (so a test sees whether the client masks what a server echoes).
+quotes what it was sent, and the prompt `leak` fails quoting the token (so a test sees
+whether the client masks what a server echoes, at connect and after it).
 
 Usage: bearer_mcp.py sse|streamable-http — binds a free port on 127.0.0.1 and prints
 `PORT <n>`. Every request's Authorization header is appended to $MCP_SEEN (one per line)
@@ -31,6 +32,12 @@ def add(a: int, b: int) -> int:
 def greet(name: str) -> str:
     """Greets someone."""
     return f"Hello, {name}!"
+
+
+@mcp.prompt()
+def leak() -> str:
+    """Fails quoting the token it was reached with (an error after connect)."""
+    raise ValueError(f"upstream refused token {TOKEN}")
 
 
 class RequireBearer:

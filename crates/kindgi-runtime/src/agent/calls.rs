@@ -11,6 +11,7 @@
 //!   approval, the step's calls that have not started run one at a time.
 //! - A call that finished before a park or a restart keeps its recorded result and does not
 //!   run again. Results come back in the model's order.
+//! - A result (or retry text) reaches the model with the run's resolved secrets masked.
 
 use futures::future::join_all;
 use serde_json::{Value, json};
@@ -305,7 +306,7 @@ async fn run_call(
     let m = tool.manifest();
     let version = m.version.clone();
     let outside = m.result_is_outside_data();
-    let recorded = ctx
+    let mut recorded = ctx
         .recorded(step.value_scope, &key, async {
             if m.pauses() {
                 let v = ctx
@@ -340,5 +341,8 @@ async fn run_call(
             }
         })
         .await?;
+    // What the model (and the turn's guardrails) read: the run's secrets masked, as in the
+    // journal's copy (which a replayed call gets).
+    ctx.journal.mask().mask_value(&mut recorded);
     Ok(outcome_of(recorded, outside, Some(m.version.clone())))
 }

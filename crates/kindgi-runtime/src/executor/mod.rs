@@ -21,6 +21,7 @@ use kindgi_spec::flow::{
     EdgePolicy, EvaluationTiming, Expr, FanoutConvergence, FanoutNode, Flow, LeafKind, LeafNode,
     LoopBody, LoopNode, Node, SubflowNode, SubgraphConvergence,
 };
+use kindgi_tools::secret_mask::SecretMask;
 use kindgi_tools::{BoxFuture, ToolContext};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -354,6 +355,15 @@ pub(crate) async fn execute_run(
     finish(&shared, run, result, Some(&journal)).await
 }
 
+/// A failure's message as the host log shows it: with the run's secrets masked (`mask`: the
+/// run's, when it has a journal writer), as everything the run stores is.
+fn logged_message<'a>(f: &'a Failure, mask: Option<&SecretMask>) -> std::borrow::Cow<'a, str> {
+    match mask {
+        Some(mask) => mask.mask_str(&f.message),
+        None => std::borrow::Cow::Borrowed(&f.message),
+    }
+}
+
 /// Journals the terminal entry (when a writer is given) and stores the final record.
 async fn finish(
     shared: &Shared,
@@ -365,7 +375,8 @@ async fn finish(
         && f.lost
     {
         // Another executor journals this run: leave the record to it.
-        tracing::warn!(run = %run.id, "{}", f.message);
+        let mask = journal.map(|j| j.mask().as_ref());
+        tracing::warn!(run = %run.id, "{}", logged_message(f, mask));
         return shared
             .store
             .get_run(&run.id)
@@ -1028,4 +1039,24 @@ fn config_version(leaf: &LeafNode) -> Option<&str> {
 /// Scope string for values recorded by a node: `<scope>/<node>`.
 pub(crate) fn node_scope(scope: &str, node: &str) -> String {
     child_scope(scope, node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_logged_failure_message_has_the_runs_secrets_masked() {
+        let mask = SecretMask::new();
+        mask.add("sk-lost-run-123");
+        let f = Failure {
+            lost: true,
+            ..Failure::fatal("run-taken-over: while sending sk-lost-run-123")
+        };
+        assert_eq!(
+            logged_message(&f, Some(&mask)),
+            "run-taken-over: while sending ***"
+        );
+        assert_eq!(logged_message(&f, None), f.message);
+    }
 }

@@ -128,6 +128,19 @@ async fn big(Query(q): Query<HashMap<String, String>>) -> Response {
     }
 }
 
+/// A 500 whose body is `at` letters, then `times` copies of the request's `X-API-Key`
+/// header, then `-tail` (a server that echoes the credential in its error page).
+async fn secret_at(Query(q): Query<HashMap<String, usize>>, headers: HeaderMap) -> Response {
+    let key = headers
+        .get("x-api-key")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let at = q.get("at").copied().unwrap_or(0);
+    let times = q.get("times").copied().unwrap_or(1);
+    let body = format!("{}{}-tail", "x".repeat(at), key.repeat(times));
+    (StatusCode::INTERNAL_SERVER_ERROR, body).into_response()
+}
+
 pub async fn start() -> Server {
     let hits = Arc::new(AtomicUsize::new(0));
     let counter = hits.clone();
@@ -155,6 +168,7 @@ pub async fn start() -> Server {
         .route("/stall-headers", any(stall_headers))
         .route("/stall-body", any(stall_body))
         .route("/big", get(big))
+        .route("/secret-at", get(secret_at))
         .fallback(echo)
         .layer(axum::middleware::from_fn(
             move |req, next: axum::middleware::Next| {
