@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
+use kindgi_core::StorageError;
 use kindgi_mcp::{
     ConnectOptions, DEFAULT_CALL_TIMEOUT, Endpoint, McpClient, McpSource, mcp_dispatchers,
 };
@@ -19,6 +20,7 @@ use kindgi_runtime::guardrail::{CheckError, CheckRequest, GuardrailChecks};
 use kindgi_runtime::resolve::RegistryToolFactory;
 use kindgi_runtime::{PackTool, ToolDispatcher};
 use kindgi_spec::ToolManifest;
+use kindgi_store::StoreError;
 use kindgi_store::definitions::{DefinitionRecord, Definitions};
 use kindgi_tools::egress::EgressPolicy;
 use serde_json::Value;
@@ -35,9 +37,12 @@ impl StoreDefinitions {
     }
 }
 
-fn definition(record: Option<DefinitionRecord>) -> Result<Option<Value>, String> {
+fn definition(
+    op: &'static str,
+    record: Option<DefinitionRecord>,
+) -> Result<Option<Value>, StorageError> {
     record
-        .map(|r| r.definition().map_err(|e| e.to_string()))
+        .map(|r| r.definition().map_err(StoreError::storage(op)))
         .transpose()
 }
 
@@ -48,12 +53,14 @@ impl DefinitionSource for StoreDefinitions {
         tenant: &str,
         id: &str,
         version: Option<&str>,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<Value>, StorageError> {
+        let op = "definitions.flow";
         definition(
+            op,
             self.defs
                 .get_flow(tenant, id, version)
                 .await
-                .map_err(|e| e.to_string())?,
+                .map_err(StoreError::storage(op))?,
         )
     }
 
@@ -62,21 +69,25 @@ impl DefinitionSource for StoreDefinitions {
         tenant: &str,
         id: &str,
         version: Option<&str>,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<Value>, StorageError> {
+        let op = "definitions.agent";
         definition(
+            op,
             self.defs
                 .get_agent(tenant, id, version)
                 .await
-                .map_err(|e| e.to_string())?,
+                .map_err(StoreError::storage(op))?,
         )
     }
 
-    async fn guardrail_json(&self, tenant: &str, id: &str) -> Result<Option<Value>, String> {
+    async fn guardrail_json(&self, tenant: &str, id: &str) -> Result<Option<Value>, StorageError> {
+        let op = "definitions.guardrail";
         definition(
+            op,
             self.defs
                 .get_guardrail(tenant, id)
                 .await
-                .map_err(|e| e.to_string())?,
+                .map_err(StoreError::storage(op))?,
         )
     }
 }

@@ -85,6 +85,7 @@ pub use dispatch::{
 pub use guardrail::{
     CheckError, CheckRequest, GuardrailCatalogue, GuardrailChecks, GuardrailSpec, Stage,
 };
+pub use kindgi_core::StorageError;
 pub use model::{ModelError, ModelProvider};
 pub use record::{
     AGENT_TURN_FLOW_ID, JournalEntry, JournalKind, RunAgent, RunFailure, RunMeta, RunRecord,
