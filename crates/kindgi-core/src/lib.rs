@@ -8,7 +8,7 @@
 //!   `kindgi-runtime`, `kindgi-api` and `kindgi-host`. It has no sqlx, no axum and asks for
 //!   no tokio runtime: what is here is data and traits, so every floor above can name it.
 //! * **A port in core, its implementation in kindgi-store.** The records ([`run`],
-//!   [`approval`], [`pause`], [`conversation`]) are what runs are on the wire and what the
+//!   [`approval`], [`pause`], [`conversation`], [`definition`]) are what runs are on the wire and what the
 //!   engine reasons about; the [`ports`] are expressed in those records, never in a store's
 //!   rows. A backend implements a port directly on its own types (as `kindgi-store`'s
 //!   `StoreRegistry` implements `kindgi_tools::registry::ToolRegistry`), so no adapter or
@@ -25,6 +25,7 @@
 
 pub mod approval;
 pub mod conversation;
+pub mod definition;
 pub mod error;
 pub mod ids;
 pub mod memory;
@@ -40,5 +41,5 @@ pub use ids::{
 pub use memory::{MemoryRunStore, MemoryWaitStore};
 pub use ports::{
     CallValues, CheckError, CheckRequest, ConversationLog, DefinitionSource, GuardrailChecks,
-    ReplayFilter, RunQuery, RunStore, WaitJournal, WaitStore,
+    ReplayFilter, RunQuery, RunStore, TenantApprovalPolicy, WaitJournal, WaitStore,
 };

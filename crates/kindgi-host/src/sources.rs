@@ -37,13 +37,8 @@ impl StoreDefinitions {
     }
 }
 
-fn definition(
-    op: &'static str,
-    record: Option<DefinitionRecord>,
-) -> Result<Option<Value>, StorageError> {
-    record
-        .map(|r| r.definition().map_err(StoreError::storage(op)))
-        .transpose()
+fn definition(record: Option<DefinitionRecord>) -> Result<Option<Value>, StorageError> {
+    record.map(|r| r.definition()).transpose()
 }
 
 #[async_trait]
@@ -56,7 +51,6 @@ impl DefinitionSource for StoreDefinitions {
     ) -> Result<Option<Value>, StorageError> {
         let op = "definitions.flow";
         definition(
-            op,
             self.defs
                 .get_flow(tenant, id, version)
                 .await
@@ -72,7 +66,6 @@ impl DefinitionSource for StoreDefinitions {
     ) -> Result<Option<Value>, StorageError> {
         let op = "definitions.agent";
         definition(
-            op,
             self.defs
                 .get_agent(tenant, id, version)
                 .await
@@ -83,7 +76,6 @@ impl DefinitionSource for StoreDefinitions {
     async fn guardrail_json(&self, tenant: &str, id: &str) -> Result<Option<Value>, StorageError> {
         let op = "definitions.guardrail";
         definition(
-            op,
             self.defs
                 .get_guardrail(tenant, id)
                 .await

@@ -65,7 +65,9 @@ pub mod wait;
 pub mod wait_store;
 pub mod wait_store_db;
 
-pub use agent::hitl::{HitlMode, HitlSpec, TenantHitlPolicy, TenantPolicyError, ToolHitlRule};
+pub use agent::hitl::{
+    HitlMode, HitlSpec, TenantApprovalPolicy, TenantHitlPolicy, TenantPolicyError, ToolHitlRule,
+};
 pub use approval::{
     Approval, ApprovalCompletion, ApprovalDecision, ApprovalError, ApprovalQuery, ApprovalStatus,
     DecisionInput, DecisionKind, NewApproval, ResumeOutcome, ReviewerRole,

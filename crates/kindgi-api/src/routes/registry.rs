@@ -112,8 +112,8 @@ pub use kindgi_core::ids::format_millis as rfc3339;
 /// (`projectId`, `unregisteredAt`), its annotations (`pins`, `pinsDigest`…) and the
 /// definition. Fields the definition has and the schema lacks are not sent.
 pub fn wire(keys: &[&str], record: &DefinitionRecord) -> Result<Value, ApiError> {
-    let definition = record.definition().map_err(store_error)?;
-    let annotations = record.annotations().map_err(store_error)?;
+    let definition = record.definition().map_err(|e| ApiError::internal(&e))?;
+    let annotations = record.annotations().map_err(|e| ApiError::internal(&e))?;
     let mut out = Map::new();
     for &key in keys {
         let value = match key {

@@ -8,6 +8,7 @@ mod conversation_log;
 mod definition_source;
 mod guardrail_checks;
 mod run_store;
+mod tenant_policy;
 mod wait_store;
 
 pub use call_values::CallValues;
@@ -15,4 +16,5 @@ pub use conversation_log::ConversationLog;
 pub use definition_source::DefinitionSource;
 pub use guardrail_checks::{CheckError, CheckRequest, GuardrailChecks};
 pub use run_store::{ReplayFilter, RunQuery, RunStore};
+pub use tenant_policy::TenantApprovalPolicy;
 pub use wait_store::{WaitJournal, WaitStore, approval_matches, journal_entries};
