@@ -45,10 +45,10 @@ impl RunStore for Flaky {
         limit: Option<u32>,
     ) -> Result<Vec<JournalEntry>, RunStoreError> {
         if self.broken.load(Ordering::SeqCst) {
-            return Err(RunStoreError::Backend {
-                op: "journal",
-                message: "secret connection detail".into(),
-            });
+            return Err(RunStoreError::backend(
+                "journal",
+                std::io::Error::other("secret connection detail"),
+            ));
         }
         self.inner.journal(run_id, after, limit).await
     }

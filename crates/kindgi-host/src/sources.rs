@@ -11,12 +11,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
+use kindgi_core::StorageError;
 use kindgi_pack::dispatch::{CheckCallError, PackServiceCaller};
 use kindgi_runtime::definitions::DefinitionSource;
 use kindgi_runtime::guardrail::{CheckError, CheckRequest, GuardrailChecks};
 use kindgi_runtime::resolve::RegistryToolFactory;
 use kindgi_runtime::{PackTool, ToolDispatcher};
 use kindgi_spec::ToolManifest;
+use kindgi_store::StoreError;
 use kindgi_store::definitions::{DefinitionRecord, Definitions};
 
 use crate::registry_mcp::RegistryMcp;
@@ -34,10 +36,8 @@ impl StoreDefinitions {
     }
 }
 
-fn definition(record: Option<DefinitionRecord>) -> Result<Option<Value>, String> {
-    record
-        .map(|r| r.definition().map_err(|e| e.to_string()))
-        .transpose()
+fn definition(record: Option<DefinitionRecord>) -> Result<Option<Value>, StorageError> {
+    record.map(|r| r.definition()).transpose()
 }
 
 #[async_trait]
@@ -47,12 +47,13 @@ impl DefinitionSource for StoreDefinitions {
         tenant: &str,
         id: &str,
         version: Option<&str>,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<Value>, StorageError> {
+        let op = "definitions.flow";
         definition(
             self.defs
                 .get_flow(tenant, id, version)
                 .await
-                .map_err(|e| e.to_string())?,
+                .map_err(StoreError::storage(op))?,
         )
     }
 
@@ -61,21 +62,23 @@ impl DefinitionSource for StoreDefinitions {
         tenant: &str,
         id: &str,
         version: Option<&str>,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<Value>, StorageError> {
+        let op = "definitions.agent";
         definition(
             self.defs
                 .get_agent(tenant, id, version)
                 .await
-                .map_err(|e| e.to_string())?,
+                .map_err(StoreError::storage(op))?,
         )
     }
 
-    async fn guardrail_json(&self, tenant: &str, id: &str) -> Result<Option<Value>, String> {
+    async fn guardrail_json(&self, tenant: &str, id: &str) -> Result<Option<Value>, StorageError> {
+        let op = "definitions.guardrail";
         definition(
             self.defs
                 .get_guardrail(tenant, id)
                 .await
-                .map_err(|e| e.to_string())?,
+                .map_err(StoreError::storage(op))?,
         )
     }
 }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use kindgi_core::StorageError;
 use kindgi_runtime::CallValues;
 use kindgi_spec::ToolManifest;
 use kindgi_store::values::ValuesStore;
@@ -39,13 +40,13 @@ impl CallValues for StoreCallValues {
         tenant: &str,
         _tool: &ToolManifest,
         names: &[String],
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, StorageError> {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let project = kindgi_api::projects::default_project_id(tenant);
         self.store
             .resolve_env(tenant, Some(&project), &self.served_env, &names)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(StorageError::backend_of("values.resolve_env"))
     }
 
     async fn secret_values(
@@ -53,14 +54,14 @@ impl CallValues for StoreCallValues {
         tenant: &str,
         _tool: &ToolManifest,
         names: &[String],
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, StorageError> {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let project = kindgi_api::projects::default_project_id(tenant);
         let found = self
             .store
             .resolve_secrets_in(tenant, Some(&project), &self.served_env, &names)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(StorageError::backend_of("values.resolve_secrets"))?;
         Ok(found
             .into_iter()
             .map(|(name, value)| (name, value.expose().to_owned()))

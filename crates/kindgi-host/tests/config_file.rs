@@ -121,7 +121,7 @@ fn a_remote_slot_never_shows_its_token() {
 /// each problem names the tenant and where in its policy it is.
 #[tokio::test]
 async fn tenant_hitl_policies_are_read_and_checked() {
-    use kindgi_runtime::agent::hitl::TenantHitlPolicy;
+    use kindgi_runtime::agent::hitl::TenantApprovalPolicy;
     let tmp = tempfile::tempdir().unwrap();
     let path = write(
         tmp.path(),

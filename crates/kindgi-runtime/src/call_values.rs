@@ -17,10 +17,9 @@
 //! - Every value resolved either way is taught to the run's [`SecretMask`] first, so it is
 //!   masked (`***`) in whatever the run stores or sends.
 
-use async_trait::async_trait;
 use kindgi_spec::ToolManifest;
 use kindgi_tools::ToolContext;
-use kindgi_tools::context::{SecretResolver, SecretValues};
+use kindgi_tools::context::SecretValues;
 use kindgi_tools::dispatch::{ToolCallError, ToolDispatcher, ToolTransport};
 use kindgi_tools::invoke::ENV_VALUE_MISSING;
 use kindgi_tools::secret_mask::{MaskingResolver, SecretMask};
@@ -28,36 +27,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Env values and secrets for a tool call, per tenant. The host implements it (over the
-/// env and secret stores of its deployment).
-#[async_trait]
-pub trait CallValues: Send + Sync + std::fmt::Debug {
-    /// The values `tenant` has for `names` (the tool's `needsSpec.env` names, in declaration
-    /// order); a name without a value is left out. `Err` fails the call.
-    async fn env(
-        &self,
-        tenant: &str,
-        tool: &ToolManifest,
-        names: &[String],
-    ) -> Result<BTreeMap<String, String>, String>;
-
-    /// The resolver of `tenant`'s secrets for this tool (`needsSpec.secrets`, an http spec's
-    /// `secretRef`), if there is one.
-    fn secrets(&self, tenant: &str, tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>>;
-
-    /// The values `tenant` has for `names` (the tool's `needsSpec.secrets` names) in the
-    /// served env, for a call that leaves the process; a name without a value is left out.
-    /// `Err` fails the call.
-    async fn secret_values(
-        &self,
-        tenant: &str,
-        tool: &ToolManifest,
-        names: &[String],
-    ) -> Result<BTreeMap<String, String>, String>;
-
-    /// The env the values are served from (`KINDGI_ENV`), for messages.
-    fn served_env(&self) -> &str;
-}
+pub use kindgi_core::ports::CallValues;
 
 /// The tool's declared secret names (`needsSpec.secrets`), in declaration order.
 pub fn declared_secrets(tool: &ToolManifest) -> Vec<String> {

@@ -129,8 +129,8 @@ impl LoadedFlow {
     }
 }
 
-/// The tenant under which an entry is visible to every tenant.
-pub const ALL_TENANTS: &str = "*";
+/// The tenant under which an entry is visible to every tenant (core's).
+pub use kindgi_core::ids::ALL_TENANTS;
 
 /// The scope an insert goes to: a tenant, or every tenant (`None`, `"*"`).
 fn scope_of(tenant: Option<&str>) -> &str {

@@ -22,74 +22,12 @@ use std::collections::HashMap;
 
 use crate::model::{Message, Role, ToolCall};
 
-/// The title of a conversation a turn opened (the API's default too).
-pub const UNTITLED: &str = "Untitled conversation";
+pub use kindgi_core::StorageError;
+pub use kindgi_core::conversation::{TurnOpening, UNTITLED};
+pub use kindgi_core::ports::ConversationLog;
 
-/// What opening a conversation for a turn that named none records.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnOpening {
-    pub agent_id: String,
-    pub agent_version: String,
-    /// The run's project.
-    pub project_id: Option<String>,
-    /// The turn's user message: the conversation's first message.
-    pub user_message: String,
-}
-
-/// A conversation log failure: the turn fails `persistence-error` with this message.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct ConversationLogError {
-    pub message: String,
-}
-
-impl ConversationLogError {
-    pub fn new(message: impl Into<String>) -> Self {
-        ConversationLogError {
-            message: message.into(),
-        }
-    }
-}
-
-/// Where agent turns keep their conversations.
-#[async_trait]
-pub trait ConversationLog: Send + Sync + std::fmt::Debug {
-    /// Opens conversation `id` for a turn that named none: its first message is the user's
-    /// and it counts one turn. Opening an `id` that exists changes nothing.
-    async fn open(
-        &self,
-        tenant: &str,
-        id: &str,
-        opening: TurnOpening,
-    ) -> Result<(), ConversationLogError>;
-
-    /// The newest `limit` messages of the conversation, oldest first.
-    async fn history(
-        &self,
-        tenant: &str,
-        conversation_id: &str,
-        limit: usize,
-    ) -> Result<Vec<Message>, ConversationLogError>;
-
-    /// Appends `messages` (in order, all or none).
-    async fn append(
-        &self,
-        tenant: &str,
-        conversation_id: &str,
-        messages: &[Message],
-    ) -> Result<(), ConversationLogError>;
-
-    /// How many turns the conversation counts, the running one included (`None`: not
-    /// known). The session approval gate (`hitl.afterTurns`) reads it.
-    async fn turn_count(
-        &self,
-        tenant: &str,
-        conversation_id: &str,
-    ) -> Result<Option<u64>, ConversationLogError> {
-        let _ = (tenant, conversation_id);
-        Ok(None)
-    }
-}
+/// A conversation log's error: core's one [`StorageError`] (the old name, kept for callers).
+pub type ConversationLogError = StorageError;
 
 /// [`ConversationLog`] over kindgi-store's conversations (SQLite or PostgreSQL).
 #[derive(Debug, Clone)]
@@ -105,20 +43,36 @@ impl DatabaseConversationLog {
     }
 }
 
-fn log_error(conversation_id: &str, what: &str, e: impl std::fmt::Display) -> ConversationLogError {
-    ConversationLogError::new(format!(
-        "Conversation \"{conversation_id}\": could not {what}: {e}"
-    ))
+/// What a failed log operation says of its conversation, the store's error as its source.
+#[derive(Debug, thiserror::Error)]
+#[error("Conversation \"{conversation_id}\": could not {what}: {source}")]
+struct LogFailure {
+    conversation_id: String,
+    what: &'static str,
+    #[source]
+    source: kindgi_core::BoxError,
+}
+
+fn log_error<E: Into<kindgi_core::BoxError>>(
+    op: &'static str,
+    conversation_id: &str,
+    what: &'static str,
+) -> impl FnOnce(E) -> StorageError {
+    move |source| {
+        StorageError::backend(
+            op,
+            LogFailure {
+                conversation_id: conversation_id.to_owned(),
+                what,
+                source: source.into(),
+            },
+        )
+    }
 }
 
 #[async_trait]
 impl ConversationLog for DatabaseConversationLog {
-    async fn open(
-        &self,
-        tenant: &str,
-        id: &str,
-        opening: TurnOpening,
-    ) -> Result<(), ConversationLogError> {
+    async fn open(&self, tenant: &str, id: &str, opening: TurnOpening) -> Result<(), StorageError> {
         let new = NewConversation {
             agent_id: opening.agent_id,
             agent_version: opening.agent_version,
@@ -137,7 +91,7 @@ impl ConversationLog for DatabaseConversationLog {
             .open_for_turn(tenant, id, new, first)
             .await
             .map(drop)
-            .map_err(|e| log_error(id, "open it", e))
+            .map_err(log_error("conversations.open", id, "open it"))
     }
 
     async fn history(
@@ -145,7 +99,7 @@ impl ConversationLog for DatabaseConversationLog {
         tenant: &str,
         conversation_id: &str,
         limit: usize,
-    ) -> Result<Vec<Message>, ConversationLogError> {
+    ) -> Result<Vec<Message>, StorageError> {
         match self
             .store
             .recent_messages(tenant, conversation_id, limit)
@@ -154,7 +108,11 @@ impl ConversationLog for DatabaseConversationLog {
             Ok(stored) => Ok(stored.iter().filter_map(from_stored).collect()),
             // A turn whose conversation is gone (unregistered) reads no history.
             Err(ConversationError::NotFound { .. }) => Ok(Vec::new()),
-            Err(e) => Err(log_error(conversation_id, "read its history", e)),
+            Err(e) => Err(log_error(
+                "conversations.history",
+                conversation_id,
+                "read its history",
+            )(e)),
         }
     }
 
@@ -163,7 +121,7 @@ impl ConversationLog for DatabaseConversationLog {
         tenant: &str,
         conversation_id: &str,
         messages: &[Message],
-    ) -> Result<(), ConversationLogError> {
+    ) -> Result<(), StorageError> {
         let rows = to_stored(messages);
         if rows.is_empty() {
             return Ok(());
@@ -174,7 +132,11 @@ impl ConversationLog for DatabaseConversationLog {
             .await
         {
             Ok(_) | Err(ConversationError::NotFound { .. }) => Ok(()),
-            Err(e) => Err(log_error(conversation_id, "append the turn's messages", e)),
+            Err(e) => Err(log_error(
+                "conversations.append",
+                conversation_id,
+                "append the turn's messages",
+            )(e)),
         }
     }
 
@@ -182,10 +144,14 @@ impl ConversationLog for DatabaseConversationLog {
         &self,
         tenant: &str,
         conversation_id: &str,
-    ) -> Result<Option<u64>, ConversationLogError> {
+    ) -> Result<Option<u64>, StorageError> {
         match self.store.get(tenant, conversation_id).await {
             Ok(c) => Ok(c.map(|c| u64::try_from(c.turn_count).unwrap_or(0))),
-            Err(e) => Err(log_error(conversation_id, "read its turn count", e)),
+            Err(e) => Err(log_error(
+                "conversations.turn_count",
+                conversation_id,
+                "read its turn count",
+            )(e)),
         }
     }
 }

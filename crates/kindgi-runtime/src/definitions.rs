@@ -29,14 +29,16 @@ use crate::guardrail::{GuardrailCatalogue, GuardrailSpec};
 pub const DEFINITION_CACHE_ENTRIES: usize = 1024;
 
 /// Why a definition could not be looked up.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum DefinitionError {
-    /// The source failed (storage down, …).
-    #[error("definition-source-failed: {kind} \"{id}\" could not be read: {message}")]
+    /// The source failed (storage down, …); its error is kept (shared: a lookup's error is
+    /// cloned into every waiter).
+    #[error("definition-source-failed: {kind} \"{id}\" could not be read: {source}")]
     Source {
         kind: &'static str,
         id: String,
-        message: String,
+        #[source]
+        source: Arc<kindgi_core::StorageError>,
     },
     /// The source answered a definition that does not load.
     #[error("invalid-definition: {kind} \"{id}\" version {version} does not load: {message}")]
@@ -81,33 +83,7 @@ pub trait Definitions: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// A fallback the host plugs in behind the catalogues: definitions as JSON (a flow
-/// definition; an agent definition in the agent schema's shape).
-#[async_trait]
-pub trait DefinitionSource: Send + Sync + std::fmt::Debug {
-    /// `Ok(None)` when the tenant has no such flow (or version).
-    async fn flow_json(
-        &self,
-        tenant: &str,
-        id: &str,
-        version: Option<&str>,
-    ) -> Result<Option<Value>, String>;
-
-    /// `Ok(None)` when the tenant has no such agent (or version).
-    async fn agent_json(
-        &self,
-        tenant: &str,
-        id: &str,
-        version: Option<&str>,
-    ) -> Result<Option<Value>, String>;
-
-    /// `Ok(None)` when the tenant has no such guardrail (or it is unregistered): a
-    /// guardrail definition, or a pack index's guardrail entry. Default: none.
-    async fn guardrail_json(&self, tenant: &str, id: &str) -> Result<Option<Value>, String> {
-        let _ = (tenant, id);
-        Ok(None)
-    }
-}
+pub use kindgi_core::ports::DefinitionSource;
 
 /// The in-memory catalogues as [`Definitions`].
 #[derive(Debug, Clone, Default)]
@@ -264,10 +240,10 @@ impl Definitions for LayeredDefinitions {
             .source
             .flow_json(tenant, id, version)
             .await
-            .map_err(|message| DefinitionError::Source {
+            .map_err(|e| DefinitionError::Source {
                 kind: "flow",
                 id: id.to_owned(),
-                message,
+                source: Arc::new(e),
             })?;
         let Some(json) = json else { return Ok(None) };
         let exact = answered_version("flow", id, version, &json)?;
@@ -304,10 +280,10 @@ impl Definitions for LayeredDefinitions {
             .source
             .agent_json(tenant, id, version)
             .await
-            .map_err(|message| DefinitionError::Source {
+            .map_err(|e| DefinitionError::Source {
                 kind: "agent",
                 id: id.to_owned(),
-                message,
+                source: Arc::new(e),
             })?;
         let Some(json) = json else { return Ok(None) };
         let exact = answered_version("agent", id, version, &json)?;
@@ -333,15 +309,15 @@ impl Definitions for LayeredDefinitions {
         if let Some(g) = self.first.guardrail(tenant, id).await? {
             return Ok(Some(g));
         }
-        let json = self
-            .source
-            .guardrail_json(tenant, id)
-            .await
-            .map_err(|message| DefinitionError::Source {
-                kind: "guardrail",
-                id: id.to_owned(),
-                message,
-            })?;
+        let json =
+            self.source
+                .guardrail_json(tenant, id)
+                .await
+                .map_err(|e| DefinitionError::Source {
+                    kind: "guardrail",
+                    id: id.to_owned(),
+                    source: Arc::new(e),
+                })?;
         let Some(json) = json else { return Ok(None) };
         let spec = GuardrailSpec::from_value(&json).map_err(|message| {
             DefinitionError::InvalidGuardrail {

@@ -65,7 +65,9 @@ pub mod wait;
 pub mod wait_store;
 pub mod wait_store_db;
 
-pub use agent::hitl::{HitlMode, HitlSpec, TenantHitlPolicy, TenantPolicyError, ToolHitlRule};
+pub use agent::hitl::{
+    HitlMode, HitlSpec, TenantApprovalPolicy, TenantHitlPolicy, TenantPolicyError, ToolHitlRule,
+};
 pub use approval::{
     Approval, ApprovalCompletion, ApprovalDecision, ApprovalError, ApprovalQuery, ApprovalStatus,
     DecisionInput, DecisionKind, NewApproval, ResumeOutcome, ReviewerRole,
@@ -85,6 +87,7 @@ pub use dispatch::{
 pub use guardrail::{
     CheckError, CheckRequest, GuardrailCatalogue, GuardrailChecks, GuardrailSpec, Stage,
 };
+pub use kindgi_core::StorageError;
 pub use model::{ModelError, ModelProvider};
 pub use record::{
     AGENT_TURN_FLOW_ID, JournalEntry, JournalKind, RunAgent, RunFailure, RunMeta, RunRecord,

@@ -8,7 +8,6 @@
 
 use base64::Engine;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
 use crate::dispatch::ToolDispatcher;
@@ -23,18 +22,10 @@ use kindgi_tools::WaitTicket;
 use kindgi_tools::dispatch::CallOutcome;
 
 /// A wait token: this prefix and 32 random bytes, base64url without padding.
-const TOKEN_PREFIX: &str = "kgw_";
-const TOKEN_BODY_LEN: usize = 43;
+const TOKEN_PREFIX: &str = kindgi_core::ids::WAIT_TOKEN_PREFIX;
 
 /// The id of a wait token: 40 hex of its sha256 (`None`: not shaped like a token).
-pub(crate) fn token_id_of(token: &str) -> Option<String> {
-    let body = token.strip_prefix(TOKEN_PREFIX)?;
-    let shaped = body.len() == TOKEN_BODY_LEN
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    shaped.then(|| hex::encode(Sha256::digest(token.as_bytes()))[..40].to_owned())
-}
+pub(crate) use kindgi_core::ids::wait_token_id as token_id_of;
 
 fn new_token() -> String {
     let bytes: [u8; 32] = rand::random();

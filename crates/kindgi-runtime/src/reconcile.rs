@@ -18,10 +18,7 @@ use crate::wait::WaitOutcome;
 use crate::wait_store::{PauseStatus, WaitStoreError};
 
 fn store_err(e: WaitStoreError) -> RuntimeError {
-    RuntimeError::Store(crate::store::RunStoreError::Backend {
-        op: e.op,
-        message: e.message,
-    })
+    RuntimeError::Store(e)
 }
 
 /// `approval.completed` entries by approval id: the status they moved to.

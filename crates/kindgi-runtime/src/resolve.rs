@@ -28,14 +28,7 @@ use crate::dispatch::{InProcessTool, ToolCatalogue, ToolDispatcher};
 /// The most registry tools a resolver keeps built; when full it starts over.
 pub const BUILT_TOOL_CACHE_ENTRIES: usize = 4096;
 
-/// Splits a tool reference `id` or `id@range`.
-pub fn split_tool_ref(reference: &str) -> (&str, Option<&str>) {
-    match reference.split_once('@') {
-        Some((id, range)) if !range.trim().is_empty() => (id, Some(range.trim())),
-        Some((id, _)) => (id, None),
-        None => (reference, None),
-    }
-}
+pub use kindgi_core::ids::split_tool_ref;
 
 /// Builds the dispatcher of a registry tool that has no `spec` (a pack tool, an MCP tool):
 /// the host plugs one in (it knows which pack service or MCP server serves the tool).

@@ -21,10 +21,7 @@ const MAX_SLEEP: Duration = Duration::from_secs(60);
 const AFTER_FAILURE: Duration = Duration::from_secs(1);
 
 fn store_err(e: WaitStoreError) -> RuntimeError {
-    RuntimeError::Store(crate::store::RunStoreError::Backend {
-        op: e.op,
-        message: e.message,
-    })
+    RuntimeError::Store(e)
 }
 
 impl Runtime {

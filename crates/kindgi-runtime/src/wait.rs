@@ -16,8 +16,8 @@ use crate::approval::{Approval, ApprovalQuery, ApprovalStatus, NewApproval};
 use crate::executor::{Failure, RunCtx, journal_failure};
 use crate::record::{JournalKind, format_millis, now_millis, parse_millis};
 
-/// The default wait: 24 hours.
-pub const DEFAULT_WAIT_MS: u64 = 24 * 60 * 60 * 1000;
+/// The default wait: 24 hours (core's).
+pub use kindgi_core::ids::DEFAULT_WAIT_MS;
 /// The longest a pausing call may wait: 24 days.
 pub const MAX_PAUSE_MS: u64 = 24 * DEFAULT_WAIT_MS;
 
@@ -308,12 +308,7 @@ impl crate::Runtime {
         times_out_at: Option<String>,
         out: &mut WaitingFor,
     ) -> Result<(), crate::RuntimeError> {
-        let store_err = |e: crate::wait_store::WaitStoreError| {
-            crate::RuntimeError::Store(crate::store::RunStoreError::Backend {
-                op: e.op,
-                message: e.message,
-            })
-        };
+        let store_err = crate::RuntimeError::Store;
         let query = ApprovalQuery {
             tenant_id: tenant.to_owned(),
             wait_token_ids: vec![token.to_owned()],

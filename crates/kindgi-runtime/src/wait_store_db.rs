@@ -11,9 +11,8 @@ use kindgi_store::waits::{ApprovalFilter, JournalTail, StoredApproval, StoredPau
 
 use crate::approval::{Approval, ApprovalQuery, ApprovalStatus, ReviewerRole};
 use crate::record::{format_millis, parse_millis};
-use crate::wait_store::{
-    PauseRecord, PauseStatus, WaitJournal, WaitStore, WaitStoreError, journal_entries,
-};
+use crate::wait_store::{PauseRecord, PauseStatus, StorageError, WaitJournal, WaitStore};
+use kindgi_core::ports::journal_entries;
 
 /// Approvals and pauses in the database (SQLite or PostgreSQL).
 #[derive(Debug, Clone)]
@@ -29,11 +28,8 @@ impl DatabaseWaitStore {
     }
 }
 
-fn err(op: &'static str) -> impl FnOnce(kindgi_store::StoreError) -> WaitStoreError {
-    move |e| WaitStoreError {
-        op,
-        message: e.to_string(),
-    }
+fn err(op: &'static str) -> impl FnOnce(kindgi_store::StoreError) -> StorageError {
+    kindgi_store::StoreError::storage(op)
 }
 
 fn rank(role: ReviewerRole) -> i64 {
@@ -47,7 +43,7 @@ fn rank(role: ReviewerRole) -> i64 {
 /// The statuses still waiting for a decision.
 const OPEN: [&str; 3] = ["pending", "assigned", "in_review"];
 
-fn to_row(a: &Approval) -> Result<StoredApproval, WaitStoreError> {
+fn to_row(a: &Approval) -> Result<StoredApproval, StorageError> {
     let s = |k: &str| {
         a.subject_ref
             .get(k)
@@ -67,18 +63,13 @@ fn to_row(a: &Approval) -> Result<StoredApproval, WaitStoreError> {
         conversation_id: s("conversationId"),
         tool_id: s("toolId"),
         args_hash: s("argsHash"),
-        body: serde_json::to_string(a).map_err(|e| WaitStoreError {
-            op: "approvals.encode",
-            message: e.to_string(),
-        })?,
+        body: serde_json::to_string(a).map_err(StorageError::backend_of("approvals.encode"))?,
     })
 }
 
-fn from_row(r: StoredApproval) -> Result<Approval, WaitStoreError> {
-    serde_json::from_str(&r.body).map_err(|e| WaitStoreError {
-        op: "approvals.decode",
-        message: format!("approval {} is corrupt: {e}", r.id),
-    })
+fn from_row(r: StoredApproval) -> Result<Approval, StorageError> {
+    serde_json::from_str(&r.body)
+        .map_err(|e| StorageError::corrupt(format!("approval {}", r.id), e))
 }
 
 fn pause_row(p: &PauseRecord) -> StoredPause {
@@ -98,10 +89,11 @@ fn pause_row(p: &PauseRecord) -> StoredPause {
     }
 }
 
-fn pause_from(r: StoredPause) -> Result<PauseRecord, WaitStoreError> {
-    let status = PauseStatus::parse(&r.status).ok_or_else(|| WaitStoreError {
-        op: "wait_pauses.decode",
-        message: format!("pause {} has an unknown status {:?}", r.token_id, r.status),
+fn pause_from(r: StoredPause) -> Result<PauseRecord, StorageError> {
+    let status = PauseStatus::parse(&r.status).ok_or_else(|| StorageError::Corrupt {
+        what: format!("pause {}", r.token_id),
+        reason: format!("unknown status {:?}", r.status),
+        source: None,
     })?;
     Ok(PauseRecord {
         token_id: r.token_id,
@@ -156,7 +148,7 @@ fn journal_rows(j: &WaitJournal<'_>) -> Vec<StoredJournalEntry> {
 
 #[async_trait]
 impl WaitStore for DatabaseWaitStore {
-    async fn insert_approval(&self, approval: &Approval) -> Result<(), WaitStoreError> {
+    async fn insert_approval(&self, approval: &Approval) -> Result<(), StorageError> {
         let row = to_row(approval)?;
         self.store
             .insert_approval(&row)
@@ -164,11 +156,7 @@ impl WaitStore for DatabaseWaitStore {
             .map_err(err("approvals.insert"))
     }
 
-    async fn get_approval(
-        &self,
-        tenant: &str,
-        id: &str,
-    ) -> Result<Option<Approval>, WaitStoreError> {
+    async fn get_approval(&self, tenant: &str, id: &str) -> Result<Option<Approval>, StorageError> {
         let row = self
             .store
             .get_approval(tenant, id)
@@ -177,7 +165,7 @@ impl WaitStore for DatabaseWaitStore {
         row.map(from_row).transpose()
     }
 
-    async fn list_approvals(&self, query: &ApprovalQuery) -> Result<Vec<Approval>, WaitStoreError> {
+    async fn list_approvals(&self, query: &ApprovalQuery) -> Result<Vec<Approval>, StorageError> {
         let rows = self
             .store
             .list_approvals(&filter(query))
@@ -190,7 +178,7 @@ impl WaitStore for DatabaseWaitStore {
         &self,
         approval: &Approval,
         expected: ApprovalStatus,
-    ) -> Result<bool, WaitStoreError> {
+    ) -> Result<bool, StorageError> {
         let row = to_row(approval)?;
         self.store
             .update_approval_if(&row, expected.as_str())
@@ -198,7 +186,7 @@ impl WaitStore for DatabaseWaitStore {
             .map_err(err("approvals.update"))
     }
 
-    async fn approvals_due(&self, at_ms: i64) -> Result<Vec<Approval>, WaitStoreError> {
+    async fn approvals_due(&self, at_ms: i64) -> Result<Vec<Approval>, StorageError> {
         let rows = self
             .store
             .approvals_due(at_ms, &OPEN)
@@ -207,7 +195,7 @@ impl WaitStore for DatabaseWaitStore {
         rows.into_iter().map(from_row).collect()
     }
 
-    async fn next_deadline(&self) -> Result<Option<i64>, WaitStoreError> {
+    async fn next_deadline(&self) -> Result<Option<i64>, StorageError> {
         self.store
             .next_deadline(&OPEN)
             .await
@@ -220,21 +208,21 @@ impl WaitStore for DatabaseWaitStore {
         conversation_id: &str,
         tool_id: &str,
         args_hash: &str,
-    ) -> Result<bool, WaitStoreError> {
+    ) -> Result<bool, StorageError> {
         self.store
             .approved_in_conversation(tenant, conversation_id, tool_id, args_hash)
             .await
             .map_err(err("approvals.approved_in_conversation"))
     }
 
-    async fn insert_pause(&self, pause: &PauseRecord) -> Result<(), WaitStoreError> {
+    async fn insert_pause(&self, pause: &PauseRecord) -> Result<(), StorageError> {
         self.store
             .insert_pause(&pause_row(pause))
             .await
             .map_err(err("wait_pauses.insert"))
     }
 
-    async fn get_pause(&self, token_id: &str) -> Result<Option<PauseRecord>, WaitStoreError> {
+    async fn get_pause(&self, token_id: &str) -> Result<Option<PauseRecord>, StorageError> {
         let row = self
             .store
             .get_pause(token_id)
@@ -247,14 +235,14 @@ impl WaitStore for DatabaseWaitStore {
         &self,
         pause: &PauseRecord,
         expected: PauseStatus,
-    ) -> Result<bool, WaitStoreError> {
+    ) -> Result<bool, StorageError> {
         self.store
             .update_pause_if(&pause_row(pause), expected.as_str())
             .await
             .map_err(err("wait_pauses.update"))
     }
 
-    async fn pauses_due(&self, at_ms: i64) -> Result<Vec<PauseRecord>, WaitStoreError> {
+    async fn pauses_due(&self, at_ms: i64) -> Result<Vec<PauseRecord>, StorageError> {
         let rows = self
             .store
             .open_pauses(Some(at_ms), None)
@@ -263,7 +251,7 @@ impl WaitStore for DatabaseWaitStore {
         rows.into_iter().map(pause_from).collect()
     }
 
-    async fn open_pauses_of_run(&self, run_id: &str) -> Result<Vec<PauseRecord>, WaitStoreError> {
+    async fn open_pauses_of_run(&self, run_id: &str) -> Result<Vec<PauseRecord>, StorageError> {
         let rows = self
             .store
             .open_pauses(None, Some(run_id))
@@ -277,7 +265,7 @@ impl WaitStore for DatabaseWaitStore {
         pause: &PauseRecord,
         expected: PauseStatus,
         journal: WaitJournal<'_>,
-    ) -> Result<bool, WaitStoreError> {
+    ) -> Result<bool, StorageError> {
         let entries = journal_rows(&journal);
         let tail = JournalTail {
             run_id: journal.run_id,
@@ -295,7 +283,7 @@ impl WaitStore for DatabaseWaitStore {
         expected: ApprovalStatus,
         successor: Option<&Approval>,
         journal: Option<WaitJournal<'_>>,
-    ) -> Result<bool, WaitStoreError> {
+    ) -> Result<bool, StorageError> {
         let row = to_row(approval)?;
         let next = successor.map(to_row).transpose()?;
         let entries = journal.as_ref().map(journal_rows).unwrap_or_default();

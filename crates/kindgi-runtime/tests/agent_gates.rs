@@ -8,7 +8,7 @@ mod common;
 
 use async_trait::async_trait;
 use common::tool;
-use kindgi_runtime::agent::hitl::{HitlSpec, TenantHitlPolicy, TenantPolicyError};
+use kindgi_runtime::agent::hitl::{HitlSpec, TenantApprovalPolicy, TenantPolicyError};
 use kindgi_runtime::model::{
     FinishReason, ModelError, ModelProvider, ModelRequest, ModelResponse, Role, ToolCall,
 };
@@ -398,9 +398,12 @@ async fn a_never_ask_default_lets_a_mutating_tool_run() {
 struct Down;
 
 #[async_trait]
-impl TenantHitlPolicy for Down {
+impl TenantApprovalPolicy<HitlSpec> for Down {
     async fn hitl_policy(&self, _tenant: &str) -> Result<Option<HitlSpec>, TenantPolicyError> {
-        Err(TenantPolicyError("policy store unreachable".into()))
+        Err(TenantPolicyError::backend(
+            "tenant_policy.get",
+            std::io::Error::other("policy store unreachable"),
+        ))
     }
 }
 
@@ -420,7 +423,7 @@ async fn an_unreadable_tenant_policy_fails_the_turn_before_any_tool_runs() {
     assert_eq!(
         run.failure_message.as_deref(),
         Some(
-            "tenant-policy-unavailable: The tenant's hitl policy could not be applied: policy store unreachable"
+            "tenant-policy-unavailable: The tenant's hitl policy could not be applied: tenant_policy.get failed: policy store unreachable"
         )
     );
     assert_eq!(probe.runs("t.r1"), 0);
@@ -650,7 +653,7 @@ impl TenantRules {
 }
 
 #[async_trait]
-impl TenantHitlPolicy for TenantRules {
+impl TenantApprovalPolicy<HitlSpec> for TenantRules {
     async fn hitl_policy(&self, _tenant: &str) -> Result<Option<HitlSpec>, TenantPolicyError> {
         Ok(self.0.lock().unwrap().clone())
     }

@@ -226,7 +226,7 @@ impl DefinitionSource for JsonSource {
         tenant: &str,
         id: &str,
         version: Option<&str>,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<Value>, kindgi_runtime::StorageError> {
         self.asked.fetch_add(1, Ordering::SeqCst);
         let g = self.flows.lock().unwrap();
         Ok(pick(g.get(&(tenant.into(), id.into())), version))
@@ -236,7 +236,7 @@ impl DefinitionSource for JsonSource {
         tenant: &str,
         id: &str,
         version: Option<&str>,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<Value>, kindgi_runtime::StorageError> {
         self.asked.fetch_add(1, Ordering::SeqCst);
         let g = self.agents.lock().unwrap();
         Ok(pick(g.get(&(tenant.into(), id.into())), version))
@@ -799,7 +799,7 @@ impl CallValues for Values {
         tenant: &str,
         _tool: &ToolManifest,
         names: &[String],
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, kindgi_runtime::StorageError> {
         self.asked
             .lock()
             .unwrap()
@@ -821,7 +821,7 @@ impl CallValues for Values {
         tenant: &str,
         _tool: &ToolManifest,
         names: &[String],
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, kindgi_runtime::StorageError> {
         let mut out = BTreeMap::new();
         if tenant == "acme" {
             for name in ["api-token", "UNDECLARED_SECRET"] {

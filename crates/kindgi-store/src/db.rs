@@ -432,13 +432,8 @@ async fn open_postgres(
         })
 }
 
-/// Milliseconds since the Unix epoch: the timestamp format of every table.
-pub fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
+/// Milliseconds since the Unix epoch: the timestamp format of every table (core's clock).
+pub use kindgi_core::ids::now_millis;
 
 #[cfg(test)]
 mod tests {

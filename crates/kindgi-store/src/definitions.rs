@@ -56,68 +56,20 @@ pub async fn migrate(db: &Database) -> Result<(), StoreError> {
 /// The source of an item published through the API.
 pub const SOURCE_API: &str = "api";
 
-/// What a row defines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DefinitionKind {
-    Flow,
-    Agent,
-    Guardrail,
-}
+// The record and its kind are core's (the definition-source port's records).
+pub use kindgi_core::definition::{DefinitionKind, DefinitionRecord};
 
-impl DefinitionKind {
-    /// The `kind` column value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DefinitionKind::Flow => "flow",
-            DefinitionKind::Agent => "agent",
-            DefinitionKind::Guardrail => "guardrail",
+/// A stored definition that does not parse (core's error) as the store's.
+fn corrupt(e: kindgi_core::StorageError) -> StoreError {
+    match e {
+        kindgi_core::StorageError::Corrupt { what, reason, .. } => {
+            StoreError::Corrupt { what, reason }
         }
+        other => StoreError::Corrupt {
+            what: "a definition".into(),
+            reason: other.to_string(),
+        },
     }
-}
-
-/// One stored version.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DefinitionRecord {
-    pub kind: DefinitionKind,
-    pub id: String,
-    /// `""` for guardrails.
-    pub version: String,
-    /// `None` for items a host put in from a pack.
-    pub project_id: Option<String>,
-    /// The definition as published (JSON text).
-    pub definition_json: String,
-    /// Server-set fields (a JSON object), if any.
-    pub annotations_json: Option<String>,
-    pub source: String,
-    pub created_at: i64,
-    pub unregistered_at: Option<i64>,
-}
-
-impl DefinitionRecord {
-    /// The definition as JSON.
-    pub fn definition(&self) -> Result<Value, StoreError> {
-        parse(&self.definition_json, self)
-    }
-
-    /// The server-set fields (an empty object when there are none).
-    pub fn annotations(&self) -> Result<Value, StoreError> {
-        match &self.annotations_json {
-            Some(text) => parse(text, self),
-            None => Ok(Value::Object(Default::default())),
-        }
-    }
-
-    /// True when every run naming this version should be refused (it is tombstoned).
-    pub fn is_unregistered(&self) -> bool {
-        self.unregistered_at.is_some()
-    }
-}
-
-fn parse(text: &str, r: &DefinitionRecord) -> Result<Value, StoreError> {
-    serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
-        what: format!("{} {} {}", r.kind.as_str(), r.id, r.version),
-        reason: e.to_string(),
-    })
 }
 
 /// A version to store.
@@ -276,7 +228,7 @@ impl Definitions {
         match self.insert(tenant, kind, new).await? {
             Ok(_) => Ok(PutOutcome::Inserted),
             Err(existing) => {
-                let same = existing.definition()? == new.definition;
+                let same = existing.definition().map_err(corrupt)? == new.definition;
                 if same {
                     Ok(PutOutcome::Unchanged)
                 } else {

@@ -52,3 +52,32 @@ impl StoreError {
         }
     }
 }
+
+impl StoreError {
+    /// This error as a storage port's [`kindgi_core::StorageError`] for `op`, kept as its
+    /// source: a unique-key violation is a conflict, a corrupt row is corrupt, anything else
+    /// a backend failure.
+    pub fn into_storage(self, op: &'static str) -> kindgi_core::StorageError {
+        use kindgi_core::StorageError;
+        if self.is_unique_violation() {
+            return StorageError::Conflict {
+                op,
+                what: "a row with this key".into(),
+                source: Some(Box::new(self)),
+            };
+        }
+        match self {
+            StoreError::Corrupt { what, reason } => StorageError::Corrupt {
+                what,
+                reason,
+                source: None,
+            },
+            other => StorageError::backend(op, other),
+        }
+    }
+
+    /// [`StoreError::into_storage`] as a closure (for `map_err`).
+    pub fn storage(op: &'static str) -> impl FnOnce(StoreError) -> kindgi_core::StorageError {
+        move |e| e.into_storage(op)
+    }
+}

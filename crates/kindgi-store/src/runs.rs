@@ -201,17 +201,8 @@ pub struct StoredJournalEntry {
     pub timestamp: i64,
 }
 
-/// Which replay runs a list holds (platform-api.md §3.3 `replays`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ReplayFilter {
-    /// Any run, replays included.
-    #[default]
-    Include,
-    /// Only runs that are not replays.
-    Exclude,
-    /// Only replays.
-    Only,
-}
+// Which replay runs a list holds: core's (the run-store port's query uses it too).
+pub use kindgi_core::ports::ReplayFilter;
 
 /// Which runs [`RunsStore::list_runs`] returns, `created_at desc, id desc`.
 #[derive(Debug, Clone, Default)]

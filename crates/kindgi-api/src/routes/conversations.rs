@@ -66,12 +66,8 @@ pub fn conversation_error(e: ConversationError) -> ApiError {
 
 pub use crate::projects::tenant_uuid;
 
-/// RFC 3339 UTC with milliseconds.
-pub fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
+/// RFC 3339 UTC with milliseconds. (core's record time format).
+pub use kindgi_core::ids::format_millis as rfc3339;
 
 fn store(state: &AppState) -> ConversationStore {
     ConversationStore::new(state.db.clone())

@@ -105,19 +105,15 @@ fn path_error(e: PathRejection) -> ApiError {
     ApiError::bad_input(format!("The path is not valid: {e}"))
 }
 
-/// RFC 3339 (milliseconds, `Z`) of Unix milliseconds.
-pub fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
+/// RFC 3339 (milliseconds, `Z`) of Unix milliseconds. (core's record time format).
+pub use kindgi_core::ids::format_millis as rfc3339;
 
 /// The wire item of `record`: the kind's OpenAPI properties, in order, from the record
 /// (`projectId`, `unregisteredAt`), its annotations (`pins`, `pinsDigest`…) and the
 /// definition. Fields the definition has and the schema lacks are not sent.
 pub fn wire(keys: &[&str], record: &DefinitionRecord) -> Result<Value, ApiError> {
-    let definition = record.definition().map_err(store_error)?;
-    let annotations = record.annotations().map_err(store_error)?;
+    let definition = record.definition().map_err(|e| ApiError::internal(&e))?;
+    let annotations = record.annotations().map_err(|e| ApiError::internal(&e))?;
     let mut out = Map::new();
     for &key in keys {
         let value = match key {

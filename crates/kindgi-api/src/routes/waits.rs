@@ -27,7 +27,6 @@ use axum::{Json, Router};
 use kindgi_runtime::wait::WaitError;
 use kindgi_runtime::{JournalKind, RunRecord, RunStatus, Runtime};
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -43,12 +42,9 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/v1/waits/{token}", post(answer))
 }
 
-/// The id a token is journaled under: the first 40 hex digits of its SHA-256.
-pub fn token_id(token: &str) -> String {
-    let mut id = hex::encode(Sha256::digest(token.as_bytes()));
-    id.truncate(40);
-    id
-}
+/// The id a token is journaled under: the first 40 hex digits of its SHA-256 (core's, the
+/// one the runtime stores waits under).
+pub use kindgi_core::ids::token_id;
 
 /// `path` with a `/v1/waits/{token}` token replaced by its id, for what is kept about a
 /// request (the idempotency store's key): the token itself is a secret and is never stored.

@@ -452,24 +452,20 @@ impl HitlSpec {
     }
 }
 
-/// Why a tenant's `hitl` policy could not be read. The turn fails closed on it
-/// (`tenant-policy-unavailable`), before any tool runs.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct TenantPolicyError(pub String);
+/// Why a tenant's `hitl` policy could not be read: core's one storage error. The turn
+/// fails closed on it (`tenant-policy-unavailable`), before any tool runs.
+pub use kindgi_core::StorageError as TenantPolicyError;
+pub use kindgi_core::ports::TenantApprovalPolicy;
 
-/// Where the runtime gets a tenant's `hitl` policy (the host plugs in its policy store).
-/// Asked once at the start of each agent turn, and again when a parked turn resumes, so a
-/// gate not reached before the park follows the rules in force then.
-#[async_trait]
-pub trait TenantHitlPolicy: Send + Sync + std::fmt::Debug {
-    /// The tenant's policy (`None`: it has none).
-    async fn hitl_policy(&self, tenant: &str) -> Result<Option<HitlSpec>, TenantPolicyError>;
-}
+/// Where the runtime gets a tenant's `hitl` policy: core's [`TenantApprovalPolicy`] port
+/// over [`HitlSpec`] (implement that; every implementation is one of these).
+pub trait TenantHitlPolicy: TenantApprovalPolicy<HitlSpec> {}
+
+impl<T: TenantApprovalPolicy<HitlSpec> + ?Sized> TenantHitlPolicy for T {}
 
 /// One spec for every tenant (a host with a fixed policy, tests).
 #[async_trait]
-impl TenantHitlPolicy for HitlSpec {
+impl TenantApprovalPolicy<HitlSpec> for HitlSpec {
     async fn hitl_policy(&self, _tenant: &str) -> Result<Option<HitlSpec>, TenantPolicyError> {
         Ok(Some(self.clone()))
     }
@@ -477,7 +473,7 @@ impl TenantHitlPolicy for HitlSpec {
 
 /// A policy per tenant name (a host's configuration file); a tenant not named has none.
 #[async_trait]
-impl TenantHitlPolicy for std::collections::BTreeMap<String, HitlSpec> {
+impl TenantApprovalPolicy<HitlSpec> for std::collections::BTreeMap<String, HitlSpec> {
     async fn hitl_policy(&self, tenant: &str) -> Result<Option<HitlSpec>, TenantPolicyError> {
         Ok(self.get(tenant).cloned())
     }

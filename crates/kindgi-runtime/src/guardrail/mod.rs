@@ -24,49 +24,14 @@ mod trace;
 pub use checks::BUILT_IN_CHECKS;
 pub use spec::{GuardrailCatalogue, GuardrailSpec, Scope, Stage, When, parse_stage};
 
-use async_trait::async_trait;
-use kindgi_spec::pack_protocol::CheckResult;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 use crate::catalogue::AgentSpec;
 use crate::executor::{Failure, RunCtx, node_scope};
 use crate::model::ToolCall;
 
-/// One check a built-in does not answer, to run elsewhere (a pack's check).
-#[derive(Debug)]
-pub struct CheckRequest<'a> {
-    pub tenant: &'a str,
-    pub run_id: &'a str,
-    pub guardrail_id: &'a str,
-    /// The check's id (`acme.checks.min-length`): its pack is the prefix before the first `.`.
-    pub check_id: &'a str,
-    pub config: &'a Map<String, Value>,
-    /// The `RunTrace`.
-    pub trace: &'a Value,
-    /// Fired when the run stops: a check in flight stops waiting.
-    pub cancel: CancellationToken,
-}
-
-/// Why a check could not run: `code` is `unknown-check`, `pack-unreachable`,
-/// `check-failed`, …; `message` says what happened (never a secret).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{code}: {message}")]
-pub struct CheckError {
-    pub code: String,
-    pub message: String,
-}
-
-/// Runs the checks the built-ins do not: the host plugs one in
-/// ([`crate::RuntimeBuilder::guardrail_checks`]); without it such a check is `unknown-check`
-/// (and a `halt` guardrail blocks: it fails closed).
-#[async_trait]
-pub trait GuardrailChecks: Send + Sync + std::fmt::Debug {
-    /// Runs `request.check_id` over `request.trace`. A check nobody serves is
-    /// `unknown-check`.
-    async fn run_check(&self, request: CheckRequest<'_>) -> Result<CheckResult, CheckError>;
-}
+pub use kindgi_core::ports::{CheckError, CheckRequest, GuardrailChecks};
 
 /// A call of this turn that ran, as a guardrail's check sees it (`RunTrace.toolCalls` and
 /// `toolResults`).

@@ -1,0 +1,8 @@
+//! The in-memory implementations of the storage ports: lost with the process; for tests,
+//! throw-away runtimes and the API's tests.
+
+mod run_store;
+mod wait_store;
+
+pub use run_store::MemoryRunStore;
+pub use wait_store::MemoryWaitStore;

@@ -1,0 +1,20 @@
+//! The storage ports: what the run engine asks of storage and of the host, expressed in
+//! core's records. Each returns [`crate::StorageError`] where storage can fail. A port
+//! lives here; its implementations live in [`crate::memory`] (in memory) and in
+//! kindgi-store (SQLite, PostgreSQL) or the host.
+
+mod call_values;
+mod conversation_log;
+mod definition_source;
+mod guardrail_checks;
+mod run_store;
+mod tenant_policy;
+mod wait_store;
+
+pub use call_values::CallValues;
+pub use conversation_log::ConversationLog;
+pub use definition_source::DefinitionSource;
+pub use guardrail_checks::{CheckError, CheckRequest, GuardrailChecks};
+pub use run_store::{ReplayFilter, RunQuery, RunStore};
+pub use tenant_policy::TenantApprovalPolicy;
+pub use wait_store::{WaitJournal, WaitStore, approval_matches, journal_entries};
