@@ -475,7 +475,7 @@ impl kindgi_runtime::CallValues for SecretValues {
         _tenant: &str,
         _tool: &kindgi_spec::ToolManifest,
         _names: &[String],
-    ) -> Result<std::collections::BTreeMap<String, String>, String> {
+    ) -> Result<std::collections::BTreeMap<String, String>, kindgi_core::StorageError> {
         Ok(Default::default())
     }
     fn secrets(
@@ -490,7 +490,7 @@ impl kindgi_runtime::CallValues for SecretValues {
         _tenant: &str,
         _tool: &kindgi_spec::ToolManifest,
         _names: &[String],
-    ) -> Result<std::collections::BTreeMap<String, String>, String> {
+    ) -> Result<std::collections::BTreeMap<String, String>, kindgi_core::StorageError> {
         Ok(Default::default())
     }
     fn served_env(&self) -> &str {

@@ -94,8 +94,9 @@ async fn hand_over(line: &Value) -> Result<(), HandlerError> {
         .map_err(|e| HandlerError::msg(format!("cannot open the {OUTBOX_ENV} file {path}: {e}")))?;
     let mut text = line.to_string();
     text.push('\n');
-    let failed =
-        |e: std::io::Error| HandlerError::msg(format!("cannot write to the {OUTBOX_ENV} file {path}: {e}"));
+    let failed = |e: std::io::Error| {
+        HandlerError::msg(format!("cannot write to the {OUTBOX_ENV} file {path}: {e}"))
+    };
     file.write_all(text.as_bytes()).await.map_err(failed)?;
     // tokio's File finishes a write in the background: without the flush the line may not be
     // in the file yet when the call answers (the reviewers' system would read an empty outbox).
