@@ -10,7 +10,7 @@
 //! never serves another's credential. The reference is read from the endpoint's record when
 //! the tool is resolved, so it is the one registered now, not one copied into the tool.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -48,11 +48,17 @@ struct Key {
     bearer: Option<String>,
 }
 
+/// The kept connections' tools, and the order they were made in (for letting go of the oldest).
+#[derive(Default)]
+struct Kept {
+    tools: HashMap<Key, McpTools>,
+    order: VecDeque<Key>,
+}
+
 /// Connections of registry MCP tools, and where their endpoints' credentials are named.
 #[derive(Clone, Default)]
 pub struct RegistryMcp {
-    /// Each connection's tools, with the order they were made in (for letting go of the oldest).
-    servers: Arc<Mutex<(HashMap<Key, McpTools>, Vec<Key>)>>,
+    servers: Arc<Mutex<Kept>>,
     policy: McpPolicy,
     endpoints: Option<McpEndpointStore>,
 }
@@ -161,20 +167,20 @@ impl RegistryMcp {
             address: address.to_owned(),
             bearer: bearer.map(str::to_owned),
         };
-        if let Some(tools) = self.servers.lock().await.0.get(&key) {
+        if let Some(tools) = self.servers.lock().await.tools.get(&key) {
             return Ok(tools.get(name).cloned());
         }
         let tools = self.connect(address, bearer).await?;
         let found = tools.get(name).cloned();
-        let mut guard = self.servers.lock().await;
-        let (servers, order) = &mut *guard;
-        if !servers.contains_key(&key) {
-            if order.len() >= MAX_CONNECTIONS {
-                let oldest = order.remove(0);
-                servers.remove(&oldest);
+        let mut kept = self.servers.lock().await;
+        if !kept.tools.contains_key(&key) {
+            if kept.order.len() >= MAX_CONNECTIONS
+                && let Some(oldest) = kept.order.pop_front()
+            {
+                kept.tools.remove(&oldest);
             }
-            order.push(key.clone());
-            servers.insert(key, tools);
+            kept.order.push_back(key.clone());
+            kept.tools.insert(key, tools);
         }
         Ok(found)
     }
