@@ -181,7 +181,7 @@ fn stored_run(dir: &Path, id: &str) -> kindgi_runtime::RunRecord {
             let db = kindgi_store::Database::connect(&db.display().to_string())
                 .await
                 .unwrap();
-            let run = kindgi_runtime::DatabaseRunStore::new(db.clone())
+            let run = kindgi_store::runs::RunsStore::new(db.clone())
                 .get_run(&id)
                 .await
                 .unwrap()

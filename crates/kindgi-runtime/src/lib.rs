@@ -95,9 +95,7 @@ pub use record::{
 };
 pub use resolve::{RegistryToolFactory, ResolveError, ToolResolver};
 pub use runtime::{RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeError};
-pub use store::{
-    DatabaseRunStore, MemoryRunStore, ReplayFilter, RunQuery, RunStore, RunStoreError,
-};
+pub use store::{MemoryRunStore, ReplayFilter, RunQuery, RunStore, RunStoreError};
 pub use wait::{WaitAnswered, WaitError, WaitingFor};
 pub use wait_store::{
     MemoryWaitStore, PauseRecord, PauseStatus, WaitJournal, WaitStore, WaitStoreError,

@@ -6,11 +6,10 @@
 
 use async_trait::async_trait;
 use kindgi_store::Database;
-use kindgi_store::runs::StoredJournalEntry;
 use kindgi_store::waits::{ApprovalFilter, JournalTail, StoredApproval, StoredPause, WaitsStore};
 
 use crate::approval::{Approval, ApprovalQuery, ApprovalStatus, ReviewerRole};
-use crate::record::{format_millis, parse_millis};
+use crate::record::{JournalEntry, format_millis, parse_millis};
 use crate::wait_store::{PauseRecord, PauseStatus, StorageError, WaitJournal, WaitStore};
 use kindgi_core::ports::journal_entries;
 
@@ -130,20 +129,9 @@ fn filter(q: &ApprovalQuery) -> ApprovalFilter {
     }
 }
 
-/// The journal's entries as rows (their sequences are assigned in the transaction).
-fn journal_rows(j: &WaitJournal<'_>) -> Vec<StoredJournalEntry> {
+/// The journal's entries (their sequences are assigned in the transaction).
+fn journal_rows(j: &WaitJournal<'_>) -> Vec<JournalEntry> {
     journal_entries(j.entries, 0)
-        .into_iter()
-        .map(|e| StoredJournalEntry {
-            run_id: j.run_id.to_owned(),
-            sequence: 0,
-            kind: e.kind.as_str().to_owned(),
-            node_id: e.node_id,
-            scope: e.scope,
-            payload: e.payload,
-            timestamp: parse_millis(&e.timestamp),
-        })
-        .collect()
 }
 
 #[async_trait]

@@ -1,12 +1,14 @@
 //! Runs and their journal: two tables, `runs` (one row per run, updated as it moves) and
-//! `run_journal` (append-only entries keyed by `(run_id, sequence)`).
+//! `run_journal` (append-only entries keyed by `(run_id, sequence)`). [`RunsStore`] is
+//! `kindgi_core`'s [`RunStore`] port on them: it reads and writes core's [`RunRecord`] and
+//! [`JournalEntry`] and answers core's [`RunQuery`], with no row type of its own between.
 //!
-//! The store is deliberately untyped about the runtime's vocabulary: statuses and journal
-//! kinds are strings and payloads are JSON, so the runtime owns their meaning and this module
-//! only keeps them durable. The run's executor assigns journal sequence numbers (one executor
-//! per run), and the primary key refuses a duplicate, so two writers can never interleave a
+//! Statuses and journal kinds are stored as their wire strings and payloads as JSON; a row
+//! whose status or kind core does not know is [`StorageError::Corrupt`]. The run's executor
+//! assigns journal sequence numbers (one executor per run), and the primary key refuses a
+//! duplicate ([`StorageError::DuplicateSequence`]), so two writers can never interleave a
 //! journal silently. JSON is stored as TEXT on both dialects; timestamps are Unix
-//! milliseconds (`BIGINT`).
+//! milliseconds (`BIGINT`), the record's RFC 3339 times converted at this boundary.
 //!
 //! Every statement is written once, with `$N` placeholders, through
 //! [`on_pool!`](crate::on_pool). Columns added after the first release (project, segments,
@@ -14,6 +16,11 @@
 //! an older table: `ADD COLUMN IF NOT EXISTS` on PostgreSQL, a `pragma_table_info` check on
 //! SQLite.
 
+use async_trait::async_trait;
+use kindgi_core::StorageError;
+use kindgi_core::ids::{format_millis, parse_millis};
+use kindgi_core::ports::{RunQuery, RunStore};
+use kindgi_core::run::{JournalEntry, JournalKind, RunAgent, RunMeta, RunRecord, RunStatus};
 use serde_json::Value;
 use sqlx::Row;
 
@@ -153,85 +160,11 @@ async fn add_sqlite_columns(writer: &sqlx::SqlitePool) -> Result<(), StoreError>
     Ok(())
 }
 
-/// One row of `runs`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct StoredRun {
-    pub id: String,
-    pub tenant_id: String,
-    pub flow_id: String,
-    pub flow_version: String,
-    pub status: String,
-    pub dry_run: bool,
-    pub input: Value,
-    pub output: Option<Value>,
-    pub failure_message: Option<String>,
-    pub parent_run_id: Option<String>,
-    pub parent_node_id: Option<String>,
-    /// The options the run was started with (free-form, runtime-owned).
-    pub options: Option<Value>,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub completed_at: Option<i64>,
-    pub project_id: Option<String>,
-    /// JSON array of `{key, value}`.
-    pub segments: Option<Value>,
-    pub trace_id: Option<String>,
-    pub started_by: Option<String>,
-    /// JSON `{id, version, conversationId?, via?}`; `agent_id`/`agent_version` are its
-    /// filterable copy.
-    pub agent: Option<Value>,
-    pub agent_id: Option<String>,
-    pub agent_version: Option<String>,
-    /// JSON `{triggerId, kind, fireId, scheduledFor?}`; `trigger_id` is its filterable copy.
-    pub trigger: Option<Value>,
-    pub trigger_id: Option<String>,
-    pub replay_of: Option<String>,
-    pub eval_run_id: Option<String>,
-}
-
-/// One row of `run_journal`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredJournalEntry {
-    pub run_id: String,
-    pub sequence: i64,
-    pub kind: String,
-    pub node_id: Option<String>,
-    pub scope: Option<String>,
-    pub payload: Option<Value>,
-    pub timestamp: i64,
-}
-
 // Which replay runs a list holds: core's (the run-store port's query uses it too).
 pub use kindgi_core::ports::ReplayFilter;
 
-/// Which runs [`RunsStore::list_runs`] returns, `created_at desc, id desc`.
-#[derive(Debug, Clone, Default)]
-pub struct RunFilter {
-    pub tenant_id: Option<String>,
-    pub project_id: Option<String>,
-    /// Only these statuses (any when empty).
-    pub statuses: Vec<String>,
-    pub flow_id: Option<String>,
-    pub flow_version: Option<String>,
-    pub agent_id: Option<String>,
-    pub agent_version: Option<String>,
-    pub parent_run_id: Option<String>,
-    /// Only top-level runs (no parent).
-    pub top_level_only: bool,
-    /// Only child runs (a parent).
-    pub children_only: bool,
-    pub trigger_id: Option<String>,
-    pub replays: ReplayFilter,
-    pub eval_run_id: Option<String>,
-    /// Only runs created strictly after / before these milliseconds.
-    pub created_after: Option<i64>,
-    pub created_before: Option<i64>,
-    /// A page cursor: only runs strictly after `(created_at, id)` in the list's order.
-    pub after: Option<(i64, String)>,
-    pub limit: Option<u32>,
-}
-
-/// The runs store over a [`Database`]. Cheap to clone.
+/// The runs store over a [`Database`]: the [`RunStore`] port on SQLite or PostgreSQL.
+/// Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct RunsStore {
     db: Database,
@@ -246,11 +179,45 @@ fn parse_json(what: &str, text: Option<String>) -> Result<Option<Value>, StoreEr
         None => Ok(None),
         Some(t) => serde_json::from_str(&t)
             .map(Some)
-            .map_err(|e| StoreError::Corrupt {
-                what: what.to_owned(),
-                reason: e.to_string(),
-            }),
+            .map_err(|e| corrupt(what, e.to_string())),
     }
+}
+
+/// A stored JSON column as its record type (`null` or absent is `None`).
+fn typed<T: serde::de::DeserializeOwned>(
+    what: &str,
+    v: Option<Value>,
+) -> Result<Option<T>, StoreError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v)
+            .map(Some)
+            .map_err(|e| corrupt(what, e.to_string())),
+    }
+}
+
+fn corrupt(what: &str, reason: String) -> StoreError {
+    StoreError::Corrupt {
+        what: what.to_owned(),
+        reason,
+    }
+}
+
+/// The run's segments column: absent when it has none.
+fn segments_json(meta: &RunMeta) -> Option<String> {
+    (!meta.segments.is_empty())
+        .then(|| serde_json::to_value(&meta.segments).unwrap_or(Value::Null))
+        .as_ref()
+        .map(json_text)
+}
+
+/// The filterable copy of the trigger's `triggerId`.
+fn trigger_id(meta: &RunMeta) -> Option<String> {
+    meta.trigger
+        .as_ref()
+        .and_then(|t| t.get("triggerId"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 macro_rules! col {
@@ -260,58 +227,78 @@ macro_rules! col {
     };
 }
 
+/// A `runs` row as a [`RunRecord`] (the `options` column is not part of the record).
 macro_rules! run_from_row {
     ($row:expr) => {{
         let row = $row;
         let id: String = col!(row, "id");
         let what = format!("run {id}");
         let input_text: String = col!(row, "input");
-        StoredRun {
+        let status: String = col!(row, "status");
+        let status = RunStatus::parse(&status)
+            .ok_or_else(|| corrupt(&what, format!("unknown status \"{status}\"")))?;
+        let completed_at: Option<i64> = col!(row, "completed_at");
+        RunRecord {
             tenant_id: col!(row, "tenant_id"),
             flow_id: col!(row, "flow_id"),
             flow_version: col!(row, "flow_version"),
-            status: col!(row, "status"),
+            status,
             dry_run: col!(row, "dry_run"),
             input: parse_json(&what, Some(input_text))?.unwrap_or(Value::Null),
             output: parse_json(&what, col!(row, "output"))?,
             failure_message: col!(row, "failure_message"),
             parent_run_id: col!(row, "parent_run_id"),
             parent_node_id: col!(row, "parent_node_id"),
-            options: parse_json(&what, col!(row, "options"))?,
-            created_at: col!(row, "created_at"),
-            updated_at: col!(row, "updated_at"),
-            completed_at: col!(row, "completed_at"),
-            project_id: col!(row, "project_id"),
-            segments: parse_json(&what, col!(row, "segments"))?,
-            trace_id: col!(row, "trace_id"),
-            started_by: col!(row, "started_by"),
-            agent: parse_json(&what, col!(row, "agent"))?,
-            agent_id: col!(row, "agent_id"),
-            agent_version: col!(row, "agent_version"),
-            trigger: parse_json(&what, col!(row, "run_trigger"))?,
-            trigger_id: col!(row, "trigger_id"),
-            replay_of: col!(row, "replay_of"),
-            eval_run_id: col!(row, "eval_run_id"),
+            created_at: format_millis(col!(row, "created_at")),
+            updated_at: format_millis(col!(row, "updated_at")),
+            completed_at: completed_at.map(format_millis),
+            meta: RunMeta {
+                project_id: col!(row, "project_id"),
+                segments: typed(&what, parse_json(&what, col!(row, "segments"))?)?
+                    .unwrap_or_default(),
+                trace_id: col!(row, "trace_id"),
+                started_by: col!(row, "started_by"),
+                agent: typed::<RunAgent>(&what, parse_json(&what, col!(row, "agent"))?)?,
+                trigger: parse_json(&what, col!(row, "run_trigger"))?,
+                replay_of: col!(row, "replay_of"),
+                eval_run_id: col!(row, "eval_run_id"),
+            },
             id,
         }
     }};
 }
 
+/// A `run_journal` row as a [`JournalEntry`].
 macro_rules! entry_from_row {
     ($row:expr) => {{
         let row = $row;
         let run_id: String = col!(row, "run_id");
         let sequence: i64 = col!(row, "sequence");
         let what = format!("journal entry {run_id}#{sequence}");
-        StoredJournalEntry {
-            kind: col!(row, "kind"),
+        let kind: String = col!(row, "kind");
+        JournalEntry {
+            kind: JournalKind::parse(&kind)
+                .ok_or_else(|| corrupt(&what, format!("unknown kind \"{kind}\"")))?,
             node_id: col!(row, "node_id"),
             scope: col!(row, "scope"),
             payload: parse_json(&what, col!(row, "payload"))?,
-            timestamp: col!(row, "timestamp"),
-            run_id,
-            sequence,
+            timestamp: format_millis(col!(row, "timestamp")),
+            sequence: u64::try_from(sequence).unwrap_or(0),
         }
+    }};
+}
+
+/// `UPDATE_RUN` bound to `$run`'s moving parts (a `&RunRecord`).
+macro_rules! bind_update {
+    ($run:expr) => {{
+        let run: &RunRecord = $run;
+        sqlx::query(UPDATE_RUN)
+            .bind(&run.id)
+            .bind(run.status.as_str())
+            .bind(run.output.as_ref().map(json_text))
+            .bind(&run.failure_message)
+            .bind(parse_millis(&run.updated_at))
+            .bind(run.completed_at.as_deref().map(parse_millis))
     }};
 }
 
@@ -332,7 +319,7 @@ const UPDATE_RUN: &str = "UPDATE runs SET status = $2, output = $3, failure_mess
 pub(crate) const INSERT_ENTRY: &str = "INSERT INTO run_journal (run_id, sequence, kind, node_id, scope, \
      payload, timestamp) VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
-/// Inside the open transaction `$tx`, appends `$entries` (`&[StoredJournalEntry]`) after the
+/// Inside the open transaction `$tx`, appends `$entries` (`&[JournalEntry]`) after the
 /// last entry of run `$run_id`'s journal, evaluating to `Result<(), StoreError>`. For a writer
 /// from outside the run's executor (an answer to its wait, a decision): the run's row is
 /// taken first (a no-op `UPDATE`, a row lock on PostgreSQL), so two such writers of one run
@@ -359,11 +346,11 @@ macro_rules! append_after_last {
                 sqlx::query($crate::runs::INSERT_ENTRY)
                     .bind($run_id)
                     .bind(sequence)
-                    .bind(&e.kind)
+                    .bind(e.kind.as_str())
                     .bind(&e.node_id)
                     .bind(&e.scope)
                     .bind(e.payload.as_ref().map(|v| v.to_string()))
-                    .bind(e.timestamp)
+                    .bind(kindgi_core::parse_millis(&e.timestamp))
                     .execute(&mut *$tx)
                     .await
                     .map_err($crate::StoreError::query($op))?;
@@ -375,8 +362,8 @@ macro_rules! append_after_last {
 }
 pub(crate) use append_after_last;
 
-/// `WHERE …` (or "") and its binds, numbered from `$1`, for `filter`.
-fn where_clause(filter: &RunFilter) -> (String, Vec<Bind>) {
+/// `WHERE …` (or "") and its binds, numbered from `$1`, for `query`.
+fn where_clause(query: &RunQuery) -> (String, Vec<Bind>) {
     let mut clauses: Vec<String> = Vec::new();
     let mut binds: Vec<Bind> = Vec::new();
     let push = |clauses: &mut Vec<String>, binds: &mut Vec<Bind>, sql: &str, b: Bind| {
@@ -385,46 +372,46 @@ fn where_clause(filter: &RunFilter) -> (String, Vec<Bind>) {
     };
     let text = |s: &Option<String>| s.clone().map(Bind::Text);
     for (column, value) in [
-        ("tenant_id", text(&filter.tenant_id)),
-        ("project_id", text(&filter.project_id)),
-        ("flow_id", text(&filter.flow_id)),
-        ("flow_version", text(&filter.flow_version)),
-        ("agent_id", text(&filter.agent_id)),
-        ("agent_version", text(&filter.agent_version)),
-        ("parent_run_id", text(&filter.parent_run_id)),
-        ("trigger_id", text(&filter.trigger_id)),
-        ("eval_run_id", text(&filter.eval_run_id)),
+        ("tenant_id", text(&query.tenant_id)),
+        ("project_id", text(&query.project_id)),
+        ("flow_id", text(&query.flow_id)),
+        ("flow_version", text(&query.flow_version)),
+        ("agent_id", text(&query.agent_id)),
+        ("agent_version", text(&query.agent_version)),
+        ("parent_run_id", text(&query.parent_run_id)),
+        ("trigger_id", text(&query.trigger_id)),
+        ("eval_run_id", text(&query.eval_run_id)),
     ] {
         if let Some(v) = value {
             push(&mut clauses, &mut binds, &format!("{column} = ?"), v);
         }
     }
-    if !filter.statuses.is_empty() {
+    if !query.statuses.is_empty() {
         let mut marks = Vec::new();
-        for s in &filter.statuses {
-            binds.push(Bind::Text(s.clone()));
+        for s in &query.statuses {
+            binds.push(Bind::Text(s.as_str().to_owned()));
             marks.push(format!("${}", binds.len()));
         }
         clauses.push(format!("status IN ({})", marks.join(", ")));
     }
-    if filter.top_level_only {
+    if query.top_level_only {
         clauses.push("parent_run_id IS NULL".into());
     }
-    if filter.children_only {
+    if query.children_only {
         clauses.push("parent_run_id IS NOT NULL".into());
     }
-    match filter.replays {
+    match query.replays {
         ReplayFilter::Include => {}
         ReplayFilter::Exclude => clauses.push("replay_of IS NULL".into()),
         ReplayFilter::Only => clauses.push("replay_of IS NOT NULL".into()),
     }
-    if let Some(t) = filter.created_after {
+    if let Some(t) = query.created_after {
         push(&mut clauses, &mut binds, "created_at > ?", Bind::Int(t));
     }
-    if let Some(t) = filter.created_before {
+    if let Some(t) = query.created_before {
         push(&mut clauses, &mut binds, "created_at < ?", Bind::Int(t));
     }
-    if let Some((at, id)) = &filter.after {
+    if let Some((at, id)) = &query.after {
         binds.push(Bind::Int(*at));
         let a = binds.len();
         binds.push(Bind::Text(id.clone()));
@@ -449,118 +436,14 @@ impl RunsStore {
         &self.db
     }
 
-    /// Inserts a new run.
-    pub async fn insert_run(&self, run: &StoredRun) -> Result<(), StoreError> {
-        let input = json_text(&run.input);
-        let output = run.output.as_ref().map(json_text);
-        let options = run.options.as_ref().map(json_text);
-        let segments = run.segments.as_ref().map(json_text);
-        let agent = run.agent.as_ref().map(json_text);
-        let trigger = run.trigger.as_ref().map(json_text);
-        crate::on_pool!(self.db, write, |pool| {
-            sqlx::query(INSERT_RUN)
-                .bind(&run.id)
-                .bind(&run.tenant_id)
-                .bind(&run.flow_id)
-                .bind(&run.flow_version)
-                .bind(&run.status)
-                .bind(run.dry_run)
-                .bind(&input)
-                .bind(&output)
-                .bind(&run.failure_message)
-                .bind(&run.parent_run_id)
-                .bind(&run.parent_node_id)
-                .bind(&options)
-                .bind(run.created_at)
-                .bind(run.updated_at)
-                .bind(run.completed_at)
-                .bind(&run.project_id)
-                .bind(&segments)
-                .bind(&run.trace_id)
-                .bind(&run.started_by)
-                .bind(&agent)
-                .bind(&run.agent_id)
-                .bind(&run.agent_version)
-                .bind(&trigger)
-                .bind(&run.trigger_id)
-                .bind(&run.replay_of)
-                .bind(&run.eval_run_id)
-                .execute(pool)
-                .await
-                .map(|_| ())
-        })
-        .map_err(StoreError::query("runs.insert"))
-    }
-
-    /// Writes a run's moving parts: status, output, failure message, timestamps.
-    /// Returns false when no run has that id.
-    pub async fn update_run(&self, run: &StoredRun) -> Result<bool, StoreError> {
-        let output = run.output.as_ref().map(json_text);
-        let affected = crate::on_pool!(self.db, write, |pool| {
-            sqlx::query(UPDATE_RUN)
-                .bind(&run.id)
-                .bind(&run.status)
-                .bind(&output)
-                .bind(&run.failure_message)
-                .bind(run.updated_at)
-                .bind(run.completed_at)
-                .execute(pool)
-                .await
-                .map(|r| r.rows_affected())
-        })
-        .map_err(StoreError::query("runs.update"))?;
-        Ok(affected > 0)
-    }
-
-    pub async fn get_run(&self, id: &str) -> Result<Option<StoredRun>, StoreError> {
-        crate::on_pool!(self.db, read, |pool| {
-            let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"))
-                .bind(id)
-                .fetch_optional(pool)
-                .await
-                .map_err(StoreError::query("runs.get"))?;
-            match row {
-                None => Ok(None),
-                Some(row) => Ok(Some(run_from_row!(row))),
-            }
-        })
-    }
-
-    /// Runs matching `filter`, `created_at desc, id desc`.
-    pub async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<StoredRun>, StoreError> {
-        let (clause, binds) = where_clause(filter);
-        let mut sql =
-            format!("SELECT {RUN_COLUMNS} FROM runs{clause} ORDER BY created_at DESC, id DESC");
-        if let Some(limit) = filter.limit {
-            sql.push_str(&format!(" LIMIT {limit}"));
-        }
-        crate::on_pool!(self.db, read, |pool| {
-            let q = bind_all!(sqlx::query(&sql), &binds);
-            let rows = q
-                .fetch_all(pool)
-                .await
-                .map_err(StoreError::query("runs.list"))?;
-            let mut out = Vec::with_capacity(rows.len());
-            for row in rows {
-                out.push(run_from_row!(row));
-            }
-            Ok(out)
-        })
-    }
-
-    /// Appends journal entries (in one transaction). Each carries its sequence; a duplicate
-    /// `(run_id, sequence)` is refused.
-    pub async fn append_journal(&self, entries: &[StoredJournalEntry]) -> Result<(), StoreError> {
-        self.append_journal_and_update(entries, None).await
-    }
-
-    /// Appends journal entries and, in the same transaction, writes the run's moving parts
-    /// (as [`RunsStore::update_run`]) — one commit for "these steps happened, and the run is
-    /// now in this state".
-    pub async fn append_journal_and_update(
+    /// Appends `entries` of run `run_id` (each with its own sequence) and, in the same
+    /// transaction, writes `run`'s moving parts (as [`RunStore::update_run`]) — one commit
+    /// for "these steps happened, and the run is now in this state".
+    async fn append_in_tx(
         &self,
-        entries: &[StoredJournalEntry],
-        run: Option<&StoredRun>,
+        run_id: &str,
+        entries: &[JournalEntry],
+        run: Option<&RunRecord>,
     ) -> Result<(), StoreError> {
         if entries.is_empty() && run.is_none() {
             return Ok(());
@@ -570,25 +453,19 @@ impl RunsStore {
             let mut tx = pool.begin().await.map_err(StoreError::query(op))?;
             for e in entries {
                 sqlx::query(INSERT_ENTRY)
-                    .bind(&e.run_id)
-                    .bind(e.sequence)
-                    .bind(&e.kind)
+                    .bind(run_id)
+                    .bind(i64::try_from(e.sequence).unwrap_or(i64::MAX))
+                    .bind(e.kind.as_str())
                     .bind(&e.node_id)
                     .bind(&e.scope)
                     .bind(e.payload.as_ref().map(json_text))
-                    .bind(e.timestamp)
+                    .bind(parse_millis(&e.timestamp))
                     .execute(&mut *tx)
                     .await
                     .map_err(StoreError::query(op))?;
             }
             if let Some(run) = run {
-                sqlx::query(UPDATE_RUN)
-                    .bind(&run.id)
-                    .bind(&run.status)
-                    .bind(run.output.as_ref().map(json_text))
-                    .bind(&run.failure_message)
-                    .bind(run.updated_at)
-                    .bind(run.completed_at)
+                bind_update!(run)
                     .execute(&mut *tx)
                     .await
                     .map_err(StoreError::query("runs.update"))?;
@@ -596,17 +473,148 @@ impl RunsStore {
             tx.commit().await.map_err(StoreError::query(op))
         })
     }
+}
 
-    /// A run's journal entries with `sequence > after`, in order, at most `limit`.
-    pub async fn journal(
+#[async_trait]
+impl RunStore for RunsStore {
+    async fn insert_run(&self, run: &RunRecord) -> Result<(), StorageError> {
+        let m = &run.meta;
+        let input = json_text(&run.input);
+        let output = run.output.as_ref().map(json_text);
+        let agent = m.agent.as_ref().and_then(|a| serde_json::to_value(a).ok());
+        let agent = agent.as_ref().map(json_text);
+        let trigger = m.trigger.as_ref().map(json_text);
+        crate::on_pool!(self.db, write, |pool| {
+            sqlx::query(INSERT_RUN)
+                .bind(&run.id)
+                .bind(&run.tenant_id)
+                .bind(&run.flow_id)
+                .bind(&run.flow_version)
+                .bind(run.status.as_str())
+                .bind(run.dry_run)
+                .bind(&input)
+                .bind(&output)
+                .bind(&run.failure_message)
+                .bind(&run.parent_run_id)
+                .bind(&run.parent_node_id)
+                .bind(None::<String>) // options: not part of the record
+                .bind(parse_millis(&run.created_at))
+                .bind(parse_millis(&run.updated_at))
+                .bind(run.completed_at.as_deref().map(parse_millis))
+                .bind(&m.project_id)
+                .bind(segments_json(m))
+                .bind(&m.trace_id)
+                .bind(&m.started_by)
+                .bind(&agent)
+                .bind(m.agent.as_ref().map(|a| a.id.clone()))
+                .bind(m.agent.as_ref().map(|a| a.version.clone()))
+                .bind(&trigger)
+                .bind(trigger_id(m))
+                .bind(&m.replay_of)
+                .bind(&m.eval_run_id)
+                .execute(pool)
+                .await
+                .map(|_| ())
+        })
+        .map_err(StoreError::query("runs.insert"))
+        .map_err(StoreError::storage("runs.insert_run"))
+    }
+
+    async fn update_run(&self, run: &RunRecord) -> Result<(), StorageError> {
+        let affected = crate::on_pool!(self.db, write, |pool| {
+            bind_update!(run)
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected())
+        })
+        .map_err(StoreError::query("runs.update"))
+        .map_err(StoreError::storage("runs.update_run"))?;
+        if affected > 0 {
+            Ok(())
+        } else {
+            Err(StorageError::NotFound {
+                op: "runs.update_run",
+                what: format!("run {}", run.id),
+            })
+        }
+    }
+
+    async fn get_run(&self, id: &str) -> Result<Option<RunRecord>, StorageError> {
+        let got: Result<_, StoreError> = async {
+            crate::on_pool!(self.db, read, |pool| {
+                let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"))
+                    .bind(id)
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(StoreError::query("runs.get"))?;
+                match row {
+                    None => Ok(None),
+                    Some(row) => Ok(Some(run_from_row!(row))),
+                }
+            })
+        }
+        .await;
+        got.map_err(StoreError::storage("runs.get_run"))
+    }
+
+    async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunRecord>, StorageError> {
+        let (clause, binds) = where_clause(query);
+        let mut sql =
+            format!("SELECT {RUN_COLUMNS} FROM runs{clause} ORDER BY created_at DESC, id DESC");
+        if let Some(limit) = query.limit {
+            sql.push_str(&format!(" LIMIT {limit}"));
+        }
+        let listed: Result<_, StoreError> = async {
+            crate::on_pool!(self.db, read, |pool| {
+                let q = bind_all!(sqlx::query(&sql), &binds);
+                let rows = q
+                    .fetch_all(pool)
+                    .await
+                    .map_err(StoreError::query("runs.list"))?;
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows {
+                    out.push(run_from_row!(row));
+                }
+                Ok(out)
+            })
+        }
+        .await;
+        listed.map_err(StoreError::storage("runs.list_runs"))
+    }
+
+    async fn append(&self, run_id: &str, entries: &[JournalEntry]) -> Result<(), StorageError> {
+        self.append_and_update(run_id, entries, None).await
+    }
+
+    async fn append_and_update(
         &self,
         run_id: &str,
-        after: Option<i64>,
+        entries: &[JournalEntry],
+        run: Option<&RunRecord>,
+    ) -> Result<(), StorageError> {
+        self.append_in_tx(run_id, entries, run).await.map_err(|e| {
+            // The primary key refused a `(run, sequence)`: another executor writes the run.
+            if e.is_unique_violation() {
+                StorageError::DuplicateSequence {
+                    run_id: run_id.to_owned(),
+                    sequence: entries.first().map(|e| e.sequence).unwrap_or(0),
+                }
+            } else {
+                e.into_storage("runs.append")
+            }
+        })
+    }
+
+    async fn journal(
+        &self,
+        run_id: &str,
+        after: Option<u64>,
         limit: Option<u32>,
-    ) -> Result<Vec<StoredJournalEntry>, StoreError> {
-        let after = after.unwrap_or(-1);
+    ) -> Result<Vec<JournalEntry>, StorageError> {
+        let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
         let limit = i64::from(limit.unwrap_or(u32::MAX));
-        crate::on_pool!(self.db, read, |pool| {
+        let read: Result<_, StoreError> = async {
+            crate::on_pool!(self.db, read, |pool| {
             let rows = sqlx::query(
                 "SELECT run_id, sequence, kind, node_id, scope, payload, timestamp FROM run_journal WHERE run_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3",
             )
@@ -622,5 +630,8 @@ impl RunsStore {
             }
             Ok(out)
         })
+        }
+        .await;
+        read.map_err(StoreError::storage("runs.journal"))
     }
 }

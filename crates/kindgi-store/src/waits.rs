@@ -11,9 +11,10 @@
 //! and journals nothing. Every statement is written once for both databases
 //! ([`on_pool!`](crate::on_pool)); times are milliseconds since the epoch.
 
+use kindgi_core::run::JournalEntry;
 use sqlx::Row;
 
-use crate::runs::{StoredJournalEntry, append_after_last};
+use crate::runs::append_after_last;
 use crate::sql::{Bind, bind_all};
 use crate::{Database, StoreError};
 
@@ -182,7 +183,7 @@ macro_rules! update_pause_if {
 #[derive(Debug, Clone, Copy)]
 pub struct JournalTail<'a> {
     pub run_id: &'a str,
-    pub entries: &'a [StoredJournalEntry],
+    pub entries: &'a [JournalEntry],
 }
 
 macro_rules! approval_from_row {

@@ -4,41 +4,51 @@
 //! writes nothing: no entry, no successor approval.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use kindgi_core::format_millis;
+use kindgi_core::ports::RunStore;
+use kindgi_core::run::{JournalEntry, JournalKind, RunMeta, RunRecord, RunStatus};
 use kindgi_store::DatabaseKind;
-use kindgi_store::runs::{RunsStore, StoredJournalEntry, StoredRun};
+use kindgi_store::runs::RunsStore;
 use kindgi_store::testing::TestDatabase;
 use kindgi_store::waits::{JournalTail, StoredApproval, StoredPause, WaitsStore};
 use serde_json::json;
 
-fn entry(run: &str, sequence: i64, kind: &str) -> StoredJournalEntry {
-    StoredJournalEntry {
-        run_id: run.into(),
+fn entry(sequence: u64, kind: JournalKind) -> JournalEntry {
+    JournalEntry {
         sequence,
-        kind: kind.into(),
+        kind,
         node_id: None,
         scope: None,
         payload: Some(json!({"n": sequence})),
-        timestamp: 1,
+        timestamp: format_millis(1),
     }
 }
 
 async fn suspended_run(runs: &RunsStore, id: &str) {
-    runs.insert_run(&StoredRun {
+    runs.insert_run(&RunRecord {
         id: id.into(),
         tenant_id: "acme".into(),
         flow_id: "f".into(),
         flow_version: "1.0.0".into(),
-        status: "suspended".into(),
+        status: RunStatus::Suspended,
         input: json!({}),
-        created_at: 1,
-        updated_at: 1,
-        ..StoredRun::default()
+        output: None,
+        failure_message: None,
+        dry_run: false,
+        created_at: format_millis(1),
+        updated_at: format_millis(1),
+        completed_at: None,
+        parent_run_id: None,
+        parent_node_id: None,
+        meta: RunMeta::default(),
     })
     .await
     .unwrap();
-    runs.append_journal(&[entry(id, 1, "run.started"), entry(id, 2, "wait.suspended")])
-        .await
-        .unwrap();
+    let started = [
+        entry(1, JournalKind::RunStarted),
+        entry(2, JournalKind::WaitSuspended),
+    ];
+    runs.append(id, &started).await.unwrap();
 }
 
 fn pause(token: &str, run: &str, status: &str) -> StoredPause {
@@ -76,9 +86,12 @@ fn approval(id: &str, run: &str, status: &str) -> StoredApproval {
     }
 }
 
-async fn kinds(runs: &RunsStore, run: &str) -> Vec<(i64, String)> {
+async fn kinds(runs: &RunsStore, run: &str) -> Vec<(u64, String)> {
     let journal = runs.journal(run, None, None).await.unwrap();
-    journal.into_iter().map(|e| (e.sequence, e.kind)).collect()
+    journal
+        .into_iter()
+        .map(|e| (e.sequence, e.kind.as_str().to_owned()))
+        .collect()
 }
 
 async fn a_pause_is_taken_once_with_its_journal(kind: DatabaseKind) {
@@ -89,7 +102,7 @@ async fn a_pause_is_taken_once_with_its_journal(kind: DatabaseKind) {
         .insert_pause(&pause("p1", "r1", "open"))
         .await
         .unwrap();
-    let resumed = [entry("r1", 0, "wait.resumed")];
+    let resumed = [entry(0, JournalKind::WaitResumed)];
     let tail = JournalTail {
         run_id: "r1",
         entries: &resumed,
@@ -131,7 +144,7 @@ async fn a_pause_is_taken_once_with_its_journal(kind: DatabaseKind) {
             second.clone()
         };
         set.spawn(async move {
-            let entries = [entry("r1", 0, "wait.resumed")];
+            let entries = [entry(0, JournalKind::WaitResumed)];
             let tail = JournalTail {
                 run_id: "r1",
                 entries: &entries,
@@ -159,8 +172,8 @@ async fn an_approval_is_decided_once_with_its_successor_and_journal(kind: Databa
         .await
         .unwrap();
     let entries = [
-        entry("r1", 0, "approval.completed"),
-        entry("r1", 0, "approval.requested"),
+        entry(0, JournalKind::ApprovalCompleted),
+        entry(0, JournalKind::ApprovalRequested),
     ];
     let tail = JournalTail {
         run_id: "r1",
