@@ -63,7 +63,6 @@ pub mod store;
 mod sweeper;
 pub mod wait;
 pub mod wait_store;
-pub mod wait_store_db;
 
 pub use agent::hitl::{
     HitlMode, HitlSpec, TenantApprovalPolicy, TenantHitlPolicy, TenantPolicyError, ToolHitlRule,
@@ -100,4 +99,3 @@ pub use wait::{WaitAnswered, WaitError, WaitingFor};
 pub use wait_store::{
     MemoryWaitStore, PauseRecord, PauseStatus, WaitJournal, WaitStore, WaitStoreError,
 };
-pub use wait_store_db::DatabaseWaitStore;

@@ -432,9 +432,7 @@ impl Runtime {
     /// A builder over a migrated database (SQLite or PostgreSQL).
     pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
         Runtime::builder(Arc::new(kindgi_store::runs::RunsStore::new(db.clone())))
-            .wait_store(Arc::new(crate::wait_store_db::DatabaseWaitStore::new(
-                db.clone(),
-            )))
+            .wait_store(Arc::new(kindgi_store::waits::WaitsStore::new(db.clone())))
             .conversations(Arc::new(crate::conversation::DatabaseConversationLog::new(
                 db,
             )))

@@ -1,7 +1,7 @@
 //! Where a run's waits are kept besides its journal: approvals and pausing calls' waits.
 //! The [`WaitStore`] port, the records and the in-memory store are `kindgi_core`'s,
-//! re-exported here at their old paths; the database store is
-//! [`crate::wait_store_db::DatabaseWaitStore`].
+//! re-exported here at their old paths; the database store is kindgi-store's
+//! `kindgi_store::waits::WaitsStore`, which implements the port directly.
 
 pub use kindgi_core::StorageError;
 pub use kindgi_core::memory::MemoryWaitStore;
