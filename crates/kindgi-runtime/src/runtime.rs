@@ -435,9 +435,9 @@ impl Runtime {
             .wait_store(Arc::new(crate::wait_store_db::DatabaseWaitStore::new(
                 db.clone(),
             )))
-            .conversations(Arc::new(crate::conversation::DatabaseConversationLog::new(
-                db,
-            )))
+            .conversations(Arc::new(
+                kindgi_store::conversations::ConversationStore::new(db),
+            ))
     }
 
     /// A builder over an in-memory store.
