@@ -18,7 +18,7 @@ use crate::error::HostError;
 use crate::packs::{self, RunningPack, say};
 use crate::register::Registrar;
 use crate::registry_mcp::{McpPolicy, RegistryMcp};
-use crate::sources::{PackServices, StoreDefinitions};
+use crate::sources::PackServices;
 use crate::values::StoreCallValues;
 use kindgi_store::values::ValuesStore;
 
@@ -116,9 +116,7 @@ impl Host {
             .synthesizers(synthesizers)
             .registry_tools(std::sync::Arc::new(services.clone()))
             .guardrail_checks(std::sync::Arc::new(services.clone()))
-            .definition_source(std::sync::Arc::new(StoreDefinitions::new(
-                state.definitions.clone(),
-            )))
+            .definition_source(std::sync::Arc::new(state.definitions.clone()))
             .call_values(std::sync::Arc::new(StoreCallValues::new(
                 ValuesStore::with_key(db.clone(), config.secrets_key.clone()),
                 config.served_env.clone(),
