@@ -19,7 +19,6 @@ use crate::packs::{self, RunningPack, say};
 use crate::register::Registrar;
 use crate::registry_mcp::{McpPolicy, RegistryMcp};
 use crate::sources::PackServices;
-use crate::values::StoreCallValues;
 use kindgi_store::values::ValuesStore;
 
 /// A running host.
@@ -117,10 +116,10 @@ impl Host {
             .registry_tools(std::sync::Arc::new(services.clone()))
             .guardrail_checks(std::sync::Arc::new(services.clone()))
             .definition_source(std::sync::Arc::new(state.definitions.clone()))
-            .call_values(std::sync::Arc::new(StoreCallValues::new(
-                ValuesStore::with_key(db.clone(), config.secrets_key.clone()),
-                config.served_env.clone(),
-            )))
+            .call_values(std::sync::Arc::new(
+                ValuesStore::with_key(db.clone(), config.secrets_key.clone())
+                    .serving(config.served_env.clone()),
+            ))
             .build();
         let registrar = Registrar::new(rt.clone(), state.clone(), services);
 
