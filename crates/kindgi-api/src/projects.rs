@@ -12,9 +12,6 @@ use serde_json::{Value, json};
 
 use crate::error::ApiError;
 
-/// The namespace of default-project ids (a fixed random UUID).
-const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6b1d_54c2_94a7_4c1e_9f0e_2d8a_77c3_51b9);
-
 /// The namespace of wire tenant ids derived from tenant names (a fixed random UUID).
 const TENANT_NAMESPACE: uuid::Uuid =
     uuid::Uuid::from_u128(0x3e0f_9a7d_5c21_4b86_a4d3_17c9_e2b0_6f58);
@@ -33,10 +30,9 @@ pub fn tenant_uuid(tenant: &str) -> String {
     }
 }
 
-/// The id of `tenant`'s Default project.
-pub fn default_project_id(tenant: &str) -> String {
-    uuid::Uuid::new_v5(&NAMESPACE, format!("kindgi-project:{tenant}").as_bytes()).to_string()
-}
+/// The id of `tenant`'s Default project (core's one copy; the store resolves a call's
+/// values under it too).
+pub use kindgi_core::ids::default_project_id;
 
 /// Checks a `projectId` the caller sent: `None` is the Default project; anything else must
 /// be a UUID naming it. Returns the project id to record.

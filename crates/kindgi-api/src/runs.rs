@@ -347,7 +347,7 @@ async fn conversation_turn(
         .append_message(
             tenant,
             id,
-            kindgi_store::conversations::Role::User,
+            kindgi_core::conversation::Role::User,
             &message,
             None,
             None,

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use kindgi_api::routes::conversations::conversation_error;
 use kindgi_api::testing::{TestClient, TestResponse};
+use kindgi_core::conversation::{Role, ToolCallRef};
 use kindgi_store::DatabaseKind;
-use kindgi_store::conversations::{ConversationStore, Role, ToolCallRef};
+use kindgi_store::conversations::ConversationStore;
 use serde_json::{Value, json};
 use support::env;
 
@@ -103,7 +104,14 @@ async fn open_read_close(kind: DatabaseKind) {
         .await
         .unwrap();
     store
-        .append_message("acme", &id, Role::Agent, &json!("It shipped."), None, None)
+        .append_message(
+            "acme",
+            &id,
+            Role::Assistant,
+            &json!("It shipped."),
+            None,
+            None,
+        )
         .await
         .unwrap();
     store.bump_turn("acme", &id).await.unwrap();

@@ -11,8 +11,9 @@ mod mcp_support;
 mod support;
 
 use kindgi_api::{AppState, router};
+use kindgi_core::conversation::Role;
 use kindgi_store::DatabaseKind;
-use kindgi_store::conversations::{ConversationStore, NewConversation, Role};
+use kindgi_store::conversations::{ConversationStore, NewConversation};
 use kindgi_store::testing::TestDatabase;
 use serde_json::{Value, json};
 
@@ -58,7 +59,7 @@ async fn sdk_drives_mcp_and_conversations(kind: DatabaseKind) {
         .unwrap();
     for (role, text) in [
         (Role::User, "hi"),
-        (Role::Agent, "hello"),
+        (Role::Assistant, "hello"),
         (Role::User, "bye"),
     ] {
         store

@@ -1,7 +1,9 @@
 //! One conversation message, as a model reads it and a conversation log keeps it: who wrote
 //! it ([`Role`]), what it says, the tool calls it asks for ([`ToolCall`]) and the call a tool
 //! result answers. The model providers send these; the [`crate::ports::ConversationLog`]
-//! stores them (platform-api.md §11).
+//! stores them (platform-api.md §11). [`ConversationMessage`] is a message as the log keeps
+//! and serves it (`OA:ConversationMessage`): its sequence, the JSON content as written, the
+//! tool call it answers by tool and invocation, its actor and time.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -14,6 +16,30 @@ pub enum Role {
     User,
     Assistant,
     Tool,
+}
+
+impl Role {
+    /// The role's name in a conversation log (platform-api.md §11): the model's answer is
+    /// `agent` there, the other roles keep their own names.
+    pub fn conversation_name(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "agent",
+            Role::Tool => "tool",
+            Role::System => "system",
+        }
+    }
+
+    /// The role a conversation log's name stands for (`None`: no role of this name).
+    pub fn from_conversation_name(name: &str) -> Option<Role> {
+        match name {
+            "user" => Some(Role::User),
+            "agent" => Some(Role::Assistant),
+            "tool" => Some(Role::Tool),
+            "system" => Some(Role::System),
+            _ => None,
+        }
+    }
 }
 
 /// A tool call the model asked for. `name` is the Kindgi tool id.
@@ -85,4 +111,27 @@ pub struct TurnOpening {
     pub project_id: Option<String>,
     /// The turn's user message: the conversation's first message.
     pub user_message: String,
+}
+
+/// The tool call a logged `tool` message answers: the tool and the invocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallRef {
+    pub tool_id: String,
+    pub invocation_id: String,
+}
+
+/// A message as a conversation log keeps it (`OA:ConversationMessage`). An agent turn's
+/// messages are kept so: the model's answer is its text, or `{text, toolCalls}` when it asked
+/// for tools; a tool result is its content as the model read it, with [`ToolCallRef`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationMessage {
+    /// 0, 1, 2, … per conversation.
+    pub sequence: i64,
+    pub role: Role,
+    /// A string, or structured content.
+    pub content: Value,
+    pub tool_call: Option<ToolCallRef>,
+    pub actor: Option<String>,
+    /// Unix milliseconds.
+    pub created_at: i64,
 }

@@ -1,7 +1,7 @@
 //! The ids, clocks and constants every floor shares, one copy each: the time format of
 //! records (milliseconds since the epoch ⇄ RFC 3339), the wait token's id (a security-relevant
 //! hash: idempotency keys and redaction must match the stored ids), the all-tenants scope,
-//! the default wait, and how a tool reference splits.
+//! the default wait, how a tool reference splits, and a tenant's Default project id.
 
 use sha2::{Digest, Sha256};
 
@@ -15,6 +15,21 @@ pub const DEFAULT_WAIT_MS: u64 = 24 * 60 * 60 * 1000;
 pub const WAIT_TOKEN_PREFIX: &str = "kgw_";
 /// The length of a wait token's body (after [`WAIT_TOKEN_PREFIX`]).
 pub const WAIT_TOKEN_BODY_LEN: usize = 43;
+
+/// The namespace of default-project ids (a fixed random UUID).
+const DEFAULT_PROJECT_NAMESPACE: uuid::Uuid =
+    uuid::Uuid::from_u128(0x6b1d_54c2_94a7_4c1e_9f0e_2d8a_77c3_51b9);
+
+/// The id of `tenant`'s Default project: a UUID v5 derived from the tenant, so it is stable
+/// across restarts, processes and databases without being stored (the API serves it; a
+/// tool call's values are the Default project's before the tenant's).
+pub fn default_project_id(tenant: &str) -> String {
+    uuid::Uuid::new_v5(
+        &DEFAULT_PROJECT_NAMESPACE,
+        format!("kindgi-project:{tenant}").as_bytes(),
+    )
+    .to_string()
+}
 
 /// Now, in milliseconds since the epoch.
 pub fn now_millis() -> i64 {

@@ -18,8 +18,7 @@ use crate::error::HostError;
 use crate::packs::{self, RunningPack, say};
 use crate::register::Registrar;
 use crate::registry_mcp::{McpPolicy, RegistryMcp};
-use crate::sources::{PackServices, StoreDefinitions};
-use crate::values::StoreCallValues;
+use crate::sources::PackServices;
 use kindgi_store::values::ValuesStore;
 
 /// A running host.
@@ -116,13 +115,11 @@ impl Host {
             .synthesizers(synthesizers)
             .registry_tools(std::sync::Arc::new(services.clone()))
             .guardrail_checks(std::sync::Arc::new(services.clone()))
-            .definition_source(std::sync::Arc::new(StoreDefinitions::new(
-                state.definitions.clone(),
-            )))
-            .call_values(std::sync::Arc::new(StoreCallValues::new(
-                ValuesStore::with_key(db.clone(), config.secrets_key.clone()),
-                config.served_env.clone(),
-            )))
+            .definition_source(std::sync::Arc::new(state.definitions.clone()))
+            .call_values(std::sync::Arc::new(
+                ValuesStore::with_key(db.clone(), config.secrets_key.clone())
+                    .serving(config.served_env.clone()),
+            ))
             .build();
         let registrar = Registrar::new(rt.clone(), state.clone(), services);
 

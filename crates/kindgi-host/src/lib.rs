@@ -47,7 +47,6 @@ pub mod packs;
 pub mod register;
 pub mod registry_mcp;
 pub mod sources;
-pub mod values;
 
 pub use config::{ConfigFile, DEFAULT_TENANT, HostConfig, McpServer, PackSource};
 pub use error::HostError;

@@ -1,6 +1,5 @@
-//! What the host plugs into the runtime behind its in-memory catalogues: the store's
-//! registries as the runtime's definition source (flows and agents published through
-//! `/v1/flows` and `/v1/agents`, or put there for a pack), and a factory that serves a
+//! What the host plugs into the runtime behind its in-memory catalogues (besides the
+//! store's `Definitions`, which is the runtime's definition source itself): a factory that serves a
 //! registry pack tool (one registered through `POST /v1/tools`) with the pack service of a
 //! pack this host runs for the tenant, chosen by the tool id's pack prefix, and a registry
 //! MCP tool with its endpoint's server ([`crate::registry_mcp`]). The same
@@ -11,77 +10,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
-use kindgi_core::StorageError;
 use kindgi_pack::dispatch::{CheckCallError, PackServiceCaller};
-use kindgi_runtime::definitions::DefinitionSource;
 use kindgi_runtime::guardrail::{CheckError, CheckRequest, GuardrailChecks};
 use kindgi_runtime::resolve::RegistryToolFactory;
 use kindgi_runtime::{PackTool, ToolDispatcher};
 use kindgi_spec::ToolManifest;
-use kindgi_store::StoreError;
-use kindgi_store::definitions::{DefinitionRecord, Definitions};
 
 use crate::registry_mcp::RegistryMcp;
-use serde_json::Value;
-
-/// The store's flows and agents, as the runtime's fallback source.
-#[derive(Debug, Clone)]
-pub struct StoreDefinitions {
-    defs: Definitions,
-}
-
-impl StoreDefinitions {
-    pub fn new(defs: Definitions) -> Self {
-        Self { defs }
-    }
-}
-
-fn definition(record: Option<DefinitionRecord>) -> Result<Option<Value>, StorageError> {
-    record.map(|r| r.definition()).transpose()
-}
-
-#[async_trait]
-impl DefinitionSource for StoreDefinitions {
-    async fn flow_json(
-        &self,
-        tenant: &str,
-        id: &str,
-        version: Option<&str>,
-    ) -> Result<Option<Value>, StorageError> {
-        let op = "definitions.flow";
-        definition(
-            self.defs
-                .get_flow(tenant, id, version)
-                .await
-                .map_err(StoreError::storage(op))?,
-        )
-    }
-
-    async fn agent_json(
-        &self,
-        tenant: &str,
-        id: &str,
-        version: Option<&str>,
-    ) -> Result<Option<Value>, StorageError> {
-        let op = "definitions.agent";
-        definition(
-            self.defs
-                .get_agent(tenant, id, version)
-                .await
-                .map_err(StoreError::storage(op))?,
-        )
-    }
-
-    async fn guardrail_json(&self, tenant: &str, id: &str) -> Result<Option<Value>, StorageError> {
-        let op = "definitions.guardrail";
-        definition(
-            self.defs
-                .get_guardrail(tenant, id)
-                .await
-                .map_err(StoreError::storage(op))?,
-        )
-    }
-}
 
 /// Tenant → pack id → the caller of the service serving that pack now; and the servers of
 /// registry MCP tools (`POST /v1/mcp/endpoints`).

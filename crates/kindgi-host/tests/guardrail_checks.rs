@@ -1,7 +1,7 @@
 //! A pack's guardrail check judging agent turns, with the real pieces: the official Python
 //! SDK's pack service (`KINDGI_REFERENCE_PYTHON -m kindgi.pack serve`) running the Python
 //! conformance pack, its guardrails put in the store as the host lists a pack's
-//! (`put_guardrail` of the index entries), the host's [`StoreDefinitions`] and
+//! (`put_guardrail` of the index entries), the store's `Definitions` (core's definition source) and the host's
 //! [`PackServices`] (the check routed to its pack by the check id's prefix, over pack
 //! protocol `check-invoke`), runs on SQLite.
 //!
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use kindgi_host::sources::{PackServices, StoreDefinitions};
+use kindgi_host::sources::PackServices;
 use kindgi_pack::conformance::service::{Launch, Service, ServiceCommand, random_token};
 use kindgi_pack::dispatch::{PackServiceCaller, ServiceSlot, Serving};
 use kindgi_pack::log::{LogConfig, Logger};
@@ -108,9 +108,7 @@ async fn turn(rt: &Runtime, agent: &str) -> kindgi_runtime::RunRecord {
 fn runtime(db: &kindgi_store::Database, services: &PackServices, says: &'static str) -> Runtime {
     let rt = Runtime::with_database(db.clone())
         .model(Arc::new(Says(says)))
-        .definition_source(Arc::new(StoreDefinitions::new(Definitions::new(
-            db.clone(),
-        ))))
+        .definition_source(Arc::new(Definitions::new(db.clone())))
         .guardrail_checks(Arc::new(services.clone()))
         .build();
     let mut short = AgentSpec::new("conformance.short");
@@ -350,7 +348,7 @@ async fn a_rust_sdk_before_tool_check_refuses_a_pack_call() {
     });
     let rt = Runtime::with_database(db.clone())
         .model(model.clone())
-        .definition_source(Arc::new(StoreDefinitions::new(defs)))
+        .definition_source(Arc::new(defs))
         .guardrail_checks(Arc::new(services))
         .build();
     for tool in &index.tools {

@@ -75,7 +75,7 @@ pub use call_values::CallValues;
 pub use catalogue::{
     ALL_TENANTS, AgentCatalogue, AgentSpec, AgentTool, FlowCatalogue, FlowError, LoadedFlow,
 };
-pub use conversation::{ConversationLog, ConversationLogError, DatabaseConversationLog};
+pub use conversation::{ConversationLog, ConversationLogError};
 pub use definitions::{
     DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
 };

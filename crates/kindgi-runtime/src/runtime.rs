@@ -433,9 +433,9 @@ impl Runtime {
     pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
         Runtime::builder(Arc::new(kindgi_store::runs::RunsStore::new(db.clone())))
             .wait_store(Arc::new(kindgi_store::waits::WaitsStore::new(db.clone())))
-            .conversations(Arc::new(crate::conversation::DatabaseConversationLog::new(
-                db,
-            )))
+            .conversations(Arc::new(
+                kindgi_store::conversations::ConversationStore::new(db),
+            ))
     }
 
     /// A builder over an in-memory store.

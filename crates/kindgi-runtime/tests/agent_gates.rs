@@ -1039,7 +1039,7 @@ async fn next_turn(
         .append_message(
             "default",
             conversation,
-            kindgi_store::conversations::Role::User,
+            kindgi_runtime::model::Role::User,
             &json!("again"),
             None,
             None,

@@ -12,7 +12,7 @@ use common::{Backend, builder, cleanup, read_only, tool};
 use kindgi_runtime::agent::{OUTSIDE_DATA_RULE, outside_data};
 use kindgi_runtime::model::{Message, ModelError, ModelRequest, ModelResponse, Role};
 use kindgi_runtime::{AgentSpec, ModelProvider, RunOptions, RunStatus, Runtime};
-use kindgi_store::conversations::{ConversationFilter, ConversationStore, Role as StoredRole};
+use kindgi_store::conversations::{ConversationFilter, ConversationStore};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -237,9 +237,9 @@ async fn the_next_turn_reads_the_history(backend: Backend) {
     );
     assert_eq!(opened.turn_count, 1);
     let kept = store.history("default", &id).await.unwrap();
-    let roles: Vec<StoredRole> = kept.iter().map(|m| m.role).collect();
-    use StoredRole::{Agent, Tool, User};
-    assert_eq!(roles, [User, Agent, Tool, Tool, Agent]);
+    let roles: Vec<Role> = kept.iter().map(|m| m.role).collect();
+    use Role::{Assistant, Tool, User};
+    assert_eq!(roles, [User, Assistant, Tool, Tool, Assistant]);
     assert_eq!(kept[0].content, json!("my mail?"));
     assert_eq!(kept[2].tool_call.as_ref().unwrap().tool_id, "t.read-mail");
     assert_eq!(kept[2].tool_call.as_ref().unwrap().invocation_id, "c1");
@@ -251,7 +251,7 @@ async fn the_next_turn_reads_the_history(backend: Backend) {
         .append_message(
             "default",
             &id,
-            StoredRole::User,
+            Role::User,
             &json!("anything else?"),
             None,
             None,
@@ -298,14 +298,7 @@ async fn the_next_turn_reads_the_history(backend: Backend) {
 
     // Turn 3 at 3.0.0 (historyLimit 2): the newest two messages before its own.
     store
-        .append_message(
-            "default",
-            &id,
-            StoredRole::User,
-            &json!("thanks"),
-            None,
-            None,
-        )
+        .append_message("default", &id, Role::User, &json!("thanks"), None, None)
         .await
         .unwrap();
     let input = json!({"userMessage": "thanks", "conversationId": id});

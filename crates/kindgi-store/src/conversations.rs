@@ -7,16 +7,30 @@
 //! conversation takes turns ([`ConversationStore::check_open`]),
 //! [`appends`](ConversationStore::append_message) the user's message and
 //! [`bumps`](ConversationStore::bump_turn) the turn count. The runtime, running the turn,
-//! opens the conversation of a turn that named none ([`ConversationStore::open_for_turn`]),
-//! reads its [`recent messages`](ConversationStore::recent_messages) as history and, at the
-//! turn's end, [`appends`](ConversationStore::append_messages) its replies and tool results
-//! in one transaction. A
-//! message's sequence is taken from the conversation row in the same transaction as the
-//! insert, so concurrent appends get distinct, gap-free sequences on both databases.
-//! Every statement is written once for both ([`on_pool!`](crate::on_pool)); JSON is TEXT and
-//! times are Unix milliseconds.
+//! reaches the store through core's [`ConversationLog`] port, which [`ConversationStore`]
+//! implements: it opens the conversation of a turn that named none (its first message and
+//! one turn in one transaction), reads the [`recent messages`](ConversationStore::recent_messages)
+//! as history and, at the turn's end, appends its replies and tool results in one
+//! transaction. A message's sequence is taken from the conversation row in the same
+//! transaction as the insert, so concurrent appends get distinct, gap-free sequences on both
+//! databases. Every statement is written once for both ([`on_pool!`](crate::on_pool)); JSON
+//! is TEXT and times are Unix milliseconds.
+//!
+//! As the log keeps a model message: user → `user`; the model's answer → `agent` (its text,
+//! or `{text, toolCalls}` when it asked for tools); a tool result → `tool` with
+//! `toolCall {toolId, invocationId}` and the content exactly as the model read it (an
+//! outside-data result keeps its marking). Rows are core's [`ConversationMessage`] and
+//! [`Role`].
 
-use serde_json::Value;
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use kindgi_core::StorageError;
+use kindgi_core::conversation::{
+    ConversationMessage, Message, Role, ToolCall, ToolCallRef, TurnOpening, UNTITLED,
+};
+use kindgi_core::ports::ConversationLog;
+use serde_json::{Value, json};
 use sqlx::Row;
 use thiserror::Error;
 
@@ -93,63 +107,14 @@ pub struct NewConversation {
     pub metadata: Option<Value>,
 }
 
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    User,
-    Agent,
-    Tool,
-    System,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::User => "user",
-            Role::Agent => "agent",
-            Role::Tool => "tool",
-            Role::System => "system",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Role> {
-        match s {
-            "user" => Some(Role::User),
-            "agent" => Some(Role::Agent),
-            "tool" => Some(Role::Tool),
-            "system" => Some(Role::System),
-            _ => None,
-        }
-    }
-}
-
-/// The tool call a `tool` message answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCallRef {
-    pub tool_id: String,
-    pub invocation_id: String,
-}
-
-/// One message.
+/// A message to insert (the store picks its sequence and time).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Message {
-    pub sequence: i64,
-    pub role: Role,
+struct NewMessage {
+    role: Role,
     /// A string, or structured content.
-    pub content: Value,
-    pub tool_call: Option<ToolCallRef>,
-    pub actor: Option<String>,
-    pub created_at: i64,
-}
-
-/// A message to append (the store picks its sequence and time).
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewMessage {
-    pub role: Role,
-    /// A string, or structured content.
-    pub content: Value,
-    pub tool_call: Option<ToolCallRef>,
-    pub actor: Option<String>,
+    content: Value,
+    tool_call: Option<ToolCallRef>,
+    actor: Option<String>,
 }
 
 impl NewMessage {
@@ -297,9 +262,9 @@ macro_rules! message_from_row {
                 })
             }
         };
-        Message {
+        ConversationMessage {
             sequence,
-            role: Role::parse(&role).ok_or_else(|| StoreError::Corrupt {
+            role: Role::from_conversation_name(&role).ok_or_else(|| StoreError::Corrupt {
                 what: what("role"),
                 reason: format!("unknown role {role:?}"),
             })?,
@@ -368,7 +333,7 @@ impl ConversationStore {
     /// Opens conversation `id` for `tenant` as a turn that named none does: the turn's
     /// `first` message (the user's) at sequence 0 and one turn counted, in one transaction.
     /// Idempotent: when `id` exists already nothing changes and the answer is `false`.
-    pub async fn open_for_turn(
+    async fn open_for_turn(
         &self,
         tenant: &str,
         id: &str,
@@ -408,7 +373,7 @@ impl ConversationStore {
                          VALUES ($1, 0, $2, $3, $4, $5, $6)",
                     )
                     .bind(id)
-                    .bind(first.role.as_str())
+                    .bind(first.role.conversation_name())
                     .bind(&content)
                     .bind(&tool_call)
                     .bind(&first.actor)
@@ -565,7 +530,7 @@ impl ConversationStore {
         content: &Value,
         tool_call: Option<&ToolCallRef>,
         actor: Option<&str>,
-    ) -> Result<Message, ConversationError> {
+    ) -> Result<ConversationMessage, ConversationError> {
         let now = now_millis();
         let m = NewMessage {
             role,
@@ -582,7 +547,7 @@ impl ConversationStore {
                 "conversations.append_message",
             )
             .await?;
-        Ok(Message {
+        Ok(ConversationMessage {
             sequence,
             role,
             content: m.content,
@@ -594,7 +559,7 @@ impl ConversationStore {
 
     /// Appends `messages` in order, in one transaction (a turn's messages land together or
     /// not at all); returns the first one's sequence.
-    pub async fn append_messages(
+    async fn append_messages(
         &self,
         tenant: &str,
         id: &str,
@@ -649,7 +614,7 @@ impl ConversationStore {
                     )
                     .bind(id)
                     .bind(first + i64::try_from(offset).unwrap_or(i64::MAX))
-                    .bind(m.role.as_str())
+                    .bind(m.role.conversation_name())
                     .bind(content)
                     .bind(tool_call)
                     .bind(&m.actor)
@@ -672,11 +637,14 @@ impl ConversationStore {
         tenant: &str,
         id: &str,
         limit: usize,
-    ) -> Result<Vec<Message>, ConversationError> {
+    ) -> Result<Vec<ConversationMessage>, ConversationError> {
         self.require(tenant, id).await?;
         let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
-        let out: Result<Vec<Message>, StoreError> = crate::on_pool!(self.db, read, |pool| {
-            let rows = sqlx::query(
+        let out: Result<Vec<ConversationMessage>, StoreError> = crate::on_pool!(
+            self.db,
+            read,
+            |pool| {
+                let rows = sqlx::query(
                 "SELECT sequence, role, content, tool_call, actor, created_at FROM conversation_messages
                  WHERE conversation_id = $1 ORDER BY sequence DESC LIMIT $2",
             )
@@ -685,12 +653,13 @@ impl ConversationStore {
             .fetch_all(pool)
             .await
             .map_err(StoreError::query("conversations.recent_messages"))?;
-            let mut out = Vec::with_capacity(rows.len());
-            for row in rows.iter().rev() {
-                out.push(message_from_row!(row, id));
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows.iter().rev() {
+                    out.push(message_from_row!(row, id));
+                }
+                Ok(out)
             }
-            Ok(out)
-        });
+        );
         Ok(out?)
     }
 
@@ -701,11 +670,14 @@ impl ConversationStore {
         id: &str,
         from: i64,
         limit: usize,
-    ) -> Result<Vec<Message>, ConversationError> {
+    ) -> Result<Vec<ConversationMessage>, ConversationError> {
         self.require(tenant, id).await?;
         let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
-        let out: Result<Vec<Message>, StoreError> = crate::on_pool!(self.db, read, |pool| {
-            let rows = sqlx::query(
+        let out: Result<Vec<ConversationMessage>, StoreError> = crate::on_pool!(
+            self.db,
+            read,
+            |pool| {
+                let rows = sqlx::query(
                 "SELECT sequence, role, content, tool_call, actor, created_at FROM conversation_messages
                  WHERE conversation_id = $1 AND sequence >= $2 ORDER BY sequence ASC LIMIT $3",
             )
@@ -715,20 +687,193 @@ impl ConversationStore {
             .fetch_all(pool)
             .await
             .map_err(StoreError::query("conversations.messages"))?;
-            let mut out = Vec::with_capacity(rows.len());
-            for row in &rows {
-                out.push(message_from_row!(row, id));
+                let mut out = Vec::with_capacity(rows.len());
+                for row in &rows {
+                    out.push(message_from_row!(row, id));
+                }
+                Ok(out)
             }
-            Ok(out)
-        });
+        );
         Ok(out?)
     }
 
     /// The whole history, ascending (for the runtime to build a turn's context).
-    pub async fn history(&self, tenant: &str, id: &str) -> Result<Vec<Message>, ConversationError> {
+    pub async fn history(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Vec<ConversationMessage>, ConversationError> {
         self.messages(tenant, id, 0, MAX_HISTORY).await
     }
 }
 
 /// The most messages [`ConversationStore::history`] reads.
 pub const MAX_HISTORY: usize = 10_000;
+
+/// What a failed log operation says of its conversation, the store's error as its source.
+#[derive(Debug, thiserror::Error)]
+#[error("Conversation \"{conversation_id}\": could not {what}: {source}")]
+struct LogFailure {
+    conversation_id: String,
+    what: &'static str,
+    #[source]
+    source: kindgi_core::BoxError,
+}
+
+fn log_error<E: Into<kindgi_core::BoxError>>(
+    op: &'static str,
+    conversation_id: &str,
+    what: &'static str,
+) -> impl FnOnce(E) -> StorageError {
+    move |source| {
+        StorageError::backend(
+            op,
+            LogFailure {
+                conversation_id: conversation_id.to_owned(),
+                what,
+                source: source.into(),
+            },
+        )
+    }
+}
+
+#[async_trait]
+impl ConversationLog for ConversationStore {
+    async fn open(&self, tenant: &str, id: &str, opening: TurnOpening) -> Result<(), StorageError> {
+        let new = NewConversation {
+            agent_id: opening.agent_id,
+            agent_version: opening.agent_version,
+            title: UNTITLED.to_owned(),
+            project_id: opening.project_id,
+            scope: json!({}),
+            ..NewConversation::default()
+        };
+        let first = NewMessage {
+            role: Role::User,
+            content: Value::String(opening.user_message),
+            tool_call: None,
+            actor: None,
+        };
+        self.open_for_turn(tenant, id, new, first)
+            .await
+            .map(drop)
+            .map_err(log_error("conversations.open", id, "open it"))
+    }
+
+    async fn history(
+        &self,
+        tenant: &str,
+        conversation_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Message>, StorageError> {
+        match self.recent_messages(tenant, conversation_id, limit).await {
+            Ok(kept) => Ok(kept.iter().filter_map(model_message).collect()),
+            // A turn whose conversation is gone (unregistered) reads no history.
+            Err(ConversationError::NotFound { .. }) => Ok(Vec::new()),
+            Err(e) => Err(log_error(
+                "conversations.history",
+                conversation_id,
+                "read its history",
+            )(e)),
+        }
+    }
+
+    async fn append(
+        &self,
+        tenant: &str,
+        conversation_id: &str,
+        messages: &[Message],
+    ) -> Result<(), StorageError> {
+        let rows = to_rows(messages);
+        if rows.is_empty() {
+            return Ok(());
+        }
+        match self.append_messages(tenant, conversation_id, &rows).await {
+            Ok(_) | Err(ConversationError::NotFound { .. }) => Ok(()),
+            Err(e) => Err(log_error(
+                "conversations.append",
+                conversation_id,
+                "append the turn's messages",
+            )(e)),
+        }
+    }
+
+    async fn turn_count(
+        &self,
+        tenant: &str,
+        conversation_id: &str,
+    ) -> Result<Option<u64>, StorageError> {
+        match self.get(tenant, conversation_id).await {
+            Ok(c) => Ok(c.map(|c| u64::try_from(c.turn_count).unwrap_or(0))),
+            Err(e) => Err(log_error(
+                "conversations.turn_count",
+                conversation_id,
+                "read its turn count",
+            )(e)),
+        }
+    }
+}
+
+/// Model messages as kept; a tool result names the tool of the call it answers.
+fn to_rows(messages: &[Message]) -> Vec<NewMessage> {
+    let mut tool_of: HashMap<&str, &str> = HashMap::new();
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        let (content, tool_call) = match m.role {
+            Role::Assistant if !m.tool_calls.is_empty() => {
+                for c in &m.tool_calls {
+                    tool_of.insert(c.id.as_str(), c.name.as_str());
+                }
+                (json!({"text": m.content, "toolCalls": m.tool_calls}), None)
+            }
+            Role::Tool => {
+                let invocation = m.tool_call_id.clone().unwrap_or_default();
+                let tool_id = tool_of.get(invocation.as_str()).copied().unwrap_or("");
+                let call = ToolCallRef {
+                    tool_id: tool_id.to_owned(),
+                    invocation_id: invocation,
+                };
+                (json!(m.content), Some(call))
+            }
+            Role::System | Role::User | Role::Assistant => (json!(m.content), None),
+        };
+        out.push(NewMessage {
+            role: m.role,
+            content,
+            tool_call,
+            actor: None,
+        });
+    }
+    out
+}
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A kept message as the model reads it (`None`: a tool message answering no call).
+fn model_message(m: &ConversationMessage) -> Option<Message> {
+    Some(match m.role {
+        Role::User => Message::user(text_of(&m.content)),
+        Role::System => Message::system(text_of(&m.content)),
+        Role::Tool => {
+            let call = m.tool_call.as_ref()?;
+            Message::tool(call.invocation_id.clone(), text_of(&m.content))
+        }
+        Role::Assistant => {
+            let calls = m
+                .content
+                .get("toolCalls")
+                .cloned()
+                .and_then(|c| serde_json::from_value::<Vec<ToolCall>>(c).ok());
+            match (calls, m.content.get("text")) {
+                (Some(calls), Some(text)) => Message::assistant(text_of(text), calls),
+                _ => Message::assistant(text_of(&m.content), Vec::new()),
+            }
+        }
+    })
+}

@@ -13,7 +13,12 @@
 //! registry does), ids bytewise (`COLLATE "C"` on PostgreSQL, SQLite's default on SQLite),
 //! so list cursors mean the same on both backends. Every statement is written once
 //! ([`crate::on_pool!`]).
+//!
+//! [`Definitions`] is also core's [`DefinitionSource`] port: the runtime's fallback behind
+//! its in-memory catalogues reads flows, agents and guardrails from here as JSON.
 
+use async_trait::async_trait;
+use kindgi_core::ports::DefinitionSource;
 use kindgi_tools::semver::{Version, latest_version};
 use serde_json::Value;
 use sqlx::Row as _;
@@ -635,6 +640,45 @@ impl Definitions {
             versions.sort_by_key(|v| semver_key(v));
         }
         Ok(out)
+    }
+}
+
+/// A found record's definition as JSON (a stored one that does not parse is corrupt).
+fn definition_json(
+    record: Option<DefinitionRecord>,
+) -> Result<Option<Value>, kindgi_core::StorageError> {
+    record.map(|r| r.definition()).transpose()
+}
+
+#[async_trait]
+impl DefinitionSource for Definitions {
+    async fn flow_json(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: Option<&str>,
+    ) -> Result<Option<Value>, kindgi_core::StorageError> {
+        let found = self.get_flow(tenant, id, version).await;
+        definition_json(found.map_err(StoreError::storage("definitions.flow"))?)
+    }
+
+    async fn agent_json(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: Option<&str>,
+    ) -> Result<Option<Value>, kindgi_core::StorageError> {
+        let found = self.get_agent(tenant, id, version).await;
+        definition_json(found.map_err(StoreError::storage("definitions.agent"))?)
+    }
+
+    async fn guardrail_json(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<Value>, kindgi_core::StorageError> {
+        let found = self.get_guardrail(tenant, id).await;
+        definition_json(found.map_err(StoreError::storage("definitions.guardrail"))?)
     }
 }
 

@@ -13,6 +13,10 @@
 //!   (`v1:` + base64, AES-256-GCM, associated data binding tenant, scope, env, name and
 //!   version), `NULL` once hard-revoked.
 //!
+//! [`ValuesStore`] is also core's [`CallValues`](kindgi_core::ports::CallValues) port (in
+//! [`call_values`]): a tool call's env values and secrets in the env it
+//! [serves](ValuesStore::serving), the tenant's Default project's beating the tenant's.
+//!
 //! A scope is the tenant itself (`scope_id` empty), an org or a project ([`ValueScope`]).
 //! Names sort byte-wise on both databases (PostgreSQL columns are `COLLATE "C"`), which is
 //! the list order and the cursor position.
@@ -30,6 +34,9 @@ pub const SECRET_VALUE_MAX_BYTES: usize = 64 * 1024;
 pub const ENV_VALUE_MAX_BYTES: usize = 64 * 1024;
 /// The most names one resolve reads.
 pub const MAX_RESOLVE_NAMES: usize = 256;
+
+/// The env tool calls are served from when the host names none (`KINDGI_ENV`).
+pub const DEFAULT_SERVED_ENV: &str = "local";
 
 /// Tags: a string map, stored as JSON text.
 pub type Tags = BTreeMap<String, String>;
@@ -225,11 +232,13 @@ pub enum ValuesError {
     TooManyNames { count: usize, max: usize },
 }
 
-/// The env and secret tables over a [`Database`], with the key secrets are sealed under.
+/// The env and secret tables over a [`Database`], with the key secrets are sealed under and
+/// the env tool calls are served from.
 #[derive(Debug, Clone)]
 pub struct ValuesStore {
     db: Database,
     key: Option<SealKey>,
+    served_env: String,
 }
 
 fn tags_text(tags: &Option<Tags>) -> Option<String> {
@@ -342,6 +351,7 @@ fn page_of<T>(mut rows: Vec<T>, limit: usize) -> (Vec<T>, bool) {
     (rows, more)
 }
 
+pub mod call_values;
 mod secrets;
 
 /// `IN ($from, $from+1, …)` for `n` names.
@@ -354,12 +364,23 @@ impl ValuesStore {
     /// The store without a secrets key: env values and secret metadata work; secret writes
     /// and resolves answer [`ValuesError::NoKey`].
     pub fn new(db: Database) -> ValuesStore {
-        ValuesStore { db, key: None }
+        ValuesStore::with_key(db, None)
     }
 
     /// The store sealing secrets under `key`.
     pub fn with_key(db: Database, key: Option<SealKey>) -> ValuesStore {
-        ValuesStore { db, key }
+        ValuesStore {
+            db,
+            key,
+            served_env: DEFAULT_SERVED_ENV.to_owned(),
+        }
+    }
+
+    /// The store serving tool calls' values from env `env` (`KINDGI_ENV`; default
+    /// [`DEFAULT_SERVED_ENV`]).
+    pub fn serving(mut self, env: impl Into<String>) -> ValuesStore {
+        self.served_env = env.into();
+        self
     }
 
     /// Whether secret values can be written and read.

@@ -2,10 +2,11 @@
 //! turn checks, paging, tenant isolation, and the register / unregister / re-register cycle.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use kindgi_core::conversation::{Message, Role, ToolCall, ToolCallRef, TurnOpening, UNTITLED};
+use kindgi_core::ports::ConversationLog;
 use kindgi_store::DatabaseKind;
 use kindgi_store::conversations::{
-    ConversationError, ConversationFilter, ConversationStore, NewConversation, NewMessage, Role,
-    ToolCallRef,
+    ConversationError, ConversationFilter, ConversationStore, NewConversation,
 };
 use kindgi_store::mcp_endpoints::{
     McpEndpointFilter, McpEndpointRecord, McpEndpointStore, RegisterOutcome,
@@ -350,58 +351,51 @@ async fn mcp_endpoints(kind: DatabaseKind) {
     t.cleanup().await.unwrap();
 }
 
-fn message(role: Role, content: serde_json::Value) -> NewMessage {
-    NewMessage {
-        role,
-        content,
-        tool_call: None,
-        actor: None,
+fn opening(agent: &str) -> TurnOpening {
+    TurnOpening {
+        agent_id: agent.into(),
+        agent_version: "1.0.0".into(),
+        project_id: None,
+        user_message: "hello".into(),
     }
 }
 
-/// What a turn does: opens its conversation (once, whatever the retries), appends its
-/// messages together, reads the newest as history.
+/// What a turn does, through core's `ConversationLog` port: opens its conversation (once,
+/// whatever the retries), appends its messages together, reads the newest as history.
 async fn turns(kind: DatabaseKind) {
     let t = TestDatabase::new(kind).await.unwrap();
     let store = ConversationStore::new(t.db.clone());
+    let log: &dyn ConversationLog = &store;
     let id = uuid::Uuid::new_v4().to_string();
     let id = id.as_str();
-    let first = message(Role::User, json!("hello"));
-    assert!(
-        store
-            .open_for_turn("acme", id, new_conversation("support"), first.clone())
-            .await
-            .unwrap()
-    );
+    log.open("acme", id, opening("support")).await.unwrap();
     // Opening again (a recovered turn) changes nothing.
-    assert!(
-        !store
-            .open_for_turn("acme", id, new_conversation("sales"), first)
-            .await
-            .unwrap()
-    );
+    log.open("acme", id, opening("sales")).await.unwrap();
     let c = store.require("acme", id).await.unwrap();
     assert_eq!((c.agent_id.as_str(), c.turn_count), ("support", 1));
+    assert_eq!(c.title, UNTITLED);
     assert!(c.last_message_at.is_some());
-    assert_eq!(store.history("acme", id).await.unwrap().len(), 1);
+    assert_eq!(log.turn_count("acme", id).await.unwrap(), Some(1));
+    assert_eq!(log.turn_count("other", id).await.unwrap(), None);
+    let kept = store.history("acme", id).await.unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        (kept[0].role, &kept[0].content),
+        (Role::User, &json!("hello"))
+    );
     assert_eq!(store.get("other", id).await.unwrap(), None);
 
-    let call = ToolCallRef {
-        tool_id: "acme.lookup".into(),
-        invocation_id: "c1".into(),
+    let asked = ToolCall {
+        id: "c1".into(),
+        name: "acme.lookup".into(),
+        arguments: json!({}),
     };
     let turn = [
-        message(
-            Role::Agent,
-            json!({"text": "", "toolCalls": [{"id": "c1"}]}),
-        ),
-        NewMessage {
-            tool_call: Some(call.clone()),
-            ..message(Role::Tool, json!("shipped"))
-        },
-        message(Role::Agent, json!("It shipped.")),
+        Message::assistant("", vec![asked.clone()]),
+        Message::tool("c1", "shipped"),
+        Message::assistant("It shipped.", Vec::new()),
     ];
-    assert_eq!(store.append_messages("acme", id, &turn).await.unwrap(), 1);
+    log.append("acme", id, &turn).await.unwrap();
     // Appends after it continue the sequence.
     let m = store
         .append_message("acme", id, Role::User, &json!("thanks"), None, None)
@@ -413,16 +407,33 @@ async fn turns(kind: DatabaseKind) {
         all.iter().map(|m| m.sequence).collect::<Vec<_>>(),
         [0, 1, 2, 3, 4]
     );
+    // The model's call is kept as `{text, toolCalls}`; its result names the tool it answers.
+    assert_eq!(all[1].role, Role::Assistant);
+    assert_eq!(all[1].content, json!({"text": "", "toolCalls": [asked]}));
+    let call = ToolCallRef {
+        tool_id: "acme.lookup".into(),
+        invocation_id: "c1".into(),
+    };
     assert_eq!(all[2].tool_call.as_ref(), Some(&call));
+    assert_eq!(all[2].content, json!("shipped"));
     let recent = store.recent_messages("acme", id, 2).await.unwrap();
     assert_eq!(
         recent.iter().map(|m| m.content.clone()).collect::<Vec<_>>(),
         [json!("It shipped."), json!("thanks")]
     );
-    assert!(matches!(
-        store.append_messages("other", id, &turn).await,
-        Err(ConversationError::NotFound { .. })
-    ));
+    // Read back as the model reads it.
+    assert_eq!(
+        log.history("acme", id, 4).await.unwrap(),
+        [
+            turn[0].clone(),
+            turn[1].clone(),
+            turn[2].clone(),
+            Message::user("thanks")
+        ]
+    );
+    // Another tenant's turn finds no conversation: it appends nothing and reads no history.
+    log.append("other", id, &turn).await.unwrap();
+    assert_eq!(log.history("other", id, 2).await.unwrap(), []);
     assert!(matches!(
         store.recent_messages("other", id, 2).await,
         Err(ConversationError::NotFound { .. })

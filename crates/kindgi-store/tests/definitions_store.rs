@@ -1,8 +1,9 @@
 //! The definitions registry (flows, agents, guardrails) on SQLite and PostgreSQL: immutable
 //! versions, semver order, the latest active version, tombstones, paging by id prefix,
-//! host puts and tenant isolation.
+//! host puts and tenant isolation, and the store as core's `DefinitionSource` port.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use kindgi_core::ports::DefinitionSource;
 use kindgi_store::DatabaseKind;
 use kindgi_store::definitions::{
     DefinitionError, DefinitionKind, Definitions, Latest, ListDefinitions, NewDefinition,
@@ -203,10 +204,66 @@ async fn host_puts(kind: DatabaseKind) {
     t.cleanup().await.unwrap();
 }
 
+/// Through core's port: an exact version (unregistered included: pins and resumes run it),
+/// else the highest active one; a guardrail while registered; nothing of another tenant's.
+async fn definition_source(kind: DatabaseKind) {
+    let t = TestDatabase::new(kind).await.unwrap();
+    let d = Definitions::new(t.db.clone());
+    for v in ["1.0.0", "1.1.0"] {
+        d.publish("acme", FLOW, &new("acme.f", v, None))
+            .await
+            .unwrap();
+    }
+    d.set_unregistered("acme", FLOW, "acme.f", "1.1.0", true)
+        .await
+        .unwrap();
+    let source: &dyn DefinitionSource = &d;
+    let flow = |v: &str| json!({"id": "acme.f", "version": v, "nodes": [], "edges": []});
+    assert_eq!(
+        source.flow_json("acme", "acme.f", None).await.unwrap(),
+        Some(flow("1.0.0"))
+    );
+    assert_eq!(
+        source
+            .flow_json("acme", "acme.f", Some("1.1.0"))
+            .await
+            .unwrap(),
+        Some(flow("1.1.0"))
+    );
+    assert_eq!(
+        source.flow_json("other", "acme.f", None).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        source.agent_json("acme", "acme.f", None).await.unwrap(),
+        None
+    );
+    let agent = json!({"id": "pack.a", "version": "0.1.0", "name": "A"});
+    d.put_agent("acme", &agent, "pack:x").await.unwrap();
+    assert_eq!(
+        source
+            .agent_json("acme", "pack.a", Some("0.1.0"))
+            .await
+            .unwrap(),
+        Some(agent)
+    );
+    let g = json!({"id": "pack.g", "kind": "zero-llm", "check": "c"});
+    d.put_guardrail("acme", &g, "pack:x").await.unwrap();
+    assert_eq!(
+        source.guardrail_json("acme", "pack.g").await.unwrap(),
+        Some(g)
+    );
+    d.set_unregistered("acme", DefinitionKind::Guardrail, "pack.g", "", true)
+        .await
+        .unwrap();
+    assert_eq!(source.guardrail_json("acme", "pack.g").await.unwrap(), None);
+    t.cleanup().await.unwrap();
+}
+
 macro_rules! both {
     ($($name:ident),*) => {
         mod sqlite { $(#[tokio::test] async fn $name() { super::$name(kindgi_store::DatabaseKind::Sqlite).await })* }
         mod postgres { $(#[tokio::test] async fn $name() { super::$name(kindgi_store::DatabaseKind::Postgres).await })* }
     };
 }
-both!(versions_and_latest, lists, host_puts);
+both!(versions_and_latest, lists, host_puts, definition_source);

@@ -1,9 +1,12 @@
 //! The env and secret tables on SQLite and PostgreSQL: revisions and conflicts, paging,
 //! sealed values (the stored text holds no plaintext; a wrong key or a moved row does not
 //! open), revocation, and resolve precedence (a project value beats the tenant's: case 77 at
-//! the store level).
+//! the store level), and the store as core's `CallValues` port (a call's values in the served
+//! env, the Default project's before the tenant's).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use kindgi_core::ids::default_project_id;
+use kindgi_core::ports::CallValues;
 use kindgi_store::DatabaseKind;
 use kindgi_store::seal::{SealError, SealKey, SecretValue};
 use kindgi_store::testing::TestDatabase;
@@ -434,6 +437,96 @@ fn dev_key_is_created_owner_only_and_reused() {
     }
 }
 
+/// Through core's port: env values and secrets of the served env only, the tenant's Default
+/// project's beating the tenant's; the on-demand resolver reads the env it is asked for.
+async fn call_values_serve_the_default_project_first(kind: DatabaseKind) {
+    let t = TestDatabase::new(kind).await.unwrap();
+    let (seal, _) = SealKey::generate();
+    let store = ValuesStore::with_key(t.db.clone(), Some(seal)).serving("staging");
+    let at = |scope: ValueScope, env: &str, name: &str| ValueKey {
+        env_name: env.into(),
+        ..key("acme", scope, name)
+    };
+    let project = ValueScope::Project(default_project_id("acme"));
+    for (k, v) in [
+        (at(ValueScope::Tenant, "staging", "URL"), "https://tenant"),
+        (at(project.clone(), "staging", "URL"), "https://project"),
+        (at(ValueScope::Tenant, "staging", "REGION"), "eu"),
+        (at(ValueScope::Tenant, "local", "ONLY_LOCAL"), "x"),
+    ] {
+        store.env_set(&k, &env_write(v, None)).await.unwrap();
+    }
+    for (k, v) in [
+        (at(ValueScope::Tenant, "staging", "TOKEN"), "tenant-token"),
+        (at(project, "staging", "TOKEN"), "project-token"),
+        (
+            at(ValueScope::Tenant, "local", "LOCAL_TOKEN"),
+            "local-token",
+        ),
+    ] {
+        store
+            .secret_set(&k, &secret_write(v, WriteMode::CreateNew))
+            .await
+            .unwrap();
+    }
+    let tool: kindgi_spec::ToolManifest = serde_json::from_value(serde_json::json!({
+        "id": "acme.t", "version": "1.0.0", "description": "T",
+        "input": {"type": "object"}, "output": {"type": "object"}}))
+    .unwrap();
+    let values: &dyn CallValues = &store;
+    assert_eq!(values.served_env(), "staging");
+    let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let env = values
+        .env("acme", &tool, &names(&["URL", "REGION", "ONLY_LOCAL"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        env.into_iter().collect::<Vec<_>>(),
+        [
+            ("REGION".to_owned(), "eu".to_owned()),
+            ("URL".to_owned(), "https://project".to_owned())
+        ]
+    );
+    assert!(
+        values
+            .env("other", &tool, &names(&["URL"]))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let secrets = values
+        .secret_values("acme", &tool, &names(&["TOKEN", "LOCAL_TOKEN"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        secrets.into_iter().collect::<Vec<_>>(),
+        [("TOKEN".to_owned(), "project-token".to_owned())]
+    );
+    let resolver = values.secrets("acme", &tool).unwrap();
+    assert_eq!(
+        resolver.resolve("local", "LOCAL_TOKEN").await.unwrap(),
+        "local-token"
+    );
+    assert_eq!(
+        resolver.resolve("staging", "TOKEN").await.unwrap(),
+        "project-token"
+    );
+    assert_eq!(
+        resolver.resolve("staging", "NOPE").await.unwrap_err(),
+        "secret \"NOPE\" is not set in env \"staging\" for this tenant; set it with `kindgi secrets set`"
+    );
+    // Without a key a secret read fails the call (typed, never a value).
+    let keyless: &dyn CallValues = &ValuesStore::new(t.db.clone());
+    assert_eq!(keyless.served_env(), "local");
+    assert!(
+        keyless
+            .secret_values("acme", &tool, &names(&["LOCAL_TOKEN"]))
+            .await
+            .is_err()
+    );
+    t.cleanup().await.unwrap();
+}
+
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
         mod sqlite { $(#[tokio::test] async fn $name() { super::$name(kindgi_store::DatabaseKind::Sqlite).await })* }
@@ -449,4 +542,5 @@ both!(
     revoked_secrets_stop_resolving,
     a_project_value_beats_the_tenants,
     budgets_refuse_oversized_input,
+    call_values_serve_the_default_project_first,
 );

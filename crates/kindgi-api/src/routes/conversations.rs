@@ -16,9 +16,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use kindgi_core::conversation::ConversationMessage;
 use kindgi_store::conversations::{
-    Conversation, ConversationError, ConversationFilter, ConversationStore, Message,
-    NewConversation,
+    Conversation, ConversationError, ConversationFilter, ConversationStore, NewConversation,
 };
 use serde_json::{Map, Value, json};
 
@@ -115,10 +115,10 @@ pub fn serialize(c: &Conversation) -> Value {
 }
 
 /// `OA:ConversationMessage`.
-pub fn serialize_message(m: &Message) -> Value {
+pub fn serialize_message(m: &ConversationMessage) -> Value {
     let mut o = Map::new();
     o.insert("sequence".into(), json!(m.sequence));
-    o.insert("role".into(), json!(m.role.as_str()));
+    o.insert("role".into(), json!(m.role.conversation_name()));
     o.insert("content".into(), m.content.clone());
     if let Some(t) = &m.tool_call {
         o.insert(

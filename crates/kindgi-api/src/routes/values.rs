@@ -26,7 +26,7 @@ use crate::projects::{default_project_id, tenant_uuid};
 use crate::state::AppState;
 
 /// The env a runtime serves when `KINDGI_ENV` is unset.
-pub const DEFAULT_SERVED_ENV: &str = "local";
+pub use kindgi_store::values::DEFAULT_SERVED_ENV;
 /// The most tags on one value, and the longest tag key and value (characters).
 pub const MAX_TAGS: usize = 64;
 pub const MAX_TAG_KEY: usize = 128;

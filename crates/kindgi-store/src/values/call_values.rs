@@ -1,40 +1,26 @@
-//! Env values and secrets into tool calls: the host's [`CallValues`] over the store's env
-//! and secret tables (`/v1/env`, `/v1/secrets`). A call's env values are its tenant's for the
-//! served env (`KINDGI_ENV`, default `local`), the Default project's beating the tenant's;
-//! an in-process handler's secrets are resolved, one at a time and only when it asks, through
-//! a [`SecretResolver`]; a pack tool's declared secrets (`needsSpec.secrets`) all at once
-//! before its call, the same way (the Default project's beating the tenant's). The runtime
-//! masks every value resolved in what the run stores.
+//! Env values and secrets into tool calls: [`ValuesStore`] as core's [`CallValues`] port
+//! over the env and secret tables (`/v1/env`, `/v1/secrets`). A call's env values are its
+//! tenant's for the served env (`KINDGI_ENV`, default `local`), the Default project's
+//! beating the tenant's; an in-process handler's secrets are resolved, one at a time and
+//! only when it asks, through a [`SecretResolver`]; a pack tool's declared secrets
+//! (`needsSpec.secrets`) all at once before its call, the same way (the Default project's
+//! beating the tenant's). The runtime masks every value resolved in what the run stores.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use kindgi_core::StorageError;
-use kindgi_runtime::CallValues;
+use kindgi_core::ids::default_project_id;
+use kindgi_core::ports::CallValues;
 use kindgi_spec::ToolManifest;
-use kindgi_store::values::ValuesStore;
 use kindgi_tools::context::SecretResolver;
 use kindgi_tools::tool::BoxFuture;
 
-/// The store's values for tool calls in `served_env`.
-#[derive(Debug, Clone)]
-pub struct StoreCallValues {
-    store: ValuesStore,
-    served_env: String,
-}
-
-impl StoreCallValues {
-    pub fn new(store: ValuesStore, served_env: impl Into<String>) -> Self {
-        Self {
-            store,
-            served_env: served_env.into(),
-        }
-    }
-}
+use super::ValuesStore;
 
 #[async_trait]
-impl CallValues for StoreCallValues {
+impl CallValues for ValuesStore {
     async fn env(
         &self,
         tenant: &str,
@@ -42,9 +28,8 @@ impl CallValues for StoreCallValues {
         names: &[String],
     ) -> Result<BTreeMap<String, String>, StorageError> {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let project = kindgi_api::projects::default_project_id(tenant);
-        self.store
-            .resolve_env(tenant, Some(&project), &self.served_env, &names)
+        let project = default_project_id(tenant);
+        self.resolve_env(tenant, Some(&project), &self.served_env, &names)
             .await
             .map_err(StorageError::backend_of("values.resolve_env"))
     }
@@ -56,9 +41,8 @@ impl CallValues for StoreCallValues {
         names: &[String],
     ) -> Result<BTreeMap<String, String>, StorageError> {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let project = kindgi_api::projects::default_project_id(tenant);
+        let project = default_project_id(tenant);
         let found = self
-            .store
             .resolve_secrets_in(tenant, Some(&project), &self.served_env, &names)
             .await
             .map_err(StorageError::backend_of("values.resolve_secrets"))?;
@@ -74,7 +58,7 @@ impl CallValues for StoreCallValues {
 
     fn secrets(&self, tenant: &str, _tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>> {
         Some(Arc::new(TenantSecrets {
-            store: self.store.clone(),
+            store: self.clone(),
             tenant: tenant.to_owned(),
         }))
     }
@@ -94,7 +78,7 @@ impl SecretResolver for TenantSecrets {
         name: &'a str,
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            let project = kindgi_api::projects::default_project_id(&self.tenant);
+            let project = default_project_id(&self.tenant);
             let mut found = self
                 .store
                 .resolve_secrets_in(&self.tenant, Some(&project), env_name, &[name])
