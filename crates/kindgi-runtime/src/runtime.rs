@@ -896,7 +896,8 @@ impl Runtime {
     ///
     /// Runs started afterwards stop at once too, left `pending`.
     pub async fn shutdown(&self, grace: std::time::Duration) -> Vec<String> {
-        self.shared.shutdown.cancel();
+        // The runs executing now, taken before the stop is signalled: once it is, a run's task
+        // (on another worker) may store its state and leave the map before this thread looks.
         let waits: Vec<(String, watch::Receiver<bool>)> = self
             .shared
             .active
@@ -907,6 +908,7 @@ impl Runtime {
                     .collect()
             })
             .unwrap_or_default();
+        self.shared.shutdown.cancel();
         let ids: Vec<String> = waits.iter().map(|(id, _)| id.clone()).collect();
         let all = futures::future::join_all(waits.into_iter().map(|(_, mut rx)| async move {
             let _ = rx.wait_for(|done| *done).await;
