@@ -18,9 +18,9 @@
 //!
 //! Every store module owns its tables and exposes `async fn migrate(&Database)` made of
 //! idempotent `CREATE TABLE IF NOT EXISTS` / `CREATE INDEX IF NOT EXISTS` statements for both
-//! dialects, applied through [`Database::apply_schema`]. [`Database::migrate`] calls each
-//! module in turn (tokens, tools, runs), so a module adds tables without touching any other
-//! module's file. Migrations are safe to run at every start and concurrently (PostgreSQL
+//! dialects, applied through [`Database::apply_schema`]. [`Database::migrate`] (in
+//! [`crate::migrate`], so that this file is only the connection and imports no store module)
+//! calls each module in turn, so a module adds tables without touching any other module's file. Migrations are safe to run at every start and concurrently (PostgreSQL
 //! takes an advisory lock; SQLite has a single writer).
 
 use std::str::FromStr;
@@ -255,21 +255,6 @@ impl Database {
                 epochs,
             }),
         })
-    }
-
-    /// Create or update every table (idempotent; run it at every start).
-    pub async fn migrate(&self) -> Result<(), StoreError> {
-        crate::tokens::migrate(self).await?;
-        crate::tools::migrate(self).await?;
-        crate::definitions::migrate(self).await?;
-        crate::idempotency::migrate(self).await?;
-        crate::runs::migrate(self).await?;
-        crate::values::migrate(self).await?;
-        crate::mcp_endpoints::migrate(self).await?;
-        crate::conversations::migrate(self).await?;
-        crate::waits::migrate(self).await?;
-        crate::epoch::migrate(self).await?;
-        Ok(())
     }
 
     /// Which backend this is.

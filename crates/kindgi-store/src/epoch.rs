@@ -53,10 +53,9 @@ pub struct Epochs {
     notified: Option<Arc<listen::Notified>>,
 }
 
-/// The PostgreSQL triggers that announce changes (run by [`crate::Database::migrate`]).
-pub(crate) async fn migrate(db: &crate::Database) -> Result<(), crate::StoreError> {
-    db.apply_schema("epoch", &[], listen::DDL).await
-}
+/// The PostgreSQL triggers that announce changes (applied by [`crate::Database::migrate`];
+/// this module takes no `Database`, which owns its [`Epochs`]).
+pub(crate) use listen::DDL;
 
 fn open(path: &Path) -> Option<Arc<File>> {
     match OpenOptions::new()

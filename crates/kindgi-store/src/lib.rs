@@ -16,6 +16,7 @@ pub mod error;
 pub mod file_mode;
 pub mod idempotency;
 pub mod mcp_endpoints;
+mod migrate;
 pub mod runs;
 pub mod seal;
 pub mod service_accounts;

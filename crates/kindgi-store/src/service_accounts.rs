@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row as _;
 use thiserror::Error;
 
+use crate::epoch::EpochKind;
 use crate::{Database, StoreError, now_millis};
 
 const TABLE: &str = "CREATE TABLE IF NOT EXISTS service_accounts (
@@ -304,7 +305,7 @@ impl ServiceAccountStore {
                 .await
                 .map_err(StoreError::query(op))?;
             tx.commit().await.map_err(StoreError::query(op))?;
-            crate::tokens::TokenStore::changed(&self.db);
+            self.db.epochs().bump(EpochKind::Keys);
             Ok(account)
         })
     }
@@ -328,7 +329,7 @@ impl ServiceAccountStore {
             .map(drop)
         })
         .map_err(StoreError::query("service_accounts.unregister"))?;
-        crate::tokens::TokenStore::changed(&self.db);
+        self.db.epochs().bump(EpochKind::Keys);
         self.get(tenant, id)
             .await?
             .ok_or_else(|| ServiceAccountError::NotFound { id: id.to_owned() })

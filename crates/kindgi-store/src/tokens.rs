@@ -101,7 +101,7 @@ const INDEXES: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS api_keys_tenant_created_by ON api_keys (tenant, created_by)",
 ];
 
-/// Create or upgrade the `api_keys` and `service_accounts` tables (idempotent).
+/// Create or upgrade the `api_keys` table (idempotent; `service_accounts` has its own).
 pub async fn migrate(db: &Database) -> Result<(), StoreError> {
     db.apply_schema("tokens", &[TABLE_SQLITE], &[TABLE_POSTGRES])
         .await?;
@@ -111,8 +111,7 @@ pub async fn migrate(db: &Database) -> Result<(), StoreError> {
     let mut sqlite = rest.clone();
     sqlite.push(REVOKE_IMPERSONATIONS_SQLITE);
     rest.push(REVOKE_IMPERSONATIONS_POSTGRES);
-    db.apply_schema("tokens", &sqlite, &rest).await?;
-    crate::service_accounts::migrate(db).await
+    db.apply_schema("tokens", &sqlite, &rest).await
 }
 
 /// Adds [`ADDED_COLUMNS`] that an older table lacks. PostgreSQL says `IF NOT EXISTS`
@@ -525,11 +524,6 @@ impl TokenStore {
             db,
             cache: Arc::default(),
         }
-    }
-
-    /// Marks a key or service-account change, for every process's cache.
-    pub(crate) fn changed(db: &Database) {
-        db.epochs().bump(EpochKind::Keys);
     }
 
     fn cached(&self, hash: &str, epoch: Option<u64>, now: i64) -> Option<KeyStatus> {
