@@ -6,17 +6,22 @@ use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
-use std::sync::Arc;
 
 use crate::CompileError;
 use crate::dialect::{self, Dialect};
-use crate::formats::Format;
 use crate::index::{Index, Loc, pointer};
-use crate::js::{self, js_number_value};
-use crate::jsregex::compile_at;
+use crate::js;
 use crate::path::{escape_pointer, fragment_segment};
 use crate::tree::*;
 use crate::uri::{normalize_id, resolve};
+
+// The keyword families, each a few `impl Compiler` methods called from `keyword` below.
+mod applicators;
+mod arrays;
+mod numeric;
+mod objects;
+mod refs;
+mod strings;
 
 /// How to compile.
 #[derive(Debug, Clone)]
@@ -217,6 +222,51 @@ fn static_type_name(s: &str) -> Option<&'static str> {
         "object" => "object",
         _ => return None,
     })
+}
+
+/// A schema's type names (Ajv's `getSchemaTypes`): `type` as one name or a list, with `null`
+/// added for `nullable: true`; an error for an unknown name or a contradicting `nullable`.
+fn schema_type_names(o: &Map<String, Value>) -> Result<Vec<&'static str>, CompileError> {
+    let mut names: Vec<&'static str> = Vec::new();
+    match o.get("type") {
+        None => {}
+        Some(Value::String(s)) => match static_type_name(s) {
+            Some(t) => names.push(t),
+            None => return Err(err(format!("type must be JSONType or JSONType[]: {s}"))),
+        },
+        Some(Value::Array(a)) => {
+            let all: Vec<Option<&'static str>> = a
+                .iter()
+                .map(|x| x.as_str().and_then(static_type_name))
+                .collect();
+            if all.iter().any(Option::is_none) {
+                return Err(err(format!(
+                    "type must be JSONType or JSONType[]: {}",
+                    js::fmt_value(&Value::Array(a.clone()))
+                )));
+            }
+            names.extend(all.into_iter().flatten());
+        }
+        Some(other) => {
+            return Err(err(format!(
+                "type must be JSONType or JSONType[]: {}",
+                js::fmt_value(other)
+            )));
+        }
+    }
+    if names.contains(&"null") {
+        if o.get("nullable") == Some(&Value::Bool(false)) {
+            return Err(err("type: null contradicts nullable: false"));
+        }
+    } else {
+        if names.is_empty() && o.contains_key("nullable") {
+            return Err(err("\"nullable\" cannot be used without \"type\""));
+        }
+        if o.get("nullable") == Some(&Value::Bool(true)) {
+            names.push("null");
+        }
+    }
+    Ok(names)
 }
 
 fn includes_type(ts: &[&str], t: &str) -> bool {
@@ -612,7 +662,7 @@ impl<'a> Compiler<'a> {
                 "schema is nested too deeply: more than {MAX_SCHEMA_DEPTH} levels"
             )));
         }
-        let r = stacker::maybe_grow(crate::eval::STACK_RED_ZONE, crate::eval::STACK_GROW, || {
+        let r = stacker::maybe_grow(crate::js::STACK_RED_ZONE, crate::js::STACK_GROW, || {
             self.schema_inner(cx, v)
         });
         self.depth -= 1;
@@ -645,84 +695,16 @@ impl<'a> Compiler<'a> {
         if cx.top && o.contains_key("default") && self.set.use_defaults && self.strict(cx) {
             return Err(strict_err("default is ignored in the schema root"));
         }
-        // getSchemaTypes
-        let mut names: Vec<&'static str> = Vec::new();
-        match o.get("type") {
-            None => {}
-            Some(Value::String(s)) => match static_type_name(s) {
-                Some(t) => names.push(t),
-                None => return Err(err(format!("type must be JSONType or JSONType[]: {s}"))),
-            },
-            Some(Value::Array(a)) => {
-                let all: Vec<Option<&'static str>> = a
-                    .iter()
-                    .map(|x| x.as_str().and_then(static_type_name))
-                    .collect();
-                if all.iter().any(Option::is_none) {
-                    return Err(err(format!(
-                        "type must be JSONType or JSONType[]: {}",
-                        js::fmt_value(&Value::Array(a.clone()))
-                    )));
-                }
-                names.extend(all.into_iter().flatten());
-            }
-            Some(other) => {
-                return Err(err(format!(
-                    "type must be JSONType or JSONType[]: {}",
-                    js::fmt_value(other)
-                )));
-            }
-        }
-        if names.contains(&"null") {
-            if o.get("nullable") == Some(&Value::Bool(false)) {
-                return Err(err("type: null contradicts nullable: false"));
-            }
-        } else {
-            if names.is_empty() && o.contains_key("nullable") {
-                return Err(err("\"nullable\" cannot be used without \"type\""));
-            }
-            if o.get("nullable") == Some(&Value::Bool(true)) {
-                names.push("null");
-            }
-        }
+        let names = schema_type_names(o)?;
 
         let only_ref = o.contains_key("$ref") && !o.keys().any(|k| k != "$ref" && self.is_rule(k));
         let d = self.set.dialect;
         let used = |g: &str| dialect::group(d, g).iter().any(|k| o.contains_key(*k));
-        let mut type_check = None;
-        if !names.is_empty() {
-            let single_group = names.len() == 1
-                && matches!(names[0], "number" | "string" | "array" | "object")
-                && used(names[0]);
-            let bits = names
-                .iter()
-                .filter_map(|n| ty::by_name(n))
-                .fold(0u8, |a, b| a | b);
-            let mut raw = o.get("type").cloned().unwrap_or(Value::Null);
-            // Ajv appends "null" for `nullable: true` to the schema's own `type` array.
-            if let Value::Array(a) = &mut raw {
-                if names.contains(&"null") && !a.iter().any(|t| t == "null") {
-                    a.push(Value::String("null".into()));
-                }
-            }
-            type_check = Some(TypeCheck {
-                types: bits,
-                at: if single_group {
-                    TypeAt::Group(ty::by_name(names[0]).unwrap_or(0))
-                } else {
-                    TypeAt::Upfront
-                },
-                site: {
-                    let message = format!("must be {}", js::fmt_value(&raw));
-                    self.sites.add(Site::fixed(
-                        format!("{}/type", cx.path),
-                        "type",
-                        params1("type", raw),
-                        message,
-                    ))
-                },
-            });
-        }
+        let type_check = if names.is_empty() {
+            None
+        } else {
+            Some(self.type_check(cx, o, &names, &used))
+        };
         let mut node = ObjNode {
             type_check,
             any: Vec::new(),
@@ -778,6 +760,49 @@ impl<'a> Compiler<'a> {
         node.leaf = node.leaf_kind();
         node.late = node.late_plan();
         Ok(Node::Obj(Box::new(node)))
+    }
+
+    /// The `type` check of a schema with type `names` (`nullable: true` added): checked up front,
+    /// or at its group's turn when the type is one group's and that group has keywords.
+    #[inline]
+    fn type_check(
+        &mut self,
+        cx: &Cx,
+        o: &Map<String, Value>,
+        names: &[&'static str],
+        used: impl Fn(&str) -> bool,
+    ) -> TypeCheck {
+        let single_group = names.len() == 1
+            && matches!(names[0], "number" | "string" | "array" | "object")
+            && used(names[0]);
+        let bits = names
+            .iter()
+            .filter_map(|n| ty::by_name(n))
+            .fold(0u8, |a, b| a | b);
+        let mut raw = o.get("type").cloned().unwrap_or(Value::Null);
+        // Ajv appends "null" for `nullable: true` to the schema's own `type` array.
+        if let Value::Array(a) = &mut raw {
+            if names.contains(&"null") && !a.iter().any(|t| t == "null") {
+                a.push(Value::String("null".into()));
+            }
+        }
+        TypeCheck {
+            types: bits,
+            at: if single_group {
+                TypeAt::Group(ty::by_name(names[0]).unwrap_or(0))
+            } else {
+                TypeAt::Upfront
+            },
+            site: {
+                let message = format!("must be {}", js::fmt_value(&raw));
+                self.sites.add(Site::fixed(
+                    format!("{}/type", cx.path),
+                    "type",
+                    params1("type", raw),
+                    message,
+                ))
+            },
+        }
     }
 
     fn strict_types(
@@ -937,81 +962,8 @@ impl<'a> Compiler<'a> {
                     "NOT SUPPORTED: keyword \"id\", use \"$id\" for schema ID",
                 ));
             }
-            "$dynamicAnchor" | "$recursiveAnchor" => {
-                let anchor = if k == "$dynamicAnchor" {
-                    match v.as_str() {
-                        Some(a) => a.to_owned(),
-                        None => return Err(err("$dynamicAnchor value must be [\"string\"]")),
-                    }
-                } else {
-                    match v {
-                        Value::Bool(true) => String::new(),
-                        Value::Bool(false) => {
-                            if strict {
-                                return Err(strict_err("$recursiveAnchor: false is ignored"));
-                            }
-                            return Ok(());
-                        }
-                        _ => return Err(err("$recursiveAnchor value must be [\"boolean\"]")),
-                    }
-                };
-                self.dyn_seen
-                    .entry(cx.loc.doc)
-                    .or_default()
-                    .insert(anchor.clone());
-                let target = if cx.path == "#" {
-                    self.funcs[cx.func].node
-                } else {
-                    self.function(cx.loc.clone())?
-                };
-                out.push(Kw::DynamicAnchor {
-                    anchor: anchor.into(),
-                    target,
-                });
-            }
-            "$dynamicRef" | "$recursiveRef" => {
-                let Some(r) = v.as_str() else {
-                    return Err(err(format!("{k} value must be [\"string\"]")));
-                };
-                let Some(anchor) = r.strip_prefix('#') else {
-                    return Err(err(format!(
-                        "\"{k}\" only supports hash fragment reference"
-                    )));
-                };
-                let use_anchor = self
-                    .dyn_seen
-                    .get(&cx.loc.doc)
-                    .is_some_and(|s| s.contains(anchor));
-                let fallback = self.funcs[cx.func].node;
-                let (mp, mi) = if self.track {
-                    let mp = if cx.props == PSt::All {
-                        Merge::No
-                    } else if cx.props == PSt::Name {
-                        Merge::Cond
-                    } else {
-                        cx.props = PSt::Name;
-                        Merge::CondFirst
-                    };
-                    let mi = if cx.items == ISt::All {
-                        Merge::No
-                    } else if cx.items == ISt::Name {
-                        Merge::Cond
-                    } else {
-                        cx.items = ISt::Name;
-                        Merge::CondFirst
-                    };
-                    (mp, mi)
-                } else {
-                    (Merge::No, Merge::No)
-                };
-                out.push(Kw::DynamicRef {
-                    anchor: anchor.into(),
-                    use_anchor,
-                    fallback,
-                    merge_props: mp,
-                    merge_items: mi,
-                });
-            }
+            "$dynamicAnchor" | "$recursiveAnchor" => self.dynamic_anchor(cx, k, v, out)?,
+            "$dynamicRef" | "$recursiveRef" => self.dynamic_ref(cx, k, v, out)?,
             "$ref" => {
                 let Some(r) = v.as_str() else {
                     return Err(err("$ref value must be [\"string\"]"));
@@ -1044,1137 +996,50 @@ impl<'a> Compiler<'a> {
                     )),
                 });
             }
-            "not" => {
-                if self.always_valid(cx, v)? {
-                    out.push(Kw::Fail {
-                        site: self.sites.add(Site::fixed(
-                            path,
-                            "not",
-                            Map::new(),
-                            "must NOT be valid",
-                        )),
-                    });
-                } else {
-                    let (n, _, _) = self.sub(
-                        cx,
-                        v,
-                        "not",
-                        None,
-                        Sub2 {
-                            composite: true,
-                            ..Default::default()
-                        },
-                    )?;
-                    out.push(Kw::Not {
-                        node: n,
-                        site: self.sites.add(Site::fixed(
-                            path,
-                            "not",
-                            Map::new(),
-                            "must NOT be valid",
-                        )),
-                    });
-                }
-            }
-            "anyOf" | "oneOf" | "allOf" => {
-                let Some(a) = v.as_array() else {
-                    return Err(err(format!("{k} value must be [\"array\"]")));
-                };
-                if k == "anyOf" && !self.track {
-                    let mut any_true = false;
-                    for s in a {
-                        if self.always_valid(cx, s)? {
-                            any_true = true;
-                        }
-                    }
-                    if any_true {
-                        return Ok(());
-                    }
-                }
-                let mut subs = Vec::new();
-                let mut opt = Vec::new();
-                for (i, s) in a.iter().enumerate() {
-                    let idx = i.to_string();
-                    if k != "anyOf" && self.always_valid(cx, s)? {
-                        if k == "oneOf" {
-                            opt.push(None);
-                        }
-                        continue;
-                    }
-                    let composite = k != "allOf";
-                    let (n, p, it) = self.sub(
-                        cx,
-                        s,
-                        k,
-                        Some(&idx),
-                        Sub2 {
-                            composite,
-                            ..Default::default()
-                        },
-                    )?;
-                    let cond = k != "allOf";
-                    let (mp, mi) = if self.track {
-                        (
-                            merge_props(&mut cx.props, &p, cond, cond),
-                            merge_items(&mut cx.items, it, cond, cond),
-                        )
-                    } else {
-                        (Merge::No, Merge::No)
-                    };
-                    let sub = Sub {
-                        node: n,
-                        props: mp,
-                        items: mi,
-                    };
-                    if k == "oneOf" {
-                        opt.push(Some(sub));
-                    } else {
-                        subs.push(sub);
-                    }
-                }
-                out.push(match k {
-                    "anyOf" => Kw::AnyOf {
-                        branches: subs,
-                        site: self.sites.add(Site::fixed(
-                            path,
-                            "anyOf",
-                            Map::new(),
-                            "must match a schema in anyOf",
-                        )),
-                    },
-                    "oneOf" => Kw::OneOf {
-                        branches: opt,
-                        site: self.sites.add(Site::open(
-                            path,
-                            "oneOf",
-                            "passingSchemas",
-                            "must match exactly one schema in oneOf",
-                        )),
-                    },
-                    _ => Kw::AllOf { branches: subs },
-                });
-            }
-            "if" => {
-                if !o.contains_key("then") && !o.contains_key("else") && strict {
-                    return Err(strict_err(
-                        "\"if\" without \"then\" and \"else\" is ignored",
-                    ));
-                }
-                let has_then = match o.get("then") {
-                    Some(t) => !self.always_valid(cx, t)?,
-                    None => false,
-                };
-                let has_else = match o.get("else") {
-                    Some(t) => !self.always_valid(cx, t)?,
-                    None => false,
-                };
-                if !has_then && !has_else {
-                    return Ok(());
-                }
-                let (cond, cp, ci) = self.sub(
-                    cx,
-                    v,
-                    "if",
-                    None,
-                    Sub2 {
-                        composite: true,
-                        ..Default::default()
-                    },
-                )?;
-                let merge_cond = if self.track {
-                    (
-                        merge_props(&mut cx.props, &cp, false, false),
-                        merge_items(&mut cx.items, ci, false, false),
-                    )
-                } else {
-                    (Merge::No, Merge::No)
-                };
-                let branch = |me: &mut Self,
-                              cx: &mut Cx,
-                              name: &str,
-                              has: bool|
-                 -> Result<Option<Sub>, CompileError> {
-                    if !has {
-                        return Ok(None);
-                    }
-                    let Some(s) = o.get(name) else {
-                        return Ok(None);
-                    };
-                    let (n, p, it) = me.sub(cx, s, name, None, Sub2::default())?;
-                    let (mp, mi) = if me.track {
-                        (
-                            merge_props(&mut cx.props, &p, true, true),
-                            merge_items(&mut cx.items, it, true, true),
-                        )
-                    } else {
-                        (Merge::No, Merge::No)
-                    };
-                    Ok(Some(Sub {
-                        node: n,
-                        props: mp,
-                        items: mi,
-                    }))
-                };
-                let then = branch(self, cx, "then", has_then)?;
-                let els = branch(self, cx, "else", has_else)?;
-                let site = |name: &str| {
-                    Site::fixed(
-                        path.clone(),
-                        "if",
-                        params1("failingKeyword", Value::String(name.into())),
-                        format!("must match \"{name}\" schema"),
-                    )
-                };
-                out.push(Kw::If {
-                    cond,
-                    then,
-                    els,
-                    sites: Box::new([self.sites.add(site("then")), self.sites.add(site("else"))]),
-                    merge_cond,
-                });
-            }
+            "not" => self.not(cx, v, path, out)?,
+            "anyOf" | "oneOf" | "allOf" => self.combination(cx, k, v, path, out)?,
+            "if" => self.if_then_else(cx, o, v, path, out)?,
             "then" | "else" if !o.contains_key("if") && strict => {
                 return Err(strict_err(format!("\"{k}\" without \"if\" is ignored")));
             }
-            // number
+            // number (numeric.rs, strings.rs for format)
             "maximum" | "minimum" | "exclusiveMaximum" | "exclusiveMinimum" => {
-                let Some(n) = v.as_number() else {
-                    return Err(err(format!("{k} value must be [\"number\"]")));
-                };
-                let cmp = match k {
-                    "maximum" => Cmp::Max,
-                    "minimum" => Cmp::Min,
-                    "exclusiveMaximum" => Cmp::ExMax,
-                    _ => Cmp::ExMin,
-                };
-                let limit = js::num(n);
-                let mut params = Map::new();
-                params.insert("comparison".into(), Value::String(cmp.ok_str().into()));
-                params.insert("limit".into(), js_number_value(n));
-                out.push(Kw::Limit {
-                    cmp,
-                    limit,
-                    site: self.sites.add(Site::fixed(
-                        path,
-                        k,
-                        params,
-                        format!("must be {} {}", cmp.ok_str(), js::fmt_number(limit)),
-                    )),
-                });
+                self.limit(k, v, path, out)?
             }
-            "multipleOf" => {
-                let Some(n) = v.as_number() else {
-                    return Err(err("multipleOf value must be [\"number\"]"));
-                };
-                let by = js::num(n);
-                out.push(Kw::MultipleOf {
-                    by,
-                    site: self.sites.add(Site::fixed(
-                        path,
-                        "multipleOf",
-                        params1("multipleOf", js_number_value(n)),
-                        format!("must be multiple of {}", js::fmt_number(by)),
-                    )),
-                });
-            }
+            "multipleOf" => self.multiple_of(v, path, out)?,
             "format" => self.format(cx, v, out, path)?,
             "formatMaximum"
             | "formatMinimum"
             | "formatExclusiveMaximum"
-            | "formatExclusiveMinimum" => {
-                if !o.contains_key("format") {
-                    return Err(err(format!(
-                        "parent schema must have dependencies of {k}: format"
-                    )));
-                }
-                let Some(limit) = v.as_str() else {
-                    return Err(err(format!("{k} value must be [\"string\"]")));
-                };
-                if !self.set.validate_formats {
-                    return Ok(());
-                }
-                let Some(fname) = o.get("format").and_then(Value::as_str) else {
-                    return Ok(());
-                };
-                let Some(format) = Format::by_name(fname) else {
-                    return Ok(());
-                };
-                if format == Format::Any {
-                    return Ok(());
-                }
-                if !format.has_compare() {
-                    return Err(err(format!(
-                        "\"{k}\": format \"{fname}\" does not define \"compare\" function"
-                    )));
-                }
-                let (keyword, cmp) = match k {
-                    "formatMaximum" => ("formatMaximum", Cmp::Max),
-                    "formatMinimum" => ("formatMinimum", Cmp::Min),
-                    "formatExclusiveMaximum" => ("formatExclusiveMaximum", Cmp::ExMax),
-                    _ => ("formatExclusiveMinimum", Cmp::ExMin),
-                };
-                let mut params = Map::new();
-                params.insert("comparison".into(), Value::String(cmp.ok_str().into()));
-                params.insert("limit".into(), Value::String(limit.to_owned()));
-                out.push(Kw::FormatLimit {
-                    format,
-                    cmp,
-                    limit: limit.into(),
-                    site: self.sites.add(Site::fixed(
-                        path,
-                        keyword,
-                        params,
-                        format!("should be {} {}", cmp.ok_str(), limit),
-                    )),
-                });
-            }
-            // string
+            | "formatExclusiveMinimum" => self.format_limit(o, k, v, path, out)?,
+            // string (counts in numeric.rs, the rest in strings.rs)
             "maxLength" | "minLength" | "maxItems" | "minItems" | "maxProperties"
-            | "minProperties" => {
-                let Some(n) = v.as_number() else {
-                    return Err(err(format!("{k} value must be [\"number\"]")));
-                };
-                let limit = js::num(n);
-                let param = js_number_value(n);
-                let word = if k.starts_with("max") {
-                    "more"
-                } else {
-                    "fewer"
-                };
-                let what = if k.ends_with("Length") {
-                    "characters"
-                } else if k.ends_with("Items") {
-                    "items"
-                } else {
-                    "properties"
-                };
-                let message = format!("must NOT have {word} than {} {what}", js::fmt_value(&param));
-                let site = self
-                    .sites
-                    .add(Site::fixed(path, k, params1("limit", param), message));
-                out.push(match k {
-                    // Whole counts: `n <= limit` is `n <= floor(limit)`, `n >= limit` is
-                    // `n >= ceil(limit)` (`as` saturates, and takes a negative floor to -1 at
-                    // most where it matters).
-                    "maxLength" => Kw::MaxLength {
-                        limit: limit.floor().max(-1.0) as i64,
-                        site,
-                    },
-                    "minLength" => Kw::MinLength {
-                        limit: limit.ceil() as u64,
-                        site,
-                    },
-                    "maxItems" => Kw::MaxItems { limit, site },
-                    "minItems" => Kw::MinItems { limit, site },
-                    "maxProperties" => Kw::MaxProperties { limit, site },
-                    _ => Kw::MinProperties { limit, site },
-                });
-            }
-            "pattern" => {
-                let Some(p) = v.as_str() else {
-                    return Err(err("pattern value must be [\"string\"]"));
-                };
-                let regex = compile_at(p, &path)?;
-                out.push(Kw::Pattern {
-                    pattern: Arc::new(Pattern::new(p, &path, regex, &mut self.regex_budget)),
-                    site: self.sites.add(Site::fixed(
-                        path,
-                        "pattern",
-                        params1("pattern", Value::String(p.to_owned())),
-                        format!("must match pattern \"{p}\""),
-                    )),
-                });
-            }
-            // array
-            "prefixItems" => {
-                let Some(a) = v.as_array() else {
-                    return Err(err("prefixItems value must be [\"array\"]"));
-                };
-                self.tuple(cx, o, a, "prefixItems", "items", out)?;
-            }
-            "items" => {
-                if let Some(a) = v.as_array() {
-                    self.tuple(cx, o, a, "items", "additionalItems", out)?;
-                    return Ok(());
-                }
-                if self.track {
-                    cx.items = ISt::All;
-                }
-                if self.always_valid(cx, v)? {
-                    return Ok(());
-                }
-                let prefix = if self.set.dialect == Dialect::Draft2020 {
-                    o.get("prefixItems").and_then(Value::as_array).map(Vec::len)
-                } else {
-                    None
-                };
-                self.items_from(
-                    cx,
-                    v,
-                    "items",
-                    prefix.unwrap_or(0),
-                    prefix.is_some(),
-                    out,
-                    path,
-                )?;
-            }
-            "additionalItems" => {
-                let Some(items) = o.get("items").and_then(Value::as_array) else {
-                    if strict {
-                        return Err(strict_err(
-                            "\"additionalItems\" is ignored when \"items\" is not an array of schemas",
-                        ));
-                    }
-                    return Ok(());
-                };
-                if self.track {
-                    cx.items = ISt::All;
-                }
-                if v == &Value::Bool(false) || !self.always_valid(cx, v)? {
-                    self.items_from(cx, v, "additionalItems", items.len(), true, out, path)?;
-                }
-            }
-            "contains" => {
-                let (min, max) = if self.set.dialect.modern() {
-                    (
-                        o.get("minContains").and_then(Value::as_f64).unwrap_or(1.0),
-                        o.get("maxContains").and_then(Value::as_f64),
-                    )
-                } else {
-                    (1.0, None)
-                };
-                if max.is_none() && min == 0.0 {
-                    if strict {
-                        return Err(strict_err(
-                            "\"minContains\" == 0 without \"maxContains\": \"contains\" keyword ignored",
-                        ));
-                    }
-                    return Ok(());
-                }
-                if let Some(mx) = max {
-                    if min > mx {
-                        if strict {
-                            return Err(strict_err(
-                                "\"minContains\" > \"maxContains\" is always invalid",
-                            ));
-                        }
-                        out.push(Kw::Contains {
-                            node: None,
-                            min,
-                            max,
-                            site: self.sites.add(contains_site(path, min, max)),
-                        });
-                        return Ok(());
-                    }
-                }
-                if self.always_valid(cx, v)? {
-                    out.push(Kw::Contains {
-                        node: None,
-                        min,
-                        max,
-                        site: self.sites.add(contains_site(path, min, max)),
-                    });
-                    return Ok(());
-                }
-                if self.track {
-                    cx.items = ISt::All;
-                }
-                let (n, _, _) = self.sub(
-                    cx,
-                    v,
-                    "contains",
-                    None,
-                    Sub2 {
-                        new_data: true,
-                        composite: true,
-                        ..Default::default()
-                    },
-                )?;
-                out.push(Kw::Contains {
-                    node: Some(n),
-                    min,
-                    max,
-                    site: self.sites.add(contains_site(path, min, max)),
-                });
-            }
-            "uniqueItems" => {
-                let Some(b) = v.as_bool() else {
-                    return Err(err("uniqueItems value must be [\"boolean\"]"));
-                };
-                if !b {
-                    return Ok(());
-                }
-                let item_types: Vec<&'static str> = match o.get("items") {
-                    Some(it @ Value::Object(io)) => {
-                        let mut t = types_of(it);
-                        if !t.contains(&"null")
-                            && io.get("nullable") == Some(&Value::Bool(true))
-                            && !t.is_empty()
-                        {
-                            t.push("null");
-                        }
-                        t
-                    }
-                    _ => Vec::new(),
-                };
-                let scalar = !item_types.is_empty()
-                    && !item_types.iter().any(|t| *t == "object" || *t == "array");
-                let bits = item_types
-                    .iter()
-                    .filter_map(|n| ty::by_name(n))
-                    .fold(0u8, |a, b| a | b);
-                out.push(Kw::UniqueItems {
-                    scalar_types: scalar.then_some(bits),
-                    site: self.sites.add(Site::pair(path)),
-                });
-            }
+            | "minProperties" => self.count_limit(k, v, path, out)?,
+            "pattern" => self.pattern(v, path, out)?,
+            // array (arrays.rs)
+            "prefixItems" => self.prefix_items(cx, o, v, out)?,
+            "items" => self.items(cx, o, v, path, out)?,
+            "additionalItems" => self.additional_items(cx, o, v, path, out)?,
+            "contains" => self.contains(cx, o, v, path, out)?,
+            "uniqueItems" => self.unique_items(o, v, path, out)?,
             "maxContains" | "minContains" if !o.contains_key("contains") && strict => {
                 return Err(strict_err(format!(
                     "\"{k}\" without \"contains\" is ignored"
                 )));
             }
-            "unevaluatedItems" => {
-                self.uses_uneval = true;
-                let items = cx.items;
-                if items == ISt::All {
-                    return Ok(());
-                }
-                let at = match items {
-                    ISt::Num(n) => ItemsAt::Static(n),
-                    ISt::Name => ItemsAt::Dynamic,
-                    _ => ItemsAt::Static(0),
-                };
-                let child = if v == &Value::Bool(false) {
-                    Some(Child::False)
-                } else if !self.always_valid(cx, v)? {
-                    let (n, _, _) = self.sub(
-                        cx,
-                        v,
-                        "unevaluatedItems",
-                        None,
-                        Sub2 {
-                            new_data: true,
-                            ..Default::default()
-                        },
-                    )?;
-                    Some(Child::Node(n))
-                } else {
-                    None
-                };
-                cx.items = ISt::All;
-                if let Some(child) = child {
-                    out.push(Kw::UnevaluatedItems { child, at, path });
-                }
-            }
-            // object
-            "required" => {
-                let Some(a) = v.as_array() else {
-                    return Err(err("required value must be [\"array\"]"));
-                };
-                let names: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
-                if strict {
-                    let props = o.get("properties").and_then(Value::as_object);
-                    for r in &names {
-                        let in_props =
-                            props.is_some_and(|p| p.contains_key(*r) || js::inherited(r));
-                        if !in_props && !cx.defined.borrow().contains(*r) {
-                            return Err(strict_err(format!(
-                                "required property \"{r}\" is not defined at \"{}{}\" (strictRequired)",
-                                self.funcs[cx.func].base, cx.path
-                            )));
-                        }
-                    }
-                }
-                if !names.is_empty() {
-                    let names = names
-                        .iter()
-                        .map(|n| RequiredName {
-                            name: (*n).into(),
-                            site: self.sites.add(Site::fixed(
-                                path.clone(),
-                                "required",
-                                params1("missingProperty", Value::String((*n).to_owned())),
-                                format!("must have required property '{n}'"),
-                            )),
-                        })
-                        .collect();
-                    out.push(Kw::Required { names });
-                }
-            }
-            "propertyNames" => {
-                if self.always_valid(cx, v)? {
-                    return Ok(());
-                }
-                let (n, _, _) = self.sub(
-                    cx,
-                    v,
-                    "propertyNames",
-                    None,
-                    Sub2 {
-                        composite: true,
-                        types: Some(vec!["string"]),
-                        ..Default::default()
-                    },
-                )?;
-                out.push(Kw::PropertyNames {
-                    node: n,
-                    site: self.sites.add(Site::open(
-                        path,
-                        "propertyNames",
-                        "propertyName",
-                        "property name must be valid",
-                    )),
-                });
-            }
-            "additionalProperties" => {
-                if self.track {
-                    cx.props = PSt::All;
-                }
-                if self.always_valid(cx, v)? {
-                    return Ok(());
-                }
-                let props = DeclaredNames::new(
-                    schema_props(o.get("properties"))
-                        .into_iter()
-                        .map(Into::into)
-                        .collect(),
-                );
-                let mut patterns = Vec::new();
-                for p in schema_props(o.get("patternProperties")) {
-                    let regex = compile_at(&p, &Self::kpath(cx, "patternProperties"))?;
-                    patterns.push(Arc::new(Pattern::new(
-                        &p,
-                        &Self::kpath(cx, "patternProperties"),
-                        regex,
-                        &mut self.regex_budget,
-                    )));
-                }
-                let child = if v == &Value::Bool(false) {
-                    Child::False
-                } else {
-                    let (n, _, _) = self.sub(
-                        cx,
-                        v,
-                        "additionalProperties",
-                        None,
-                        Sub2 {
-                            new_data: true,
-                            ..Default::default()
-                        },
-                    )?;
-                    Child::Node(n)
-                };
-                out.push(Kw::AdditionalProperties {
-                    child,
-                    props,
-                    patterns,
-                    site: self.sites.add(Site::open(
-                        path,
-                        "additionalProperties",
-                        "additionalProperty",
-                        "must NOT have additional properties",
-                    )),
-                });
-            }
+            "unevaluatedItems" => self.unevaluated_items(cx, v, path, out)?,
+            // object (objects.rs)
+            "required" => self.required(cx, o, v, path, out)?,
+            "propertyNames" => self.property_names(cx, v, path, out)?,
+            "additionalProperties" => self.additional_properties(cx, o, v, path, out)?,
             "dependencies" | "dependentRequired" | "dependentSchemas" => {
-                let Some(m) = v.as_object() else {
-                    return Err(err(format!("{k} value must be [\"object\"]")));
-                };
-                let mut prop_deps = Vec::new();
-                let mut schema_deps: Vec<(&String, &Value)> = Vec::new();
-                for key in obj_keys(m) {
-                    if key == "__proto__" {
-                        continue;
-                    }
-                    let dv = &m[key.as_str()];
-                    let is_prop = if k == "dependencies" {
-                        dv.is_array()
-                    } else {
-                        k == "dependentRequired"
-                    };
-                    if is_prop {
-                        let deps: Vec<Box<str>> = dv
-                            .as_array()
-                            .map(|a| a.iter().filter_map(Value::as_str).map(Into::into).collect())
-                            .unwrap_or_default();
-                        if deps.is_empty() {
-                            continue;
-                        }
-                        prop_deps.push((key.as_str(), deps));
-                    } else {
-                        schema_deps.push((key, dv));
-                    }
-                }
-                if !prop_deps.is_empty() {
-                    let keyword = if k == "dependencies" {
-                        "dependencies"
-                    } else {
-                        "dependentRequired"
-                    };
-                    let deps = prop_deps
-                        .into_iter()
-                        .map(|(prop, deps)| {
-                            let sites: Vec<SiteRef> = dependency_sites(&path, keyword, prop, &deps)
-                                .into_iter()
-                                .map(|s| self.sites.add(s))
-                                .collect();
-                            (prop.into(), deps.into_iter().zip(sites).collect())
-                        })
-                        .collect();
-                    out.push(Kw::PropertyDeps { deps });
-                }
-                let mut deps = Vec::new();
-                for (key, dv) in schema_deps {
-                    if self.always_valid(cx, dv)? {
-                        continue;
-                    }
-                    let (n, p, it) = self.sub(cx, dv, k, Some(key), Sub2::default())?;
-                    let (mp, mi) = if self.track {
-                        (
-                            merge_props(&mut cx.props, &p, true, true),
-                            merge_items(&mut cx.items, it, true, true),
-                        )
-                    } else {
-                        (Merge::No, Merge::No)
-                    };
-                    deps.push((
-                        key.as_str().into(),
-                        Sub {
-                            node: n,
-                            props: mp,
-                            items: mi,
-                        },
-                    ));
-                }
-                if !deps.is_empty() {
-                    out.push(Kw::SchemaDeps { deps });
-                }
+                self.dependencies(cx, k, v, path, out)?
             }
-            "properties" => {
-                let Some(m) = v.as_object() else {
-                    return Err(err("properties value must be [\"object\"]"));
-                };
-                let all = schema_props(Some(v));
-                for p in &all {
-                    cx.defined.borrow_mut().insert(p.clone());
-                }
-                if self.track && !all.is_empty() && cx.props != PSt::All {
-                    let from = PSt::Keys(all.clone());
-                    merge_props(&mut cx.props, &from, false, false);
-                }
-                let mut props = Vec::new();
-                for p in &all {
-                    let s = &m[p.as_str()];
-                    if self.always_valid(cx, s)? {
-                        continue;
-                    }
-                    let (n, _, _) = self.sub(
-                        cx,
-                        s,
-                        "properties",
-                        Some(p),
-                        Sub2 {
-                            new_data: true,
-                            ..Default::default()
-                        },
-                    )?;
-                    cx.defined.borrow_mut().insert(p.clone());
-                    props.push((p.as_str().into(), Some(n)));
-                }
-                let names = all.into_iter().map(Into::into).collect();
-                let plain = !props
-                    .iter()
-                    .any(|(p, _): &(Box<str>, _)| p.contains(['~', '/']));
-                out.push(Kw::Properties {
-                    props,
-                    plain,
-                    names,
-                });
-            }
-            "patternProperties" => {
-                let Some(m) = v.as_object() else {
-                    return Err(err("patternProperties value must be [\"object\"]"));
-                };
-                let pats = schema_props(Some(v));
-                let mut always = Vec::new();
-                for p in &pats {
-                    always.push(self.always_valid(cx, &m[p.as_str()])?);
-                }
-                if pats.is_empty()
-                    || (always.iter().all(|a| *a) && (!self.track || cx.props == PSt::All))
-                {
-                    return Ok(());
-                }
-                let check = strict && o.get("properties").is_some_and(Value::is_object);
-                let track = self.track && cx.props != PSt::All;
-                if self.track && cx.props != PSt::All {
-                    cx.props = PSt::Name;
-                }
-                let mut patterns = Vec::new();
-                for (i, p) in pats.iter().enumerate() {
-                    if check {
-                        if let Some(props) = o.get("properties").and_then(Value::as_object) {
-                            let re = crate::jsregex::guarded(p, "").ok().and_then(Result::ok);
-                            for prop in obj_keys(props) {
-                                if re.as_ref().is_some_and(|r| r.find(prop).is_some()) {
-                                    return Err(strict_err(format!(
-                                        "property {prop} matches pattern {p} (use allowMatchingProperties)"
-                                    )));
-                                }
-                            }
-                        }
-                    }
-                    let regex = compile_at(p, &path)?;
-                    let node = if always[i] {
-                        None
-                    } else {
-                        Some(
-                            self.sub(
-                                cx,
-                                &m[p.as_str()],
-                                "patternProperties",
-                                Some(p),
-                                Sub2 {
-                                    new_data: true,
-                                    ..Default::default()
-                                },
-                            )?
-                            .0,
-                        )
-                    };
-                    patterns.push((
-                        Arc::new(Pattern::new(p, &path, regex, &mut self.regex_budget)),
-                        node,
-                    ));
-                }
-                out.push(Kw::PatternProperties { patterns, track });
-            }
-            "unevaluatedProperties" => {
-                self.uses_uneval = true;
-                if cx.props == PSt::All {
-                    return Ok(());
-                }
-                let child = if v == &Value::Bool(false) {
-                    Some(Child::False)
-                } else if !self.always_valid(cx, v)? {
-                    let (n, _, _) = self.sub(
-                        cx,
-                        v,
-                        "unevaluatedProperties",
-                        None,
-                        Sub2 {
-                            new_data: true,
-                            ..Default::default()
-                        },
-                    )?;
-                    Some(Child::Node(n))
-                } else {
-                    None
-                };
-                cx.props = PSt::All;
-                if let Some(child) = child {
-                    out.push(Kw::UnevaluatedProperties {
-                        child,
-                        site: self.sites.add(Site::open(
-                            path,
-                            "unevaluatedProperties",
-                            "unevaluatedProperty",
-                            "must NOT have unevaluated properties",
-                        )),
-                    });
-                }
-            }
+            "properties" => self.properties(cx, v, out)?,
+            "patternProperties" => self.pattern_properties(cx, o, v, path, out)?,
+            "unevaluatedProperties" => self.unevaluated_properties(cx, v, path, out)?,
             _ => {}
         }
         Ok(())
     }
-
-    fn format(
-        &mut self,
-        cx: &Cx,
-        v: &Value,
-        out: &mut Vec<Kw>,
-        path: Box<str>,
-    ) -> Result<(), CompileError> {
-        if !self.set.validate_formats {
-            return Ok(());
-        }
-        let Some(name) = v.as_str() else {
-            return Err(err("format value must be [\"string\"]"));
-        };
-        let Some(format) = Format::by_name(name) else {
-            if self.set.strict {
-                return Err(err(format!(
-                    "unknown format \"{name}\" ignored in schema at path \"{}\"",
-                    cx.path
-                )));
-            }
-            return Ok(());
-        };
-        if format.data_type().is_some() && !out.iter().any(|k| matches!(k, Kw::Format { .. })) {
-            out.push(Kw::Format {
-                format,
-                site: self.sites.add(Site::fixed(
-                    path,
-                    "format",
-                    params1("format", Value::String(name.to_owned())),
-                    format!("must match format \"{name}\""),
-                )),
-            });
-        }
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn items_from(
-        &mut self,
-        cx: &mut Cx,
-        v: &Value,
-        keyword: &'static str,
-        start: usize,
-        bounded: bool,
-        out: &mut Vec<Kw>,
-        path: Box<str>,
-    ) -> Result<(), CompileError> {
-        let child = if v == &Value::Bool(false) && bounded {
-            Child::False
-        } else {
-            let (n, _, _) = self.sub(
-                cx,
-                v,
-                keyword,
-                None,
-                Sub2 {
-                    new_data: true,
-                    ..Default::default()
-                },
-            )?;
-            Child::Node(n)
-        };
-        out.push(Kw::ItemsFrom {
-            start,
-            child,
-            site: self.sites.add(Site::fixed(
-                path,
-                keyword,
-                params1("limit", Value::from(start)),
-                format!("must NOT have more than {start} items"),
-            )),
-        });
-        Ok(())
-    }
-
-    fn tuple(
-        &mut self,
-        cx: &mut Cx,
-        o: &Map<String, Value>,
-        a: &[Value],
-        keyword: &str,
-        extra: &str,
-        out: &mut Vec<Kw>,
-    ) -> Result<(), CompileError> {
-        let l = a.len();
-        if self.strict(cx) {
-            let eq = |k: &str| o.get(k).and_then(Value::as_f64) == Some(l as f64);
-            let full =
-                eq("minItems") && (eq("maxItems") || o.get(extra) == Some(&Value::Bool(false)));
-            if !full {
-                return Err(strict_err(format!(
-                    "\"{keyword}\" is {l}-tuple, but minItems or maxItems/{extra} are not specified or different at path \"{}\"",
-                    cx.path
-                )));
-            }
-        }
-        if self.track && l > 0 && cx.items != ISt::All {
-            merge_items(&mut cx.items, ISt::Num(l), false, false);
-        }
-        let mut items = Vec::new();
-        for (i, s) in a.iter().enumerate() {
-            if self.always_valid(cx, s)? {
-                items.push(None);
-                continue;
-            }
-            let (n, _, _) = self.sub(
-                cx,
-                s,
-                keyword,
-                Some(&i.to_string()),
-                Sub2 {
-                    new_data: true,
-                    ..Default::default()
-                },
-            )?;
-            items.push(Some(n));
-        }
-        out.push(Kw::Tuple { items });
-        Ok(())
-    }
-
-    fn reference(&mut self, cx: &mut Cx, r: &str) -> Result<Kw, CompileError> {
-        let missing = || {
-            let from = if cx.base.is_empty() {
-                "#".to_owned()
-            } else {
-                normalize_id(&cx.base).to_owned()
-            };
-            err(format!("can't resolve reference {r} from id {from}"))
-        };
-        let is_root_ref = (r == "#" || r == "#/")
-            && cx.base
-                == self
-                    .index
-                    .roots
-                    .get(cx.loc.doc)
-                    .cloned()
-                    .unwrap_or_default();
-        let mut target = if is_root_ref {
-            Loc {
-                doc: cx.loc.doc,
-                ptr: String::new(),
-            }
-        } else {
-            self.resolve(&cx.base, r).ok_or_else(missing)?
-        };
-        // Ajv follows a target that is only a `$ref` to its own target.
-        let mut seen = HashSet::new();
-        while let (false, Some(tv)) = (is_root_ref, self.value_at(&target)) {
-            let Some(to) = tv.as_object() else { break };
-            let Some(next) = to.get("$ref").and_then(Value::as_str) else {
-                break;
-            };
-            if to.keys().any(|k| k != "$ref" && self.is_rule(k)) || !seen.insert(target.clone()) {
-                break;
-            }
-            let tb = self.index.base_of(&target);
-            match self.resolve(&tb, next) {
-                Some(n) if n.ptr.is_empty() => break,
-                Some(n) => target = n,
-                None => break,
-            }
-        }
-        let Some(tv) = self.value_at(&target) else {
-            return Err(missing());
-        };
-        let inline = self.set.inline_refs && !target.ptr.is_empty() && !has_ref(tv);
-        if inline {
-            let base = self.index.base_of(&target);
-            let types = Vec::new();
-            let mut tmp = cx.clone();
-            tmp.base = base;
-            let (n, p, it) = self.sub_at(
-                &mut tmp,
-                tv,
-                target,
-                r.to_owned(),
-                Sub2 {
-                    types: Some(types),
-                    ..Default::default()
-                },
-            )?;
-            cx.defined = tmp.defined;
-            let (mp, mi) = if self.track {
-                (
-                    merge_props(&mut cx.props, &p, false, false),
-                    merge_items(&mut cx.items, it, false, false),
-                )
-            } else {
-                (Merge::No, Merge::No)
-            };
-            return Ok(Kw::Ref(Sub {
-                node: n,
-                props: mp,
-                items: mi,
-            }));
-        }
-        let node = self.function(target.clone())?;
-        let f = self.func_by_loc.get(&target).copied();
-        let (mp, mi) = if self.track {
-            let info = f.map(|f| {
-                (
-                    self.funcs[f].done,
-                    self.funcs[f].props.clone(),
-                    self.funcs[f].items,
-                )
-            });
-            match info {
-                Some((true, fp, fi)) if fp != PSt::Name && fi != ISt::Name => (
-                    merge_props(&mut cx.props, &fp, false, true),
-                    merge_items(&mut cx.items, fi, false, true),
-                ),
-                _ => {
-                    let mp = match cx.props {
-                        PSt::All => Merge::No,
-                        PSt::Name => Merge::Cond,
-                        _ => {
-                            cx.props = PSt::Name;
-                            Merge::CondFirst
-                        }
-                    };
-                    let mi = match cx.items {
-                        ISt::All => Merge::No,
-                        ISt::Name => Merge::Cond,
-                        _ => {
-                            cx.items = ISt::Name;
-                            Merge::CondFirst
-                        }
-                    };
-                    (mp, mi)
-                }
-            }
-        } else {
-            (Merge::No, Merge::No)
-        };
-        Ok(Kw::Ref(Sub {
-            node,
-            props: mp,
-            items: mi,
-        }))
-    }
-}
-
-/// The issue `contains` reports (`minContains`, `maxContains` as the schema gives them).
-fn contains_site(path: Box<str>, min: f64, max: Option<f64>) -> Site {
-    let mut params = Map::new();
-    params.insert("minContains".into(), js::number_value(min));
-    let message = match max {
-        None => format!(
-            "must contain at least {} valid item(s)",
-            js::fmt_number(min)
-        ),
-        Some(mx) => {
-            params.insert("maxContains".into(), js::number_value(mx));
-            format!(
-                "must contain at least {} and no more than {} valid item(s)",
-                js::fmt_number(min),
-                js::fmt_number(mx)
-            )
-        }
-    };
-    Site::fixed(path, "contains", params, message)
-}
-
-/// The issue each missing name of `prop`'s dependency list reports (Ajv's
-/// `{property, missingProperty, depsCount, deps}` and one message for the whole list).
-fn dependency_sites(path: &str, keyword: &str, prop: &str, deps: &[Box<str>]) -> Vec<Site> {
-    let joined = deps
-        .iter()
-        .map(|d| d.as_ref())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let word = if deps.len() == 1 {
-        "property"
-    } else {
-        "properties"
-    };
-    let message = format!("must have {word} {joined} when property {prop} is present");
-    deps.iter()
-        .map(|d| {
-            let mut p = Map::new();
-            p.insert("property".into(), Value::String(prop.to_owned()));
-            p.insert("missingProperty".into(), Value::String(d.to_string()));
-            p.insert("depsCount".into(), Value::from(deps.len()));
-            p.insert("deps".into(), Value::String(joined.clone()));
-            Site::fixed(path, keyword, p, message.as_str())
-        })
-        .collect()
 }

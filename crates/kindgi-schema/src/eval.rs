@@ -12,15 +12,12 @@ use std::sync::Arc;
 
 use crate::issue::{Body, Entry, Fill, Text};
 use crate::js;
+use crate::js::{STACK_GROW, STACK_RED_ZONE};
 use crate::tree::params1;
 use crate::tree::*;
 
 /// Deepest evaluation nesting (schema applications stacked on one another).
 pub(crate) const MAX_EVAL_DEPTH: usize = 2048;
-
-/// Stack head-room kept before recursing, and the size of each extra stack segment.
-pub(crate) const STACK_RED_ZONE: usize = 128 * 1024;
-pub(crate) const STACK_GROW: usize = 2 * 1024 * 1024;
 
 /// How many evaluation levels pass between two checks of the remaining stack.
 const STACK_CHECK_EVERY: usize = if cfg!(debug_assertions) { 1 } else { 8 };
@@ -496,26 +493,13 @@ fn find_duplicate_any(items: &[Value], scalar_types: Option<u8>) -> Option<(usiz
             }
             None
         }
-        None if n <= SMALL_UNIQUE => duplicate_quadratic(items),
+        None if n <= SMALL_UNIQUE => crate::unique::duplicate_quadratic(items),
         None => crate::unique::duplicate_hashed(items),
     }
 }
 
 /// Arrays up to this length are compared pairwise (no hashing, nothing allocated).
 const SMALL_UNIQUE: usize = 16;
-
-/// Ajv's own search, pairwise: the highest `i` with an equal item before it, and the nearest
-/// such `j`. [`crate::unique::duplicate_hashed`] gives the same pair in expected linear time.
-pub(crate) fn duplicate_quadratic(items: &[Value]) -> Option<(usize, usize)> {
-    for i in (0..items.len()).rev() {
-        for j in (0..i).rev() {
-            if js::equal(&items[i], &items[j]) {
-                return Some((i, j));
-            }
-        }
-    }
-    None
-}
 
 /// Objects up to this size are searched linearly (cheaper than hashing the key).
 const SMALL_MAP: usize = 12;

@@ -249,10 +249,15 @@ pub(crate) fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Stack head-room kept before recursing, and the size of each extra stack segment: for
+/// [`grow`] here, and for the evaluator's and compiler's own recursion.
+pub(crate) const STACK_RED_ZONE: usize = 128 * 1024;
+pub(crate) const STACK_GROW: usize = 2 * 1024 * 1024;
+
 /// Runs a recursive step with enough stack (instances may nest arbitrarily deep).
 #[inline]
 pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(crate::eval::STACK_RED_ZONE, crate::eval::STACK_GROW, f)
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_GROW, f)
 }
 
 /// String length as Ajv counts it (code points, `ucs2length`).

@@ -14,6 +14,20 @@ use std::sync::OnceLock;
 
 use crate::js;
 
+/// Ajv's own search, pairwise: the highest `i` with an equal item before it, and the nearest
+/// such `j`. [`duplicate_hashed`] gives the same pair in expected linear time. (The evaluator
+/// uses it for short arrays; here, beside its linear twin, so the two are tested together.)
+pub(crate) fn duplicate_quadratic(items: &[Value]) -> Option<(usize, usize)> {
+    for i in (0..items.len()).rev() {
+        for j in (0..i).rev() {
+            if js::equal(&items[i], &items[j]) {
+                return Some((i, j));
+            }
+        }
+    }
+    None
+}
+
 /// The process's hash key (one `RandomState`, so hashing does not reseed per validation).
 fn keyed() -> &'static RandomState {
     static KEY: OnceLock<RandomState> = OnceLock::new();
@@ -121,8 +135,7 @@ impl Hasher for Prehashed {
 
 #[cfg(test)]
 mod tests {
-    use super::{duplicate_by, duplicate_hashed};
-    use crate::eval::duplicate_quadratic;
+    use super::{duplicate_by, duplicate_hashed, duplicate_quadratic};
     use serde_json::{Value, json};
 
     /// A small deterministic generator of items with many duplicates of every kind: equal
