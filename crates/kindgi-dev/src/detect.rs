@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::DevError;
 use crate::typescript;
+// Kept at its old path (`detect::find_upwards`).
+pub use crate::upwards::find_upwards;
 
 /// A detected pack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +109,3 @@ pub fn python_for(dir: &Path) -> PathBuf {
     find_upwards(dir, ".venv/bin/python").unwrap_or_else(|| PathBuf::from("python3"))
 }
 
-/// `dir/rel`, or the same under the nearest ancestor that has it.
-pub fn find_upwards(dir: &Path, rel: &str) -> Option<PathBuf> {
-    dir.ancestors().map(|d| d.join(rel)).find(|p| p.is_file())
-}

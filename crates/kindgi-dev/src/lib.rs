@@ -38,6 +38,7 @@ pub mod parent_death;
 pub mod prepare;
 pub mod supervisor;
 pub mod typescript;
+pub mod upwards;
 pub mod watch;
 
 pub use error::DevError;

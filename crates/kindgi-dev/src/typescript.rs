@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::detect::find_upwards;
+use crate::upwards::find_upwards;
 
 /// The pack config file names the official indexer looks up, in its order
 /// (`KINDGI_CONFIG_FILENAMES`).

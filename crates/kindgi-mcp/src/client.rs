@@ -120,12 +120,6 @@ fn client_config() -> ClientConfig {
     )
 }
 
-/// rmcp's reqwest 0.13 is built without a bundled crypto provider; use ring (already used
-/// by the rest of the workspace) as the process default. Harmless if one is installed.
-pub(crate) fn ensure_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
 impl McpClient {
     /// Parses `endpoint` and connects.
     pub async fn connect(endpoint: &str, options: ConnectOptions) -> Result<Self, McpError> {
@@ -183,7 +177,7 @@ impl McpClient {
                 (service, diag, true, None)
             }
             Endpoint::StreamableHttp { url } => {
-                ensure_crypto_provider();
+                egress::ensure_crypto_provider();
                 let served = tokio::time::timeout(options.timeout, async {
                     egress::check(&options.egress, &text, url).await?;
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());

@@ -36,6 +36,13 @@ pub(crate) async fn check(
     Ok(())
 }
 
+/// rmcp's reqwest 0.13 is built without a bundled crypto provider; use ring (already used
+/// by the rest of the workspace) as the process default. Harmless if one is installed. Here,
+/// beside the reqwest 0.13 client this file builds, so the connecting client imports it.
+pub(crate) fn ensure_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// The streamable-HTTP client under `policy` (`None`: rmcp's default client). Like rmcp's
 /// default: no idle pooling, same-origin 307/308 redirects only.
 pub(crate) fn streamable_client(
@@ -45,7 +52,7 @@ pub(crate) fn streamable_client(
         return Ok(None);
     }
     // reqwest 0.13 without a crypto provider panics when a client is built.
-    crate::client::ensure_crypto_provider();
+    ensure_crypto_provider();
     let resolver: Arc<dyn reqwest013::dns::Resolve> = Arc::new(Resolver013(policy.clone()));
     let checked = policy.clone();
     reqwest013::Client::builder()

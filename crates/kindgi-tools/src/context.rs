@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-use crate::tool::BoxFuture;
+use crate::BoxFuture;
 
 /// Resolves a secret reference (`envName`, `name`) to its value.
 pub trait SecretResolver: Send + Sync + std::fmt::Debug {

@@ -56,6 +56,16 @@ pub fn register_builtin(registry: &SynthesizerRegistry) {
     registry.register("http", Arc::new(HttpSynthesizer::new()));
 }
 
+impl SynthesizerRegistry {
+    /// A registry with the built-in kinds (`http`). Each call builds a new registry; clone
+    /// one to share it. Defined here, by the built-in, so the registry does not know it.
+    pub fn builtin() -> Self {
+        let registry = Self::empty();
+        register_builtin(&registry);
+        registry
+    }
+}
+
 /// The process-wide client: pooled, no automatic redirects (every hop is checked here).
 fn shared_client() -> Result<reqwest::Client, String> {
     static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();

@@ -43,4 +43,8 @@ pub use define::{DefineError, DefineErrorCode, ToolBuilder, define_manifest};
 pub use error::{InvokeError, InvokeErrorCode};
 pub use idempotency::tool_idempotency_key;
 pub use invoke::{InvokeOptions, invoke, invoke_owned, invoke_owned_with, invoke_with};
-pub use tool::{BoxFuture, Handler, HandlerError, Tool};
+pub use tool::{Handler, HandlerError, Tool};
+
+/// A boxed, sendable future: what handlers, the tool context and the registry return. Here in
+/// the crate root because `context` needs it and `tool` needs `context` (no circle).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

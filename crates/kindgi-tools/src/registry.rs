@@ -19,7 +19,7 @@ use kindgi_spec::ToolManifest;
 use serde_json::json;
 
 use crate::semver::{Range, Version};
-use crate::tool::BoxFuture;
+use crate::BoxFuture;
 
 pub mod conformance;
 

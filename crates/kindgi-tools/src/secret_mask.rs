@@ -22,7 +22,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
 use crate::context::SecretResolver;
-use crate::tool::BoxFuture;
+use crate::BoxFuture;
 
 /// What a masked value is replaced with.
 pub const MASK: &str = "***";

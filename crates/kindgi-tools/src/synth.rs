@@ -1,5 +1,7 @@
 //! Spec synthesizers: turn a declarative `spec` (by its `kind`) into a handler at definition
-//! time — the counterpart of the reference `registerToolSpecSynthesizer`. `http` is built in.
+//! time — the counterpart of the reference `registerToolSpecSynthesizer`. `http` is built in:
+//! [`SynthesizerRegistry::builtin`] is defined beside it in [`crate::http`], so this registry
+//! starts empty and knows no kind itself.
 
 use kindgi_spec::{ToolManifest, ToolSpec};
 use std::collections::HashMap;
@@ -36,14 +38,6 @@ impl SynthesizerRegistry {
     /// An empty registry (no kinds at all).
     pub fn empty() -> Self {
         Self::default()
-    }
-
-    /// A registry with the built-in kinds (`http`). Each call builds a new registry; clone
-    /// one to share it.
-    pub fn builtin() -> Self {
-        let registry = Self::default();
-        crate::http::register_builtin(&registry);
-        registry
     }
 
     /// Registers (or replaces) the synthesizer for `kind`.

@@ -2,15 +2,15 @@
 
 use kindgi_spec::ToolManifest;
 use serde_json::Value;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
 use crate::compiled::{CompiledTool, SchemaCompileFailure};
 use crate::context::ToolContext;
 use crate::engine::ToolSchemaEngine;
 
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// Kept at its old path (`kindgi_tools::tool::BoxFuture`); defined in the crate root, which
+/// every module may import without a circle.
+pub use crate::BoxFuture;
 
 /// What a handler returns when it fails. `message` becomes
 /// `Tool "<id>" handler threw: <message>`; a precondition failure becomes `precondition-failed`.

@@ -45,6 +45,13 @@ pub fn segment(s: &str) -> String {
     out
 }
 
+/// Adds `name=value` to a query when there is a value.
+pub fn push(q: &mut Vec<(&'static str, String)>, name: &'static str, value: Option<String>) {
+    if let Some(v) = value.filter(|v| !v.is_empty()) {
+        q.push((name, v));
+    }
+}
+
 impl ApiClient {
     pub fn new(base: &str, token: Option<String>) -> Result<ApiClient, CliError> {
         let http = reqwest::Client::builder()

@@ -9,7 +9,7 @@ pub mod client;
 pub mod errors;
 pub mod output;
 
-pub use client::{ApiClient, segment};
+pub use client::{ApiClient, push, segment};
 pub use errors::CliError;
 pub use output::Output;
 

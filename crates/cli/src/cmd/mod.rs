@@ -6,6 +6,7 @@ pub mod mcp;
 pub mod pack;
 pub mod registry;
 pub mod runs;
+pub mod runs_journal;
 pub mod runs_resume;
 pub mod runs_start;
 pub mod runs_stream;

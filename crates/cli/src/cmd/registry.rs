@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use crate::api::output::{Column, cell};
 use crate::api::{ApiArgs, CliError, segment};
-use crate::cmd::runs::push;
+use crate::api::push;
 
 /// The read commands every registry has.
 #[derive(Debug, Clone, clap::Subcommand)]

@@ -1,7 +1,7 @@
 //! `kindgi runs start|get|list|journal|cancel|stream|resume`: the official CLI's commands
 //! and flags, with its wire (platform-api.md §12.3), through the one API client
 //! ([`crate::api`]). `start` is in [`super::runs_start`], `resume` in [`super::runs_resume`],
-//! `stream` in [`super::runs_stream`].
+//! `stream` in [`super::runs_stream`], reading a journal in [`super::runs_journal`].
 //!
 //! Exit codes: the table in [`crate::api::errors`]; `start` exits 1 when the run failed,
 //! `resume` 0/3/4.
@@ -11,7 +11,9 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use crate::api::output::{Column, cell};
-use crate::api::{ApiArgs, CliError, segment};
+use crate::api::{ApiArgs, CliError, push, segment};
+
+use super::runs_journal::journal;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RunsCommand {
@@ -85,9 +87,6 @@ pub enum RunsCommand {
         api: ApiArgs,
     },
 }
-
-/// The most journal pages read to print a whole journal.
-pub const MAX_JOURNAL_PAGES: usize = 200;
 
 fn required(id: Option<String>, what: &str) -> Result<String, CliError> {
     id.filter(|s| !s.is_empty())
@@ -178,50 +177,6 @@ async fn dispatch(command: RunsCommand, name: &str, api: &ApiArgs) -> Result<Exi
             super::runs_resume::resume(&api.connect(name)?, &id, &out).await
         }
     }
-}
-
-/// Adds `name=value` when there is a value.
-pub fn push(q: &mut Vec<(&'static str, String)>, name: &'static str, value: Option<String>) {
-    if let Some(v) = value.filter(|v| !v.is_empty()) {
-        q.push((name, v));
-    }
-}
-
-/// One journal page, or (without `limit`) every page joined.
-pub async fn journal(
-    client: &crate::api::ApiClient,
-    id: &str,
-    since: Option<u64>,
-    limit: Option<u32>,
-    cursor: Option<String>,
-) -> Result<Value, CliError> {
-    let path = format!("/v1/runs/{}/journal", segment(id));
-    let mut q: Vec<(&'static str, String)> = Vec::new();
-    push(&mut q, "limit", limit.map(|l| l.to_string()));
-    push(&mut q, "since", since.map(|s| s.to_string()));
-    if limit.is_some() {
-        push(&mut q, "cursor", cursor);
-        return client.get(&path, q).await;
-    }
-    let mut all: Vec<Value> = Vec::new();
-    let mut cursor = cursor;
-    for _ in 0..MAX_JOURNAL_PAGES {
-        let mut query = q.clone();
-        push(&mut query, "cursor", cursor.take());
-        let page = client.get(&path, query).await?;
-        if let Some(d) = page.get("data").and_then(Value::as_array) {
-            all.extend(d.iter().cloned());
-        }
-        match page.get("nextCursor").and_then(Value::as_str) {
-            Some(c) if page.get("hasMore") == Some(&Value::Bool(true)) => {
-                cursor = Some(c.to_owned())
-            }
-            _ => return Ok(json!({"data": all, "hasMore": false})),
-        }
-    }
-    Err(CliError::Local(format!(
-        "the journal of run {id} is longer than {MAX_JOURNAL_PAGES} pages; read it with --limit and --cursor"
-    )))
 }
 
 fn run_subject(r: &Value) -> String {

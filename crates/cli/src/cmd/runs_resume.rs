@@ -64,7 +64,7 @@ async fn answer(client: &ApiClient, id: &str) -> Result<Value, CliError> {
         let v = with(base("approval"), "approvals", Value::Array(approvals));
         return Ok(with(v, "alsoWaitsOn", other));
     }
-    let journal = super::runs::journal(client, id, None, None, None).await?;
+    let journal = super::runs_journal::journal(client, id, None, None, None).await?;
     let entries = journal
         .get("data")
         .and_then(Value::as_array)

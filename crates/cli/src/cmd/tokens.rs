@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use super::server::DEFAULT_DATABASE;
 use crate::api::output::{Column, cell};
 use crate::api::{ApiArgs, CliError, segment};
-use crate::cmd::runs::push;
+use crate::api::push;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum TokensCommand {
