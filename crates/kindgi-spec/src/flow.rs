@@ -810,160 +810,174 @@ fn validate_nodes(nodes: &[Node], at: &str, all_ids: &HashSet<&str>, issues: &mu
                     validate_mapping(m, &format!("{here}.inputMapping"), all_ids, issues);
                 }
             }
-            Node::Loop(l) => {
-                let max = l.max_iterations();
-                if !(1..=10_000).contains(&max) {
-                    issue(
-                        issues,
-                        format!("{here}.maxIterations"),
-                        format!("{max} is out of range 1..10000"),
-                    );
-                }
-                if !l.output_schema().is_object() {
-                    issue(
-                        issues,
-                        format!("{here}.outputSchema"),
-                        "must be a JSON Schema object",
-                    );
-                }
-                match l {
-                    LoopNode::While(w) => {
-                        validate_expr(
-                            &w.exit_condition,
-                            &format!("{here}.exitCondition"),
-                            all_ids,
-                            issues,
-                        );
-                    }
-                    LoopNode::Foreach(f) => {
-                        validate_operand(
-                            &f.iterate_over,
-                            &format!("{here}.iterateOver"),
-                            all_ids,
-                            issues,
-                        );
-                        if let Some(c) = f.concurrency {
-                            let cap = max.min(32);
-                            if c < 1 || c > cap {
-                                issue(
-                                    issues,
-                                    format!("{here}.concurrency"),
-                                    format!(
-                                        "{c} is out of range 1..{cap} (1 ≤ concurrency ≤ min(maxIterations, 32))"
-                                    ),
-                                );
-                            }
-                        }
-                    }
-                }
-                let body = l.body();
-                let body_at = format!("{here}.body");
-                if body.nodes.is_empty() {
-                    issue(
-                        issues,
-                        format!("{body_at}.nodes"),
-                        "a loop body has at least one node",
-                    );
-                }
-                validate_nodes(&body.nodes, &format!("{body_at}.nodes"), all_ids, issues);
-                let edges: Vec<GraphEdge<'_>> = body
-                    .edges
-                    .iter()
-                    .map(|e| GraphEdge {
-                        id: &e.id,
-                        from: &e.from,
-                        to: &e.to,
-                        when: e.when.as_ref(),
-                    })
-                    .collect();
-                validate_graph(
-                    &body.nodes,
-                    &edges,
-                    &format!("{body_at}.edges"),
-                    LOOP_START,
-                    LOOP_END,
-                    all_ids,
-                    issues,
-                );
-            }
-            Node::Fanout(f) => {
-                if f.branches.len() < 2 {
-                    issue(
-                        issues,
-                        format!("{here}.branches"),
-                        "a fanout has at least 2 branches",
-                    );
-                }
-                let mut ids = HashSet::new();
-                for (b, branch) in f.branches.iter().enumerate() {
-                    if !ids.insert(branch.branch_id.as_str()) {
-                        issue(
-                            issues,
-                            format!("{here}.branches[{b}].branchId"),
-                            format!("duplicate branchId \"{}\"", branch.branch_id),
-                        );
-                    }
-                    if branch.handler.is_empty() {
-                        issue(
-                            issues,
-                            format!("{here}.branches[{b}].handler"),
-                            "must not be empty",
-                        );
-                    }
-                    if !branch.output_schema.is_object() {
-                        issue(
-                            issues,
-                            format!("{here}.branches[{b}].outputSchema"),
-                            "must be a JSON Schema object",
-                        );
-                    }
-                }
-                if let Some(c) = f.concurrency
-                    && (c < 1 || c as usize > f.branches.len())
-                {
+            Node::Loop(l) => validate_loop(l, &here, all_ids, issues),
+            Node::Fanout(f) => validate_fanout(f, &here, issues),
+            Node::Subgraph(s) => validate_subgraph(s, &here, all_ids, issues),
+        }
+    }
+}
+
+/// A loop: its bounds, its condition or iterated operand, and its body as a graph of its own.
+fn validate_loop(l: &LoopNode, here: &str, all_ids: &HashSet<&str>, issues: &mut Vec<FlowIssue>) {
+    let max = l.max_iterations();
+    if !(1..=10_000).contains(&max) {
+        issue(
+            issues,
+            format!("{here}.maxIterations"),
+            format!("{max} is out of range 1..10000"),
+        );
+    }
+    if !l.output_schema().is_object() {
+        issue(
+            issues,
+            format!("{here}.outputSchema"),
+            "must be a JSON Schema object",
+        );
+    }
+    match l {
+        LoopNode::While(w) => {
+            validate_expr(
+                &w.exit_condition,
+                &format!("{here}.exitCondition"),
+                all_ids,
+                issues,
+            );
+        }
+        LoopNode::Foreach(f) => {
+            validate_operand(
+                &f.iterate_over,
+                &format!("{here}.iterateOver"),
+                all_ids,
+                issues,
+            );
+            if let Some(c) = f.concurrency {
+                let cap = max.min(32);
+                if c < 1 || c > cap {
                     issue(
                         issues,
                         format!("{here}.concurrency"),
                         format!(
-                            "{c} is out of range 1..{} (the number of branches)",
-                            f.branches.len()
+                            "{c} is out of range 1..{cap} (1 ≤ concurrency ≤ min(maxIterations, 32))"
                         ),
-                    );
-                }
-            }
-            Node::Subgraph(s) => {
-                if s.flow_ref.flow_id.is_empty() {
-                    issue(
-                        issues,
-                        format!("{here}.flowRef.flowId"),
-                        "must not be empty",
-                    );
-                }
-                if !is_semver(&s.flow_ref.version) {
-                    issue(
-                        issues,
-                        format!("{here}.flowRef.version"),
-                        format!(
-                            "\"{}\" is not an exact semver version (no ranges)",
-                            s.flow_ref.version
-                        ),
-                    );
-                }
-                validate_mapping(
-                    &s.input_mapping,
-                    &format!("{here}.inputMapping"),
-                    all_ids,
-                    issues,
-                );
-                if !s.output_schema.is_object() {
-                    issue(
-                        issues,
-                        format!("{here}.outputSchema"),
-                        "must be a JSON Schema object",
                     );
                 }
             }
         }
+    }
+    let body = l.body();
+    let body_at = format!("{here}.body");
+    if body.nodes.is_empty() {
+        issue(
+            issues,
+            format!("{body_at}.nodes"),
+            "a loop body has at least one node",
+        );
+    }
+    validate_nodes(&body.nodes, &format!("{body_at}.nodes"), all_ids, issues);
+    let edges: Vec<GraphEdge<'_>> = body
+        .edges
+        .iter()
+        .map(|e| GraphEdge {
+            id: &e.id,
+            from: &e.from,
+            to: &e.to,
+            when: e.when.as_ref(),
+        })
+        .collect();
+    validate_graph(
+        &body.nodes,
+        &edges,
+        &format!("{body_at}.edges"),
+        LOOP_START,
+        LOOP_END,
+        all_ids,
+        issues,
+    );
+}
+
+/// A fanout: at least two branches with distinct ids, and a concurrency within them.
+fn validate_fanout(f: &FanoutNode, here: &str, issues: &mut Vec<FlowIssue>) {
+    if f.branches.len() < 2 {
+        issue(
+            issues,
+            format!("{here}.branches"),
+            "a fanout has at least 2 branches",
+        );
+    }
+    let mut ids = HashSet::new();
+    for (b, branch) in f.branches.iter().enumerate() {
+        if !ids.insert(branch.branch_id.as_str()) {
+            issue(
+                issues,
+                format!("{here}.branches[{b}].branchId"),
+                format!("duplicate branchId \"{}\"", branch.branch_id),
+            );
+        }
+        if branch.handler.is_empty() {
+            issue(
+                issues,
+                format!("{here}.branches[{b}].handler"),
+                "must not be empty",
+            );
+        }
+        if !branch.output_schema.is_object() {
+            issue(
+                issues,
+                format!("{here}.branches[{b}].outputSchema"),
+                "must be a JSON Schema object",
+            );
+        }
+    }
+    if let Some(c) = f.concurrency
+        && (c < 1 || c as usize > f.branches.len())
+    {
+        issue(
+            issues,
+            format!("{here}.concurrency"),
+            format!(
+                "{c} is out of range 1..{} (the number of branches)",
+                f.branches.len()
+            ),
+        );
+    }
+}
+
+/// A sub-flow: an exact flow reference, its input mapping and its output schema.
+fn validate_subgraph(
+    s: &SubflowNode,
+    here: &str,
+    all_ids: &HashSet<&str>,
+    issues: &mut Vec<FlowIssue>,
+) {
+    if s.flow_ref.flow_id.is_empty() {
+        issue(
+            issues,
+            format!("{here}.flowRef.flowId"),
+            "must not be empty",
+        );
+    }
+    if !is_semver(&s.flow_ref.version) {
+        issue(
+            issues,
+            format!("{here}.flowRef.version"),
+            format!(
+                "\"{}\" is not an exact semver version (no ranges)",
+                s.flow_ref.version
+            ),
+        );
+    }
+    validate_mapping(
+        &s.input_mapping,
+        &format!("{here}.inputMapping"),
+        all_ids,
+        issues,
+    );
+    if !s.output_schema.is_object() {
+        issue(
+            issues,
+            format!("{here}.outputSchema"),
+            "must be a JSON Schema object",
+        );
     }
 }
 
