@@ -108,4 +108,3 @@ pub fn python_for(dir: &Path) -> PathBuf {
     }
     find_upwards(dir, ".venv/bin/python").unwrap_or_else(|| PathBuf::from("python3"))
 }
-

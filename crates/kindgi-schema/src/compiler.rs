@@ -703,7 +703,7 @@ impl<'a> Compiler<'a> {
         let type_check = if names.is_empty() {
             None
         } else {
-            Some(self.type_check(cx, o, &names, &used))
+            Some(self.type_check(cx, o, &names, used))
         };
         let mut node = ObjNode {
             type_check,

@@ -18,8 +18,8 @@ use std::sync::{Arc, RwLock};
 use kindgi_spec::ToolManifest;
 use serde_json::json;
 
-use crate::semver::{Range, Version};
 use crate::BoxFuture;
+use crate::semver::{Range, Version};
 
 pub mod conformance;
 

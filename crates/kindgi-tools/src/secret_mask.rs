@@ -21,8 +21,8 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
-use crate::context::SecretResolver;
 use crate::BoxFuture;
+use crate::context::SecretResolver;
 
 /// What a masked value is replaced with.
 pub const MASK: &str = "***";

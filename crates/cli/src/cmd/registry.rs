@@ -7,8 +7,8 @@
 use std::process::ExitCode;
 
 use crate::api::output::{Column, cell};
-use crate::api::{ApiArgs, CliError, segment};
 use crate::api::push;
+use crate::api::{ApiArgs, CliError, segment};
 
 /// The read commands every registry has.
 #[derive(Debug, Clone, clap::Subcommand)]

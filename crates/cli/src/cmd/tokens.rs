@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 
 use super::server::DEFAULT_DATABASE;
 use crate::api::output::{Column, cell};
-use crate::api::{ApiArgs, CliError, segment};
 use crate::api::push;
+use crate::api::{ApiArgs, CliError, segment};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum TokensCommand {

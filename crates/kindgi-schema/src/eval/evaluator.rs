@@ -6,7 +6,6 @@
 //! `by_mut`). A keyword split out of a dispatch is `#[inline(always)]`: the dispatch compiles as
 //! the one function it was. The expansions land in `eval.rs`, so they name its items.
 
-
 /// One walker: `$node`/`$obj` (a node), `$kw` (a keyword), `$cold` (the rarer keywords) as
 /// methods of `Run`, and `$parts`, a module of the larger keywords; `mut` for the walker that
 /// fills defaults.
