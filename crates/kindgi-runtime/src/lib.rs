@@ -44,25 +44,23 @@ pub mod conversation;
 mod decide;
 pub mod definitions;
 pub mod dispatch;
-mod executor;
-pub mod expr;
+mod engine;
 mod fault;
 pub mod guardrail;
-mod journal;
 pub mod model;
+mod nodes;
 mod pause;
 mod reconcile;
 pub mod record;
 pub mod resolve;
 mod resume;
-mod run_end;
 pub mod runtime;
-pub mod scheduler;
-mod stop;
 pub mod store;
 mod sweeper;
 pub mod wait;
 pub mod wait_store;
+
+pub use engine::{expr, scheduler};
 
 pub use agent::hitl::{
     HitlMode, HitlSpec, TenantApprovalPolicy, TenantHitlPolicy, TenantPolicyError, ToolHitlRule,

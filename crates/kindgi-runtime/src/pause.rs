@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use crate::dispatch::ToolDispatcher;
-use crate::executor::{Failure, RunCtx, issues_text, journal_failure};
+use crate::engine::ctx::{RunCtx, issues_text, journal_failure};
+use crate::engine::failure::Failure;
 use crate::record::{JournalKind, format_millis, now_millis, parse_millis};
 use crate::store::payload;
 use crate::wait::{
@@ -49,7 +50,7 @@ impl RunCtx {
         &self,
         tool: &Arc<dyn ToolDispatcher>,
         input: Value,
-        site: crate::executor::CallSite<'_>,
+        site: crate::engine::tool_call::CallSite<'_>,
         scope: &str,
         node_id: Option<&str>,
         call_id: &str,

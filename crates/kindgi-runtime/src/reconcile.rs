@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 
 use crate::approval::{Approval, ApprovalDecision, ApprovalQuery, ApprovalStatus, DecisionKind};
-use crate::journal::Replay;
+use crate::engine::journal::Replay;
+use crate::engine::journal::WaitOutcome;
 use crate::record::{JournalEntry, JournalKind, RunRecord, RunStatus, format_millis, now_millis};
 use crate::runtime::{Runtime, RuntimeError};
 use crate::store::RunQuery;
-use crate::wait::WaitOutcome;
 use crate::wait_store::{PauseStatus, WaitStoreError};
 
 fn store_err(e: WaitStoreError) -> RuntimeError {

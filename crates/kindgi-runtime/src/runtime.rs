@@ -22,22 +22,23 @@ use crate::definitions::{
     DefinitionError, DefinitionSource, Definitions, LayeredDefinitions, MemoryDefinitions,
 };
 use crate::dispatch::ToolCatalogue;
-use crate::executor::{execute_run, issues_text};
+use crate::engine::ctx::issues_text;
+use crate::engine::stop::RunStop;
 use crate::guardrail::{GuardrailCatalogue, GuardrailChecks};
 use crate::model::ModelProvider;
+use crate::nodes::execute_run;
 use crate::record::{
     AGENT_TURN_FLOW_ID, JournalEntry, JournalKind, RunAgent, RunMeta, RunRecord, RunStatus,
     format_millis, now_millis,
 };
 use crate::resolve::{RegistryToolFactory, ResolveError, ToolResolver, split_tool_ref};
-use crate::stop::RunStop;
 use crate::store::{MemoryRunStore, RunQuery, RunStore, RunStoreError};
 use crate::wait_store::{MemoryWaitStore, WaitStore};
 use kindgi_tools::registry::ToolRegistry;
 use kindgi_tools::synth::SynthesizerRegistry;
 
-/// The tenant runs belong to when none is given.
-pub const DEFAULT_TENANT: &str = "default";
+use crate::engine::shared::{ActiveRun, Leases, Shared};
+pub use crate::engine::shared::{DEFAULT_TENANT, RuntimeConfig, agent_turn_flow};
 
 /// How to start a run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -135,89 +136,6 @@ impl RuntimeError {
             RuntimeError::Lookup { code, .. } => code,
         }
     }
-}
-
-/// Runtime-wide settings.
-#[derive(Debug, Clone)]
-pub struct RuntimeConfig {
-    pub default_tenant: String,
-    pub max_subflow_depth: u32,
-    /// Where this runtime's API is reached from outside (no trailing `/`): a pausing call's
-    /// link is `{public_url}/v1/waits/{token}`. The host sets it from its listen address or
-    /// `KINDGI_PUBLIC_URL`.
-    pub public_url: String,
-}
-
-impl Default for RuntimeConfig {
-    fn default() -> Self {
-        Self {
-            default_tenant: DEFAULT_TENANT.into(),
-            max_subflow_depth: kindgi_spec::flow::DEFAULT_MAX_SUBFLOW_DEPTH,
-            public_url: "http://127.0.0.1:8080".into(),
-        }
-    }
-}
-
-/// Per-tenant `concurrencyKey` semaphores (one holder at a time).
-#[derive(Debug, Default)]
-pub(crate) struct Leases {
-    map: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
-}
-
-impl Leases {
-    pub(crate) fn semaphore(&self, tenant: &str, key: &str) -> Arc<tokio::sync::Semaphore> {
-        let k = format!("{tenant}\u{0}{key}");
-        match self.map.lock() {
-            Ok(mut g) => g
-                .entry(k)
-                .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(1)))
-                .clone(),
-            Err(_) => Arc::new(tokio::sync::Semaphore::new(1)),
-        }
-    }
-}
-
-struct ActiveRun {
-    stop: RunStop,
-    done: watch::Receiver<bool>,
-    handle: tokio::task::AbortHandle,
-}
-
-/// State shared by the runtime and its executing runs.
-pub(crate) struct Shared {
-    pub tools: ToolCatalogue,
-    pub flows: FlowCatalogue,
-    pub agents: AgentCatalogue,
-    /// Every flow and agent lookup of a run (tenant-aware).
-    pub definitions: Arc<dyn Definitions>,
-    /// Every tool lookup of a run: `tools`, then the registry.
-    pub resolver: ToolResolver,
-    /// Env values and secrets for calls (none by default).
-    pub call_values: Option<Arc<dyn CallValues>>,
-    /// Runs guardrail checks that are not built in (a pack's); none by default.
-    pub guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
-    /// The tenants' approval rules agent turns are held to (none by default).
-    pub tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
-    /// Where agent turns keep their conversations (none: no history, nothing kept).
-    pub conversations: Option<Arc<dyn ConversationLog>>,
-    pub store: Arc<dyn RunStore>,
-    pub model: Arc<dyn ModelProvider>,
-    pub config: RuntimeConfig,
-    pub leases: Leases,
-    /// Approvals and pausing calls' waits.
-    pub waits: Arc<dyn WaitStore>,
-    /// Woken when a wait with a deadline is created (the sweeper sleeps until the next one).
-    pub deadlines: Arc<tokio::sync::Notify>,
-    /// Whether [`Runtime::recover`] started the sweeper yet.
-    pub(crate) sweeper_started: std::sync::atomic::AtomicBool,
-    /// One per top-level run being resumed: answers to its waits are journaled one at a time.
-    pub(crate) resume_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// Pausing tools' output validators, by `(tenant, tool id, version)`: compiled once.
-    pub(crate) answer_validators:
-        Mutex<HashMap<(String, String, String), Arc<kindgi_schema::Validator>>>,
-    active: Mutex<HashMap<String, ActiveRun>>,
-    /// Fired by [`Runtime::shutdown`]; every run's stop signal is its child.
-    pub(crate) shutdown: CancellationToken,
 }
 
 /// Builds a [`Runtime`].
@@ -518,7 +436,7 @@ impl Runtime {
                         }
                     }
                     LeafKind::Agent => {
-                        let pinned = crate::executor::agent_version(l);
+                        let pinned = crate::nodes::leaf::agent_version(l);
                         let Some(agent) = defs.agent(tenant, &l.ref_, pinned).await? else {
                             return Err(unbound(&l.id, "agent", &l.ref_));
                         };
@@ -845,7 +763,7 @@ impl Runtime {
         run.updated_at = now.clone();
         run.completed_at = Some(now);
         self.shared.store.update_run(&run).await?;
-        crate::run_end::withdraw_open_waits(&self.shared, &run).await;
+        crate::engine::run_end::withdraw_open_waits(&self.shared, &run).await;
         Ok(run)
     }
 
@@ -930,41 +848,4 @@ impl Runtime {
             }
         }
     }
-}
-
-/// The one-node flow an agent turn runs: `$start → turn (agent) → $end`.
-pub fn agent_turn_flow(agent_id: &str, version: &str) -> Result<LoadedFlow, crate::FlowError> {
-    let flow = serde_json::json!({
-        "id": AGENT_TURN_FLOW_ID,
-        "version": version,
-        "name": format!("Agent turn of {agent_id}"),
-        // Pinned: the turn runs the version its run reports (a conversation's, an explicit
-        // one), not whatever is newest when the step starts.
-        "nodes": [{"id": "turn", "kind": "agent", "ref": agent_id, "config": {"version": version}}],
-        "edges": [
-            {"id": "start", "from": "$start", "to": "turn"},
-            {"id": "end", "from": "turn", "to": "$end"}
-        ]
-    });
-    LoadedFlow::from_json(&flow.to_string())
-}
-
-/// The flow `run` executes: its registered flow, or for an agent turn the one-node flow of
-/// its agent (the executor calls this, so recovery resumes agent turns too).
-pub(crate) async fn flow_for_run(
-    shared: &Shared,
-    run: &RunRecord,
-) -> Result<Option<Arc<LoadedFlow>>, crate::definitions::DefinitionError> {
-    if run.flow_id == AGENT_TURN_FLOW_ID
-        && let Some(agent) = &run.meta.agent
-    {
-        return Ok(agent_turn_flow(&agent.id, &agent.version)
-            .ok()
-            .map(Arc::new));
-    }
-    // The exact version the run started with, whatever was published since.
-    shared
-        .definitions
-        .flow(&run.tenant_id, &run.flow_id, Some(&run.flow_version))
-        .await
 }

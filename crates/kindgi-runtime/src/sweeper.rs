@@ -11,8 +11,9 @@ use std::sync::Weak;
 use std::time::Duration;
 
 use crate::approval::{Approval, ApprovalStatus};
+use crate::engine::shared::Shared;
 use crate::record::{JournalKind, format_millis, now_millis, parse_millis};
-use crate::runtime::{Runtime, RuntimeError, Shared};
+use crate::runtime::{Runtime, RuntimeError};
 use crate::wait_store::{PauseRecord, PauseStatus, WaitStoreError};
 
 /// The longest the sweeper sleeps (another process may have created a wait).
@@ -70,7 +71,7 @@ impl Runtime {
         };
         if let Some(r) = run.as_ref().filter(|r| r.status.is_terminal()) {
             // Its run ended (and missed withdrawing it): nothing waits for it any more.
-            crate::run_end::withdraw_open_waits(&self.shared, r).await;
+            crate::engine::run_end::withdraw_open_waits(&self.shared, r).await;
             return Ok(true);
         }
         let guard = match &run {

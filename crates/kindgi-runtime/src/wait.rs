@@ -13,7 +13,8 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::approval::{Approval, ApprovalQuery, ApprovalStatus, NewApproval};
-use crate::executor::{Failure, RunCtx, journal_failure};
+use crate::engine::ctx::{RunCtx, journal_failure};
+use crate::engine::failure::Failure;
 use crate::record::{JournalKind, format_millis, now_millis, parse_millis};
 
 /// The default wait: 24 hours (core's).
@@ -47,14 +48,7 @@ pub(crate) enum WaitPurpose {
     },
 }
 
-/// How a wait ended, as the journal says.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum WaitOutcome {
-    /// Answered with this value (for an approval: `{decided, rationale?, decidedBy, approvalId}`).
-    Resumed(Value),
-    /// Cancelled: `timeout`, `withdrawn`, `run-cancelled`.
-    Cancelled { reason: String },
-}
+pub(crate) use crate::engine::journal::WaitOutcome;
 
 impl RunCtx {
     /// Waits on `req.token_id`. If the journal already holds the wait's answer or

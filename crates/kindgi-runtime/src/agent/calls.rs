@@ -22,7 +22,8 @@ use super::gate::{self, GateRecord, Review};
 use super::hitl::EffectiveHitl;
 use crate::catalogue::AgentSpec;
 use crate::dispatch::ToolDispatcher;
-use crate::executor::{Failure, RunCtx};
+use crate::engine::ctx::RunCtx;
+use crate::engine::failure::Failure;
 use crate::guardrail::{RanCall, TurnGuardrails};
 use crate::model::ToolCall;
 use crate::resolve::ResolveError;
@@ -297,7 +298,7 @@ async fn run_call(
 ) -> Result<Outcome, Failure> {
     let key = call_key(call);
     let request_key = format!("{}/{key}", step.value_scope);
-    let site = crate::executor::CallSite {
+    let site = crate::engine::tool_call::CallSite {
         key: &request_key,
         step_scope: step.value_scope,
         model_call_id: Some(&call.id),

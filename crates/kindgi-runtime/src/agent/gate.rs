@@ -22,7 +22,8 @@ use super::hitl::{self, EffectiveHitl, HitlMode, TenantHitlPolicy};
 use crate::approval::{NewApproval, ReviewerRole};
 use crate::catalogue::AgentSpec;
 use crate::dispatch::ToolDispatcher;
-use crate::executor::{Failure, RunCtx};
+use crate::engine::ctx::RunCtx;
+use crate::engine::failure::Failure;
 use crate::model::ToolCall;
 use crate::wait::{WaitOutcome, WaitPurpose, WaitRequest};
 

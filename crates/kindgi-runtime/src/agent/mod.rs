@@ -41,7 +41,8 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use crate::catalogue::AgentSpec;
-use crate::executor::{Failure, RunCtx, node_scope};
+use crate::engine::ctx::{RunCtx, node_scope};
+use crate::engine::failure::Failure;
 use crate::guardrail::{RanCall, TurnGuardrails};
 use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool, ToolCall};
 use crate::resolve::ResolveError;

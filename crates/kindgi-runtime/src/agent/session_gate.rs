@@ -19,7 +19,8 @@ use super::gate::{Verdict, verdict};
 use super::hitl::{self, EffectiveHitl};
 use crate::approval::{NewApproval, ReviewerRole};
 use crate::catalogue::AgentSpec;
-use crate::executor::{Failure, RunCtx};
+use crate::engine::ctx::RunCtx;
+use crate::engine::failure::Failure;
 use crate::wait::{WaitOutcome, WaitPurpose, WaitRequest};
 
 /// The approval subject of the session gate.

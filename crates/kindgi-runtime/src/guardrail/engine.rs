@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::checks::{BUILT_IN_CHECKS, run_built_in};
 use super::spec::GuardrailSpec;
 use super::{CheckError, CheckRequest};
-use crate::executor::RunCtx;
+use crate::engine::ctx::RunCtx;
 use crate::record::JournalKind;
 
 /// Evaluates every guardrail over `trace` concurrently; one outcome each, in order.

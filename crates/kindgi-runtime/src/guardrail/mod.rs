@@ -28,7 +28,8 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use crate::catalogue::AgentSpec;
-use crate::executor::{Failure, RunCtx, node_scope};
+use crate::engine::ctx::{RunCtx, node_scope};
+use crate::engine::failure::Failure;
 use crate::model::ToolCall;
 
 pub use kindgi_core::ports::{CheckError, CheckRequest, GuardrailChecks};

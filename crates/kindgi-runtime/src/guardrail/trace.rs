@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::RanCall;
 use crate::catalogue::AgentSpec;
-use crate::executor::RunCtx;
+use crate::engine::ctx::RunCtx;
 use crate::model::ToolCall;
 use crate::record::AGENT_TURN_FLOW_ID;
 

@@ -1,10 +1,30 @@
 //! Fanout nodes: branches run as sub-graphs, converged by the node's policy, finished
 //! branches reused on resume.
 
-use super::*;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use kindgi_spec::flow::{FanoutConvergence, FanoutNode};
+use serde_json::{Map, Value, json};
+
+use crate::engine::ctx::{RunCtx, child_scope, issues_text, journal_failure};
+use crate::engine::failure::Failure;
+use crate::record::JournalKind;
+use crate::store::payload;
+
+/// How a fanout branch ended without an output: it waits (the run parks), or it failed.
+enum BranchEnd {
+    Suspended(Failure),
+    Failed(String),
+}
+
+impl From<String> for BranchEnd {
+    fn from(m: String) -> Self {
+        BranchEnd::Failed(m)
+    }
+}
 
 impl RunCtx {
-    pub(super) async fn run_branch(
+    async fn run_branch(
         &self,
         node: &FanoutNode,
         scope: &str,
@@ -23,7 +43,7 @@ impl RunCtx {
         }
     }
 
-    pub(super) async fn branch_work(
+    async fn branch_work(
         &self,
         node: &FanoutNode,
         scope: &str,
@@ -49,7 +69,7 @@ impl RunCtx {
             .await
             .map_err(|e| journal_failure(e).message)?;
         let branch_scope = child_scope(scope, &format!("{}@{}", node.id, b.branch_id));
-        let (tool_id, range) = crate::resolve::split_tool_ref(&b.handler);
+        let (tool_id, range) = kindgi_core::ids::split_tool_ref(&b.handler);
         let tenant = &self.run.tenant_id;
         let is_tool = self
             .shared
@@ -73,7 +93,7 @@ impl RunCtx {
                 .await
         };
         let result = match result {
-            Err(f) if f.suspended => return Err(BranchEnd::Suspended(f)),
+            Err(f) if f.is_suspended() => return Err(BranchEnd::Suspended(f)),
             r => r,
         };
         let result = result.map_err(|f| f.message).and_then(|out| {

@@ -1,204 +1,44 @@
-//! The run executor: drives one run's graph from its journal to a terminal status.
+//! The graph driver: drives one run's graph from its journal to a terminal status.
 //!
-//! Every state change is journaled before it is acted on, and a resumed executor first
-//! rebuilds what finished from the journal ([`Replay`]): a node with `step.completed` is not
-//! run again, a decided edge is not re-evaluated, a finished loop iteration or fanout branch
-//! is reused, a recorded value (`value.recorded`, e.g. an agent's model answer or tool
-//! result) is returned instead of being recomputed. A step that had started but not finished
-//! when the process died runs again (at-least-once for in-flight work, exactly-once for
-//! completed work).
+//! Every state change is journaled before it is acted on, and a resumed run first rebuilds
+//! what finished from the journal ([`Replay`]): a node with `step.completed` is not run
+//! again, a decided edge is not re-evaluated, a finished loop iteration or fanout branch is
+//! reused, a recorded value (`value.recorded`, e.g. an agent's model answer or tool result)
+//! is returned instead of being recomputed. A step that had started but not finished when the
+//! process died runs again (at-least-once for in-flight work, exactly-once for completed
+//! work).
 //!
 //! Nodes run concurrently within a run up to `maxParallelism`; loop bodies and fanout
 //! branches are sub-graphs driven by the same code with their own journal scope
 //! (`<loopId>#<iteration>`, nested with `/`).
 //!
-//! This file drives a graph; each node kind runs in its own file: [`leaf`] (tool and agent
-//! steps), [`loop_node`], [`fanout`] and [`subflow`].
+//! This file drives a graph and a node's edge policy (journal, lease, timeout, retries); the
+//! work of each node kind is in its own file beside it ([`super::leaf`], [`super::loop_node`],
+//! [`super::fanout`], [`super::subflow`]), which the driver calls. A node kind that needs a
+//! sub-graph or a child run driven asks through [`Drive`], the port this file implements, so
+//! no node kind imports the driver.
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use kindgi_spec::flow::{
-    EdgePolicy, EvaluationTiming, Expr, FanoutConvergence, FanoutNode, Flow, LeafKind, LeafNode,
-    LoopBody, LoopNode, Node, SubflowNode, SubgraphConvergence,
-};
+use kindgi_spec::flow::{EdgePolicy, LeafKind, Node};
+use kindgi_tools::BoxFuture;
 use kindgi_tools::secret_mask::SecretMask;
-use kindgi_tools::{BoxFuture, ToolContext};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
 
-use crate::catalogue::LoadedFlow;
-use crate::dispatch::{ToolCallError, ToolDispatcher, dry_run_refusal};
-use crate::expr::{Env, NodeOutputs, eval, resolve_mapping, resolve_operand};
-use crate::journal::{JournalWriter, Replay};
+use crate::engine::ctx::{RunCtx, issues_text, journal_failure};
+use crate::engine::expr::{NodeOutputs, eval, resolve_mapping};
+use crate::engine::failure::{Failure, FailureKind};
+use crate::engine::graph::{Drive, EdgeRef, GraphRef, GraphResult};
+use crate::engine::journal::{JournalWriter, Replay};
+use crate::engine::scheduler::{SchedEdge, SchedGraph, SchedState};
+use crate::engine::shared::{Shared, flow_for_run};
+use crate::engine::stop::RunStop;
+use crate::nodes::leaf::tool_ref;
 use crate::record::{JournalKind, RunRecord, RunStatus, format_millis, now_millis};
-use crate::resolve::ResolveError;
-use crate::runtime::Shared;
-use crate::scheduler::{SchedEdge, SchedGraph, SchedState};
-use crate::stop::RunStop;
 use crate::store::payload;
-
-mod fanout;
-mod leaf;
-pub(crate) use leaf::CallSite;
-mod loop_node;
-mod subflow;
-
-/// Why a step (and so the run) did not produce an output.
-#[derive(Debug, Clone)]
-pub(crate) struct Failure {
-    pub message: String,
-    /// An edge retry policy may try again.
-    pub retryable: bool,
-    /// The run was cancelled: not a failure of the step.
-    pub cancelled: bool,
-    /// The run stopped because the process is stopping (with `cancelled`): it is left for
-    /// recovery, with no terminal entry.
-    pub interrupted: bool,
-    /// Another executor owns this run (its journal sequence was taken): stop without
-    /// touching the run.
-    pub lost: bool,
-    /// Extra `step.failed` payload fields (timeouts).
-    pub extra: Option<Map<String, Value>>,
-    /// The step reached a wait nobody has answered yet: the run parks (`suspended`, no
-    /// terminal entry, no `step.failed`) until the wait is answered or cancelled.
-    pub suspended: bool,
-}
-
-impl Failure {
-    pub(crate) fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            retryable: true,
-            cancelled: false,
-            interrupted: false,
-            lost: false,
-            extra: None,
-            suspended: false,
-        }
-    }
-
-    /// The run parks on wait `token_id`.
-    pub(crate) fn suspended(token_id: &str) -> Self {
-        Self {
-            suspended: true,
-            retryable: false,
-            ..Failure::new(format!("suspended: the run waits on {token_id}"))
-        }
-    }
-
-    pub(crate) fn fatal(message: impl Into<String>) -> Self {
-        Self {
-            retryable: false,
-            ..Failure::new(message)
-        }
-    }
-
-    fn cancelled() -> Self {
-        Self {
-            cancelled: true,
-            retryable: false,
-            ..Failure::new("cancelled: the run was cancelled")
-        }
-    }
-
-    fn interrupted() -> Self {
-        Self {
-            interrupted: true,
-            ..Failure::cancelled()
-        }
-    }
-}
-
-pub(crate) fn journal_failure(e: crate::store::RunStoreError) -> Failure {
-    if let crate::store::RunStoreError::DuplicateSequence { .. } = e {
-        return Failure {
-            lost: true,
-            ..Failure::fatal(format!("run-taken-over: {e}"))
-        };
-    }
-    Failure::fatal(format!(
-        "journal-unavailable: the run's journal could not be written: {e}"
-    ))
-}
-
-/// Formats schema issues as `<instancePath or />: <message>`, joined.
-pub(crate) fn issues_text(issues: &kindgi_schema::Issues) -> String {
-    issues
-        .iter()
-        .map(|i| {
-            let at = if i.instance_path().is_empty() {
-                "/"
-            } else {
-                i.instance_path()
-            };
-            format!("{at}: {}", i.message())
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// One edge of a graph being run.
-#[derive(Debug, Clone, Copy)]
-struct EdgeRef<'a> {
-    id: &'a str,
-    from: &'a str,
-    to: &'a str,
-    when: Option<&'a Expr>,
-    policy: Option<&'a EdgePolicy>,
-}
-
-/// A graph: the flow itself or a loop body.
-#[derive(Debug, Clone, Copy)]
-enum GraphRef<'a> {
-    Top(&'a Flow),
-    Body(&'a LoopBody),
-}
-
-impl<'a> GraphRef<'a> {
-    fn nodes(&self) -> &'a [Node] {
-        match self {
-            GraphRef::Top(f) => &f.nodes,
-            GraphRef::Body(b) => &b.nodes,
-        }
-    }
-
-    fn edges(&self) -> Vec<EdgeRef<'a>> {
-        match self {
-            GraphRef::Top(f) => f
-                .edges
-                .iter()
-                .map(|e| EdgeRef {
-                    id: &e.id,
-                    from: &e.from,
-                    to: &e.to,
-                    when: e.when.as_ref(),
-                    policy: e.policy.as_ref(),
-                })
-                .collect(),
-            GraphRef::Body(b) => b
-                .edges
-                .iter()
-                .map(|e| EdgeRef {
-                    id: &e.id,
-                    from: &e.from,
-                    to: &e.to,
-                    when: e.when.as_ref(),
-                    policy: None,
-                })
-                .collect(),
-        }
-    }
-
-    fn sentinels(&self) -> (&'static str, &'static str) {
-        match self {
-            GraphRef::Top(_) => (kindgi_spec::flow::START, kindgi_spec::flow::END),
-            GraphRef::Body(_) => (kindgi_spec::flow::LOOP_START, kindgi_spec::flow::LOOP_END),
-        }
-    }
-}
 
 /// How stale the stored journal may get while only read-only steps run.
 const READ_ONLY_FLUSH_INTERVAL: Duration = Duration::from_millis(100);
@@ -208,58 +48,8 @@ const READ_ONLY_FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 /// write that hangs.
 const STOP_SETTLE: Duration = Duration::from_secs(5);
 
-/// How a fanout branch ended without an output: it waits (the run parks), or it failed.
-enum BranchEnd {
-    Suspended(Failure),
-    Failed(String),
-}
-
-impl From<String> for BranchEnd {
-    fn from(m: String) -> Self {
-        BranchEnd::Failed(m)
-    }
-}
-
 /// A node that finished: its id and output (or why not).
 type NodeDone = (String, Result<Arc<Value>, Failure>);
-
-/// What a finished graph gives back.
-struct GraphResult {
-    output: Arc<Value>,
-    /// Outputs of this graph's own nodes.
-    local: NodeOutputs,
-}
-
-fn child_scope(scope: &str, part: &str) -> String {
-    if scope.is_empty() {
-        part.to_owned()
-    } else {
-        format!("{scope}/{part}")
-    }
-}
-
-/// Everything one executing run needs.
-pub(crate) struct RunCtx {
-    pub shared: Arc<Shared>,
-    pub run: RunRecord,
-    pub flow: Arc<LoadedFlow>,
-    pub journal: JournalWriter,
-    pub replay: Replay,
-    pub cancel: CancellationToken,
-    /// Why `cancel` fired.
-    pub(crate) stop: RunStop,
-    pub depth: u32,
-    pub max_parallelism: usize,
-    state: Value,
-}
-
-impl std::fmt::Debug for RunCtx {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunCtx")
-            .field("run", &self.run.id)
-            .finish_non_exhaustive()
-    }
-}
 
 /// Runs (or resumes) `run` to a terminal status and returns its final record.
 pub(crate) async fn execute_run(
@@ -305,7 +95,7 @@ pub(crate) async fn execute_run(
         return run;
     }
     let journal = JournalWriter::new(store.clone(), run.id.clone(), replay.last_sequence);
-    let flow = match crate::runtime::flow_for_run(&shared, &run).await {
+    let flow = match flow_for_run(&shared, &run).await {
         Ok(Some(flow)) => flow,
         Ok(None) => {
             let f = Failure::fatal(format!(
@@ -371,36 +161,34 @@ async fn finish(
     result: Result<Value, Failure>,
     journal: Option<&JournalWriter>,
 ) -> RunRecord {
-    if let Err(f) = &result
-        && f.lost
-    {
-        // Another executor journals this run: leave the record to it.
-        let mask = journal.map(|j| j.mask().as_ref());
-        tracing::warn!(run = %run.id, "{}", logged_message(f, mask));
-        return shared
-            .store
-            .get_run(&run.id)
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or(run);
-    }
-    if let Err(f) = &result
-        && f.interrupted
-    {
-        // The process is stopping: store what is buffered (with the `running` record queued
-        // at the start) and leave the run for recovery, as a crash would — never worse.
-        if let Some(j) = journal
-            && let Err(e) = j.flush().await
-        {
-            tracing::warn!(run = %run.id, error = %e, "could not store the interrupted run's journal");
+    if let Err(f) = &result {
+        match f.kind {
+            FailureKind::Lost => {
+                // Another executor journals this run: leave the record to it.
+                let mask = journal.map(|j| j.mask().as_ref());
+                tracing::warn!(run = %run.id, "{}", logged_message(f, mask));
+                return shared
+                    .store
+                    .get_run(&run.id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .unwrap_or(run);
+            }
+            FailureKind::Interrupted => {
+                // The process is stopping: store what is buffered (with the `running` record
+                // queued at the start) and leave the run for recovery, as a crash would —
+                // never worse.
+                if let Some(j) = journal
+                    && let Err(e) = j.flush().await
+                {
+                    tracing::warn!(run = %run.id, error = %e, "could not store the interrupted run's journal");
+                }
+                return run;
+            }
+            FailureKind::Suspended { .. } => return park(shared, run, journal).await,
+            FailureKind::Retryable | FailureKind::Fatal | FailureKind::Cancelled => {}
         }
-        return run;
-    }
-    if let Err(f) = &result
-        && f.suspended
-    {
-        return park(shared, run, journal).await;
     }
     let now = format_millis(now_millis());
     run.updated_at = now.clone();
@@ -412,7 +200,7 @@ async fn finish(
             run.failure_message = None;
             (JournalKind::RunCompleted, payload([("output", output)]))
         }
-        Err(f) if f.cancelled => {
+        Err(f) if f.kind == FailureKind::Cancelled => {
             run.status = RunStatus::Cancelled;
             (
                 JournalKind::RunCancelled,
@@ -450,7 +238,7 @@ async fn finish(
             tracing::warn!(run = %run.id, error = %e, "could not store the run's end");
         }
     }
-    crate::run_end::withdraw_open_waits(shared, &run).await;
+    crate::engine::run_end::withdraw_open_waits(shared, &run).await;
     run
 }
 
@@ -473,31 +261,11 @@ async fn park(shared: &Shared, mut run: RunRecord, journal: Option<&JournalWrite
 }
 
 impl RunCtx {
-    /// The failure of a run whose stop signal fired: cancelled, or interrupted when the
-    /// process is stopping.
-    pub(crate) fn stop_failure(&self) -> Failure {
-        if self.stop.is_interrupt() {
-            Failure::interrupted()
-        } else {
-            Failure::cancelled()
-        }
-    }
-
-    fn env<'a>(&'a self, outputs: &'a NodeOutputs) -> Env<'a> {
-        Env {
-            run_input: &self.run.input,
-            state: &self.state,
-            node_outputs: outputs,
-            iteration_index: None,
-            iteration_output: None,
-        }
-    }
-
     async fn run_top(&self) -> Result<Value, Failure> {
         let flow = &self.flow.flow;
         let input = Arc::new(self.run.input.clone());
         let result = self
-            .run_graph(
+            .drive_graph(
                 GraphRef::Top(flow),
                 String::new(),
                 input,
@@ -523,7 +291,7 @@ impl RunCtx {
     }
 
     /// Drives one graph to completion.
-    fn run_graph<'a>(
+    fn drive_graph<'a>(
         &'a self,
         graph: GraphRef<'a>,
         scope: String,
@@ -648,11 +416,11 @@ impl RunCtx {
                 st.in_flight.remove(&id);
                 let out = match result {
                     Ok(out) => out,
-                    Err(f) if f.suspended => {
+                    Err(f) if f.is_suspended() => {
                         return Err(self.drain_suspended(&mut running, f).await);
                     }
                     Err(f) => {
-                        if f.cancelled {
+                        if f.is_stop() {
                             settle(&mut running).await;
                         }
                         return Err(f);
@@ -693,7 +461,7 @@ impl RunCtx {
             };
             match next {
                 None => return outcome,
-                Some((_, Err(f))) if !f.suspended && outcome.suspended => outcome = f,
+                Some((_, Err(f))) if !f.is_suspended() && outcome.is_suspended() => outcome = f,
                 Some(_) => {}
             }
         }
@@ -780,12 +548,10 @@ impl RunCtx {
                         extra.insert("reason".into(), json!("timeout"));
                         extra.insert("limitMs".into(), json!(limit));
                         extra.insert("elapsedMs".into(), json!(elapsed));
-                        Err(Failure {
-                            extra: Some(extra),
-                            ..Failure::new(format!(
-                                "step-timeout: node \"{id}\" did not finish within {limit} ms (edge policy timeoutMs)"
-                            ))
-                        })
+                        Err(Failure::new(format!(
+                            "step-timeout: node \"{id}\" did not finish within {limit} ms (edge policy timeoutMs)"
+                        ))
+                        .with_extra(extra))
                     }
                 },
                 None => work.await,
@@ -804,16 +570,16 @@ impl RunCtx {
                         .map_err(journal_failure)?;
                     return Ok(Arc::new(output));
                 }
-                Err(f) if f.cancelled => {
-                    if !f.interrupted {
+                Err(f) if f.is_stop() => {
+                    if f.kind != FailureKind::Interrupted {
                         self.journal_cancelled_step(id, &scope).await?;
                     }
                     return Err(f);
                 }
                 // Not a failure of the step: it runs again when the wait is answered.
-                Err(f) if f.suspended => return Err(f),
+                Err(f) if f.is_suspended() => return Err(f),
                 Err(f) => {
-                    if f.retryable && attempt < max_attempts {
+                    if f.is_retryable() && attempt < max_attempts {
                         let delay = retry.map(|r| r.delay_before_retry(attempt)).unwrap_or(0);
                         self.journal
                             .write(
@@ -876,7 +642,7 @@ impl RunCtx {
                 biased;
                 _ = self.cancel.cancelled() => Err(self.stop_failure()),
                 r = work => match r {
-                    Err(f) if self.cancel.is_cancelled() && !f.cancelled => Err(self.stop_failure()),
+                    Err(f) if self.cancel.is_cancelled() && !f.is_stop() => Err(self.stop_failure()),
                     r => r,
                 },
             }
@@ -955,43 +721,11 @@ impl RunCtx {
         Box::pin(async move {
             match node {
                 Node::Leaf(leaf) => self.run_leaf(leaf, scope, input).await,
-                Node::Loop(l) => self.run_loop(l, scope, input, visible).await,
+                Node::Loop(l) => self.run_loop(self, l, scope, input, visible).await,
                 Node::Fanout(f) => self.run_fanout(f, scope, input).await,
-                Node::Subgraph(s) => self.run_subgraph(s, scope, visible).await,
+                Node::Subgraph(s) => self.run_subgraph(self, s, scope, visible).await,
             }
         })
-    }
-
-    /// `record`: the first call journals `value.recorded`; a resumed run gets the journaled
-    /// value back without running `decide` again.
-    pub(crate) async fn recorded<F>(
-        &self,
-        scope: &str,
-        key: &str,
-        decide: F,
-    ) -> Result<Value, Failure>
-    where
-        F: std::future::Future<Output = Result<Value, Failure>>,
-    {
-        if let Some(v) = self.replay.values.get(&(scope.to_owned(), key.to_owned())) {
-            return Ok(v.clone());
-        }
-        self.journal.flush().await.map_err(journal_failure)?;
-        let v = decide.await?;
-        self.journal
-            .write(
-                JournalKind::ValueRecorded,
-                None,
-                "",
-                Some(payload([
-                    ("scope", json!(scope)),
-                    ("key", json!(key)),
-                    ("value", v.clone()),
-                ])),
-            )
-            .await
-            .map_err(journal_failure)?;
-        Ok(v)
     }
 }
 
@@ -1004,41 +738,23 @@ async fn settle<'a>(running: &mut FuturesUnordered<BoxFuture<'a, NodeDone>>) {
     }
 }
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// The port node kinds drive sub-graphs and child runs through.
+impl Drive for RunCtx {
+    fn run_graph<'a>(
+        &'a self,
+        graph: GraphRef<'a>,
+        scope: String,
+        input: Arc<Value>,
+        outer: NodeOutputs,
+    ) -> BoxFuture<'a, Result<GraphResult, Failure>> {
+        self.drive_graph(graph, scope, input, outer)
     }
-}
 
-/// A tool node's tool id and version range: `ref: "<id>@<range>"`, else `ref: "<id>"` with
-/// the range in `config.version` (or none: the highest version).
-pub(crate) fn tool_ref(leaf: &LeafNode) -> (&str, Option<&str>) {
-    let (id, range) = crate::resolve::split_tool_ref(&leaf.ref_);
-    (id, range.or_else(|| config_version(leaf)))
-}
-
-/// An agent node's pinned agent version (`config.version`), if any.
-pub(crate) fn agent_version(leaf: &LeafNode) -> Option<&str> {
-    config_version(leaf)
-}
-
-fn config_version(leaf: &LeafNode) -> Option<&str> {
-    leaf.config
-        .as_ref()
-        .and_then(|c| c.get("version"))
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-}
-
-/// Scope string for values recorded by a node: `<scope>/<node>`.
-pub(crate) fn node_scope(scope: &str, node: &str) -> String {
-    child_scope(scope, node)
+    fn run_child(&self, child: RunRecord) -> BoxFuture<'_, RunRecord> {
+        let shared = self.shared.clone();
+        let stop = self.stop.child();
+        Box::pin(execute_run(shared, child, self.depth + 1, stop, None))
+    }
 }
 
 #[cfg(test)]
@@ -1049,10 +765,7 @@ mod tests {
     fn a_logged_failure_message_has_the_runs_secrets_masked() {
         let mask = SecretMask::new();
         mask.add("sk-lost-run-123");
-        let f = Failure {
-            lost: true,
-            ..Failure::fatal("run-taken-over: while sending sk-lost-run-123")
-        };
+        let f = Failure::lost("run-taken-over: while sending sk-lost-run-123");
         assert_eq!(
             logged_message(&f, Some(&mask)),
             "run-taken-over: while sending ***"

@@ -1,10 +1,19 @@
 //! Sub-flow nodes: a child run per dispatch, its wait parking the parent, its end resuming it.
 
-use super::*;
+use kindgi_spec::flow::{SubflowNode, SubgraphConvergence};
+use serde_json::{Map, Value, json};
+
+use crate::engine::ctx::{RunCtx, issues_text, journal_failure};
+use crate::engine::expr::{NodeOutputs, resolve_mapping};
+use crate::engine::failure::Failure;
+use crate::engine::graph::Drive;
+use crate::record::{JournalKind, RunRecord, RunStatus, format_millis, now_millis};
+use crate::store::payload;
 
 impl RunCtx {
-    pub(super) async fn run_subgraph(
+    pub(crate) async fn run_subgraph(
         &self,
+        drive: &dyn Drive,
         node: &SubflowNode,
         scope: &str,
         visible: NodeOutputs,
@@ -87,9 +96,7 @@ impl RunCtx {
         let done = if child.status.is_terminal() {
             child
         } else {
-            let shared = self.shared.clone();
-            let stop = self.stop.child();
-            Box::pin(execute_run(shared, child, self.depth + 1, stop, None)).await
+            drive.run_child(child).await
         };
         self.journal_child_wait(id, scope, &done).await?;
         match done.status {
@@ -158,7 +165,7 @@ impl RunCtx {
     /// A child run that parks parks this run too, on token `child:<childRunId>:<sequence>`
     /// (`wait.suspended`, once); when the child ends after that, the wait is resumed with
     /// `{childRunId, status}`.
-    pub(super) async fn journal_child_wait(
+    async fn journal_child_wait(
         &self,
         node_id: &str,
         scope: &str,
@@ -222,7 +229,7 @@ impl RunCtx {
         }
     }
 
-    pub(super) async fn subgraph_failed(
+    async fn subgraph_failed(
         &self,
         node: &SubflowNode,
         scope: &str,

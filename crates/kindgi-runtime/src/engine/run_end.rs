@@ -2,10 +2,10 @@
 //! (`withdrawnBecause: "run-cancelled"` or `"run-ended"`) and its pausing calls' links stop
 //! answering — nothing waits for them any more.
 
-use crate::approval::{ApprovalQuery, ApprovalStatus};
+use crate::engine::shared::Shared;
 use crate::record::{RunRecord, RunStatus, format_millis, now_millis};
-use crate::runtime::Shared;
 use crate::wait_store::PauseStatus;
+use kindgi_core::approval::{ApprovalQuery, ApprovalStatus};
 
 /// Withdraws the open approvals and closes the open pauses of `run`, which has ended.
 pub(crate) async fn withdraw_open_waits(shared: &Shared, run: &RunRecord) {
@@ -31,7 +31,7 @@ pub(crate) async fn withdraw_open_waits(shared: &Shared, run: &RunRecord) {
         Ok(open) => {
             for a in open {
                 let expected = a.status;
-                let withdrawn = crate::Approval {
+                let withdrawn = kindgi_core::approval::Approval {
                     status: ApprovalStatus::Withdrawn,
                     withdrawn_because: Some(because.to_owned()),
                     updated_at: now.clone(),
@@ -49,7 +49,7 @@ pub(crate) async fn withdraw_open_waits(shared: &Shared, run: &RunRecord) {
     match store.open_pauses_of_run(&run.id).await {
         Ok(open) => {
             for p in open {
-                let closed = crate::PauseRecord {
+                let closed = kindgi_core::pause::PauseRecord {
                     status: PauseStatus::Closed,
                     updated_at: now.clone(),
                     ..p

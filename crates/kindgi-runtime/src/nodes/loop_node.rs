@@ -1,11 +1,23 @@
 //! Loop nodes: `while`/`after` and `foreach` loops, each iteration a sub-graph with its own
 //! journal scope (`<loopId>#<iteration>`), finished iterations reused on resume.
 
-use super::*;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use kindgi_spec::flow::{EvaluationTiming, LoopNode};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+use crate::engine::ctx::{RunCtx, child_scope, issues_text, journal_failure};
+use crate::engine::expr::{Env, NodeOutputs, eval, resolve_operand};
+use crate::engine::failure::Failure;
+use crate::engine::graph::{Drive, GraphRef};
+use crate::record::JournalKind;
+use crate::store::payload;
 
 impl RunCtx {
-    pub(super) async fn run_loop(
+    pub(crate) async fn run_loop(
         &self,
+        drive: &dyn Drive,
         node: &LoopNode,
         scope: &str,
         input: Value,
@@ -50,7 +62,7 @@ impl RunCtx {
                         running.push(async move {
                             (
                                 i,
-                                self.run_iteration(node, scope, i as u64, item, visible)
+                                self.run_iteration(drive, node, scope, i as u64, item, visible)
                                     .await,
                             )
                         });
@@ -91,7 +103,7 @@ impl RunCtx {
                     }
                     let iter_input = if i == 0 { input.clone() } else { prev.clone() };
                     let (out, body) = self
-                        .run_iteration(node, scope, i, iter_input, visible.clone())
+                        .run_iteration(drive, node, scope, i, iter_input, visible.clone())
                         .await?;
                     body_outputs = body;
                     outputs.push(out.clone());
@@ -127,8 +139,9 @@ impl RunCtx {
     }
 
     /// One loop iteration: its body graph in scope `<loopId>#<i>`, output checked.
-    pub(super) async fn run_iteration(
+    async fn run_iteration(
         &self,
+        drive: &dyn Drive,
         node: &LoopNode,
         scope: &str,
         i: u64,
@@ -149,7 +162,7 @@ impl RunCtx {
                 .map_err(journal_failure)?;
         }
         let body_scope = child_scope(scope, &format!("{id}#{i}"));
-        let result = self
+        let result = drive
             .run_graph(
                 GraphRef::Body(node.body()),
                 body_scope,
@@ -181,5 +194,16 @@ impl RunCtx {
                 .map_err(journal_failure)?;
         }
         Ok((output, result.local))
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }

@@ -16,6 +16,15 @@ use kindgi_tools::secret_mask::SecretMask;
 use crate::record::{JournalEntry, JournalKind, RunRecord, format_millis, now_millis};
 use crate::store::{RunStore, RunStoreError};
 
+/// How a wait ended, as the journal says.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum WaitOutcome {
+    /// Answered with this value (for an approval: `{decided, rationale?, decidedBy, approvalId}`).
+    Resumed(Value),
+    /// Cancelled: `timeout`, `withdrawn`, `run-cancelled`.
+    Cancelled { reason: String },
+}
+
 /// Appends a run's entries in order, numbering them. One per executing run.
 ///
 /// Entries are buffered and written in one transaction by [`JournalWriter::flush`], which the
@@ -166,7 +175,7 @@ pub(crate) struct Replay {
     /// Wait token ids the run parked on (`wait.suspended`).
     pub waits_suspended: HashSet<String>,
     /// How each answered or cancelled wait ended, by token id (the first entry wins).
-    pub waits: HashMap<String, crate::wait::WaitOutcome>,
+    pub waits: HashMap<String, WaitOutcome>,
 }
 
 impl Replay {
@@ -256,9 +265,9 @@ impl Replay {
                     if let Some(t) = s(&e.payload, "tokenId") {
                         let outcome = if e.kind == JournalKind::WaitResumed {
                             let v = e.payload.as_ref().and_then(|p| p.get("value")).cloned();
-                            crate::wait::WaitOutcome::Resumed(v.unwrap_or(Value::Null))
+                            WaitOutcome::Resumed(v.unwrap_or(Value::Null))
                         } else {
-                            crate::wait::WaitOutcome::Cancelled {
+                            WaitOutcome::Cancelled {
                                 reason: s(&e.payload, "reason").unwrap_or_default(),
                             }
                         };
