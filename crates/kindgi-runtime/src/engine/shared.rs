@@ -13,12 +13,12 @@ use crate::conversation::ConversationLog;
 use crate::definitions::Definitions;
 use crate::dispatch::ToolCatalogue;
 use crate::engine::stop::RunStop;
-use crate::guardrail::GuardrailChecks;
 use crate::model::ModelProvider;
 use crate::record::{AGENT_TURN_FLOW_ID, RunRecord};
 use crate::resolve::ToolResolver;
 use crate::store::RunStore;
 use crate::wait_store::WaitStore;
+use kindgi_core::ports::GuardrailChecks;
 
 /// The tenant runs belong to when none is given.
 pub const DEFAULT_TENANT: &str = "default";

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use crate::catalogue::ALL_TENANTS;
+use kindgi_core::ids::ALL_TENANTS;
 
 /// When a guardrail judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

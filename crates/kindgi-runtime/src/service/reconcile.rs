@@ -13,7 +13,7 @@ use crate::approval::{Approval, ApprovalDecision, ApprovalQuery, ApprovalStatus,
 use crate::engine::journal::Replay;
 use crate::engine::journal::WaitOutcome;
 use crate::record::{JournalEntry, JournalKind, RunRecord, RunStatus, format_millis, now_millis};
-use crate::runtime::{Runtime, RuntimeError};
+use crate::service::{Runtime, RuntimeError};
 use crate::store::RunQuery;
 use crate::wait_store::{PauseStatus, WaitStoreError};
 

@@ -36,6 +36,7 @@ mod gate;
 pub mod hitl;
 mod messages;
 mod session_gate;
+mod step;
 
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -214,7 +215,7 @@ pub(crate) async fn run_agent_step(
         }
         let step_calls = unique_call_ids(&mut seen_call_ids, &answer.tool_calls, step);
         messages.push(Message::assistant(answer.text.clone(), step_calls.clone()));
-        let calls_step = calls::Step {
+        let calls_step = step::Step {
             agent: &agent,
             guards: &guards,
             hitl: &hitl,

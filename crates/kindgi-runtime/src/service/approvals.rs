@@ -1,7 +1,7 @@
 //! Approvals (runtime.md §4, platform-api.md §4): the runtime's side. The records
 //! ([`Approval`], [`ApprovalQuery`], …) are `kindgi_core::approval`'s, re-exported here;
 //! this module keeps why a decision was refused ([`ApprovalError`]) and the runtime's
-//! approval calls. The lifecycle is in [`crate::decide`] (decisions) and the sweeper
+//! approval calls. The lifecycle is in `decide` (decisions) and the sweeper
 //! (timeouts); the rows in [`crate::wait_store`].
 
 pub use kindgi_core::approval::{

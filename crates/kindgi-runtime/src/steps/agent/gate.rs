@@ -17,15 +17,16 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::calls::Step;
+use super::step::Step;
 use super::hitl::{self, EffectiveHitl, HitlMode, TenantHitlPolicy};
-use crate::approval::{NewApproval, ReviewerRole};
 use crate::catalogue::AgentSpec;
 use crate::dispatch::ToolDispatcher;
 use crate::engine::ctx::RunCtx;
 use crate::engine::failure::Failure;
+use crate::engine::journal::WaitOutcome;
 use crate::model::ToolCall;
-use crate::wait::{WaitOutcome, WaitPurpose, WaitRequest};
+use crate::steps::wait::{WaitPurpose, WaitRequest};
+use kindgi_core::approval::{NewApproval, ReviewerRole};
 
 /// The recorded-value key of a call's gate, before its call id.
 pub const GATE_KEY_PREFIX: &str = "tool-hitl-gate:";

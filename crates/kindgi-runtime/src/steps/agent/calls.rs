@@ -19,12 +19,11 @@ use std::sync::Arc;
 
 use super::MAX_PARALLEL_TOOL_CALLS;
 use super::gate::{self, GateRecord, Review};
-use super::hitl::EffectiveHitl;
-use crate::catalogue::AgentSpec;
+use super::step::Step;
 use crate::dispatch::ToolDispatcher;
 use crate::engine::ctx::RunCtx;
 use crate::engine::failure::Failure;
-use crate::guardrail::{RanCall, TurnGuardrails};
+use crate::guardrail::RanCall;
 use crate::model::ToolCall;
 use crate::resolve::ResolveError;
 
@@ -37,18 +36,6 @@ pub(super) enum CallOutcome {
     /// Retryable by the model (unknown tool, bad arguments): the content to send back and
     /// the failure if retries are exhausted.
     Retry { content: String, failure: String },
-}
-
-/// What the calls of one step share.
-pub(super) struct Step<'a> {
-    pub agent: &'a AgentSpec,
-    pub guards: &'a TurnGuardrails,
-    pub hitl: &'a EffectiveHitl,
-    pub node_id: &'a str,
-    /// Where the step's recorded values live.
-    pub value_scope: &'a str,
-    /// `parallelToolCalls` (default true).
-    pub parallel: bool,
 }
 
 /// A step failure for a tool that did not resolve.

@@ -17,11 +17,12 @@ use serde_json::{Map, Value, json};
 
 use super::gate::{Verdict, verdict};
 use super::hitl::{self, EffectiveHitl};
-use crate::approval::{NewApproval, ReviewerRole};
 use crate::catalogue::AgentSpec;
 use crate::engine::ctx::RunCtx;
 use crate::engine::failure::Failure;
-use crate::wait::{WaitOutcome, WaitPurpose, WaitRequest};
+use crate::engine::journal::WaitOutcome;
+use crate::steps::wait::{WaitPurpose, WaitRequest};
+use kindgi_core::approval::{NewApproval, ReviewerRole};
 
 /// The approval subject of the session gate.
 pub const SESSION_SUBJECT: &str = "agent-turn:session-hitl-gate";

@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::approval::{Approval, ApprovalStatus};
 use crate::engine::shared::Shared;
 use crate::record::{JournalKind, format_millis, now_millis, parse_millis};
-use crate::runtime::{Runtime, RuntimeError};
+use crate::service::{Runtime, RuntimeError};
 use crate::wait_store::{PauseRecord, PauseStatus, WaitStoreError};
 
 /// The longest the sweeper sleeps (another process may have created a wait).
@@ -95,7 +95,7 @@ impl Runtime {
         let next = current
             .required_role
             .next()
-            .map(|role| crate::decide::successor(&current, role, now));
+            .map(|role| crate::service::decide::successor(&current, role, now));
         let status = if next.is_some() {
             ApprovalStatus::Escalated
         } else {
@@ -117,7 +117,7 @@ impl Runtime {
             match &next {
                 Some(n) => entries.push((
                     JournalKind::ApprovalRequested,
-                    crate::decide::requested_payload(n, token),
+                    crate::steps::wait::requested_payload(n, token),
                 )),
                 None => entries.push((
                     JournalKind::WaitCancelled,

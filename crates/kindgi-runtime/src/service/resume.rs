@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use crate::record::{JournalEntry, JournalKind, RunRecord, format_millis, now_millis};
-use crate::runtime::{Runtime, RuntimeError};
+use crate::service::{Runtime, RuntimeError};
 use crate::store::RunStoreError;
 use crate::wait_store::WaitJournal;
 

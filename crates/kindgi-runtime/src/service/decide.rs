@@ -12,8 +12,9 @@ use crate::approval::{
     DecisionKind, ResumeOutcome, ReviewerRole,
 };
 use crate::record::{JournalKind, RunRecord, format_millis, now_millis, parse_millis};
-use crate::runtime::Runtime;
-use crate::wait::DEFAULT_WAIT_MS;
+use crate::service::Runtime;
+use crate::steps::wait::requested_payload;
+use kindgi_core::ids::DEFAULT_WAIT_MS;
 
 fn store_err(e: impl std::fmt::Display) -> ApprovalError {
     ApprovalError::Store(e.to_string())
@@ -268,18 +269,4 @@ pub(crate) fn decision_entries(
         }
     }
     out
-}
-
-/// `approval.requested {approvalId, tokenId, requiredRole, toolId?, callId?}`.
-pub(crate) fn requested_payload(approval: &Approval, token: &str) -> Value {
-    let mut p = Map::new();
-    p.insert("approvalId".into(), json!(approval.id));
-    p.insert("tokenId".into(), json!(token));
-    p.insert("requiredRole".into(), json!(approval.required_role));
-    for key in ["toolId", "callId"] {
-        if let Some(v) = approval.subject_ref.get(key) {
-            p.insert(key.into(), v.clone());
-        }
-    }
-    Value::Object(p)
 }

@@ -25,8 +25,8 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::approval::ReviewerRole;
-use crate::wait::DEFAULT_WAIT_MS;
+use kindgi_core::approval::ReviewerRole;
+use kindgi_core::ids::DEFAULT_WAIT_MS;
 
 /// How a tool call is gated, loosest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -695,7 +695,9 @@ fn locale_cmp(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use super::*;
+    // By its path, not `super::*`: scripts/module-cycles reads `super` in an inline test
+    // module as this file's parent (agent/mod.rs), a tie that is not there.
+    use crate::agent::hitl::*;
     use serde_json::json;
 
     #[test]
