@@ -96,9 +96,4 @@ impl Failure {
     pub(crate) fn is_suspended(&self) -> bool {
         matches!(self.kind, FailureKind::Suspended { .. })
     }
-
-    /// An edge retry policy may try the step again.
-    pub(crate) fn is_retryable(&self) -> bool {
-        self.kind == FailureKind::Retryable
-    }
 }

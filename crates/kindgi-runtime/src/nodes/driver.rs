@@ -570,16 +570,16 @@ impl RunCtx {
                         .map_err(journal_failure)?;
                     return Ok(Arc::new(output));
                 }
-                Err(f) if f.is_stop() => {
-                    if f.kind != FailureKind::Interrupted {
+                Err(f) => match f.kind {
+                    FailureKind::Cancelled => {
                         self.journal_cancelled_step(id, &scope).await?;
+                        return Err(f);
                     }
-                    return Err(f);
-                }
-                // Not a failure of the step: it runs again when the wait is answered.
-                Err(f) if f.is_suspended() => return Err(f),
-                Err(f) => {
-                    if f.is_retryable() && attempt < max_attempts {
+                    // The process is stopping: the step runs again when the run is recovered.
+                    FailureKind::Interrupted => return Err(f),
+                    // Not a failure of the step: it runs again when the wait is answered.
+                    FailureKind::Suspended { .. } => return Err(f),
+                    FailureKind::Retryable if attempt < max_attempts => {
                         let delay = retry.map(|r| r.delay_before_retry(attempt)).unwrap_or(0);
                         self.journal
                             .write(
@@ -603,24 +603,32 @@ impl RunCtx {
                         attempt += 1;
                         continue;
                     }
-                    let mut p = Map::new();
-                    p.insert("message".into(), json!(f.message));
-                    if let Some(extra) = &f.extra {
-                        p.extend(extra.clone());
+                    // Out of attempts, or no retry can help.
+                    FailureKind::Retryable | FailureKind::Fatal | FailureKind::Lost => {
+                        self.journal_failed_step(id, &scope, &f).await?;
+                        return Err(f);
                     }
-                    self.journal
-                        .write(
-                            JournalKind::StepFailed,
-                            Some(id),
-                            &scope,
-                            Some(Value::Object(p)),
-                        )
-                        .await
-                        .map_err(journal_failure)?;
-                    return Err(f);
-                }
+                },
             }
         }
+    }
+
+    /// `step.failed {message, …extra}` for a step that failed for good.
+    async fn journal_failed_step(&self, id: &str, scope: &str, f: &Failure) -> Result<(), Failure> {
+        let mut p = Map::new();
+        p.insert("message".into(), json!(f.message));
+        if let Some(extra) = &f.extra {
+            p.extend(extra.clone());
+        }
+        self.journal
+            .write(
+                JournalKind::StepFailed,
+                Some(id),
+                scope,
+                Some(Value::Object(p)),
+            )
+            .await
+            .map_err(journal_failure)
     }
 
     /// A leaf step's work, given up the moment the run stops: an in-flight call is abandoned

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{Runtime, RuntimeError};
 use crate::catalogue::LoadedFlow;
-use crate::resolve::split_tool_ref;
+use kindgi_core::ids::split_tool_ref;
 
 impl Runtime {
     /// Checks every tool, agent and sub-flow the flow names (sub-flows recursively), as

@@ -1,10 +1,11 @@
 //! The runtime's own start and stop: recovering the runs a stopped process left, the runs
 //! executing here, a graceful shutdown and a hard abort.
 
+use tokio::sync::watch;
+
 use super::{Runtime, RuntimeError};
 use crate::record::RunStatus;
 use crate::store::RunQuery;
-use tokio::sync::watch;
 
 impl Runtime {
     /// Resumes every top-level run left pending or running (by a process that stopped),

@@ -20,7 +20,7 @@ mod builder;
 mod decide;
 mod error;
 mod lifecycle;
-pub mod pauses;
+mod pauses;
 mod reconcile;
 mod resume;
 mod runs;

@@ -1,5 +1,6 @@
 //! Reading and cancelling runs: a run's record, the list, its journal, waiting for its end,
 //! and cancelling it (here or, for a run not executing here, in its record and journal).
+
 use super::{Runtime, RuntimeError};
 use crate::record::{JournalEntry, JournalKind, RunRecord, RunStatus, format_millis, now_millis};
 use crate::store::RunQuery;

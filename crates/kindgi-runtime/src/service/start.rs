@@ -1,6 +1,9 @@
 //! Starting runs: a flow's run or an agent turn, checked before it exists, stored, then
 //! spawned on its own task.
 
+use serde_json::Value;
+use tokio::sync::watch;
+
 use super::{Runtime, RuntimeError};
 use crate::engine::ctx::issues_text;
 use crate::engine::shared::{ActiveRun, agent_turn_flow};
@@ -9,8 +12,6 @@ use crate::nodes::execute_run;
 use crate::record::{
     AGENT_TURN_FLOW_ID, RunAgent, RunMeta, RunRecord, RunStatus, format_millis, now_millis,
 };
-use serde_json::Value;
-use tokio::sync::watch;
 
 /// How to start a run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,7 +22,7 @@ pub struct RunOptions {
     pub wait: bool,
     /// Overrides the flow's `maxParallelism`.
     pub max_parallelism: Option<u32>,
-    /// Default [`DEFAULT_TENANT`].
+    /// Default [`crate::runtime::DEFAULT_TENANT`].
     pub tenant_id: Option<String>,
     /// Recorded on the run as given (project, segments, trace, `startedBy`, trigger…);
     /// `agent` is set by [`Runtime::start_agent_turn`].

@@ -17,8 +17,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::step::Step;
 use super::hitl::{self, EffectiveHitl, HitlMode, TenantHitlPolicy};
+use super::step::Step;
 use crate::catalogue::AgentSpec;
 use crate::dispatch::ToolDispatcher;
 use crate::engine::ctx::RunCtx;
@@ -246,11 +246,9 @@ fn cancelled(tool: &str, reason: &str) -> Failure {
     } else {
         format!("hitl-cancelled: Tool-call HITL cancelled for {tool}: {reason}")
     };
-    let mut f = Failure::fatal(message);
     let mut extra = Map::new();
     extra.insert("reason".into(), json!(reason));
-    f.extra = Some(extra);
-    f
+    Failure::fatal(message).with_extra(extra)
 }
 
 #[cfg(test)]

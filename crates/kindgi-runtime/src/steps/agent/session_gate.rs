@@ -121,11 +121,9 @@ pub(super) async fn pass(
             } else {
                 format!("hitl-cancelled: Session-HITL gate cancelled: {reason}")
             };
-            let mut f = Failure::fatal(message);
             let mut extra = Map::new();
             extra.insert("reason".into(), json!(reason));
-            f.extra = Some(extra);
-            Err(f)
+            Err(Failure::fatal(message).with_extra(extra))
         }
     }
 }
