@@ -3,8 +3,8 @@
 //! ([`crate::Runtime::answer_wait`]), refused with a [`WaitError`] when it cannot be taken.
 //!
 //! Journal first: a decision or answer is journaled on the waiting run before anything
-//! else changes, and the run is resumed from its journal ([`crate::service::resume`]). The
-//! executing half (a step parking on a wait) is [`crate::steps::wait`].
+//! else changes, and the run is resumed from its journal (`service::resume`). The
+//! executing half (a step parking on a wait) is `steps::wait`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

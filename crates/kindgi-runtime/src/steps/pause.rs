@@ -7,7 +7,7 @@
 //! presented token is looked up by that id.
 //!
 //! This is the executing half (a call getting its ticket and waiting); answering the wait
-//! is the service's ([`crate::service::pauses`]).
+//! is the service's (`service::pauses`).
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -29,7 +29,7 @@ use kindgi_tools::dispatch::CallOutcome;
 const TOKEN_PREFIX: &str = kindgi_core::ids::WAIT_TOKEN_PREFIX;
 
 /// The id of a wait token: 40 hex of its sha256 (`None`: not shaped like a token).
-pub(crate) use kindgi_core::ids::wait_token_id as token_id_of;
+use kindgi_core::ids::wait_token_id as token_id_of;
 
 fn new_token() -> String {
     let bytes: [u8; 32] = rand::random();
