@@ -393,7 +393,7 @@ impl AgentTool {
 
     /// `id` or `id@range`.
     pub fn parse(reference: &str) -> Self {
-        let (id, range) = crate::resolve::split_tool_ref(reference);
+        let (id, range) = kindgi_core::ids::split_tool_ref(reference);
         Self {
             id: id.to_owned(),
             version: range.map(str::to_owned),

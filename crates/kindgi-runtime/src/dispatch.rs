@@ -14,7 +14,7 @@ pub use kindgi_tools::dispatch::{
     ToolTransport, dry_run_refusal,
 };
 
-use crate::catalogue::ALL_TENANTS;
+use kindgi_core::ids::ALL_TENANTS;
 
 /// Scope (tenant or [`ALL_TENANTS`]) → tool id → tool.
 type ToolsByScope = HashMap<String, HashMap<String, Arc<dyn ToolDispatcher>>>;

@@ -36,33 +36,36 @@
 //! # Ok(()) }
 //! ```
 
-pub mod agent;
-pub mod approval;
 pub mod call_values;
 pub mod catalogue;
 pub mod conversation;
-mod decide;
 pub mod definitions;
 pub mod dispatch;
-mod executor;
-pub mod expr;
+mod engine;
 mod fault;
-pub mod guardrail;
-mod journal;
 pub mod model;
-mod pause;
-mod reconcile;
+mod nodes;
 pub mod record;
 pub mod resolve;
-mod resume;
-mod run_end;
-pub mod runtime;
-pub mod scheduler;
-mod stop;
+mod service;
+mod steps;
 pub mod store;
-mod sweeper;
-pub mod wait;
 pub mod wait_store;
+
+// The crate's public paths from before the engine/nodes/steps/service floors: the modules
+// other crates import keep their names.
+pub use engine::{expr, scheduler};
+pub use service::approvals as approval;
+pub use service::waits as wait;
+pub use steps::{agent, guardrail};
+
+/// The runtime façade and its settings (the old `runtime` module's path).
+pub mod runtime {
+    pub use crate::service::{
+        DEFAULT_TENANT, RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeError,
+        agent_turn_flow,
+    };
+}
 
 pub use agent::hitl::{
     HitlMode, HitlSpec, TenantApprovalPolicy, TenantHitlPolicy, TenantPolicyError, ToolHitlRule,

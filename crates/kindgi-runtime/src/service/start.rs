@@ -1,0 +1,198 @@
+//! Starting runs: a flow's run or an agent turn, checked before it exists, stored, then
+//! spawned on its own task.
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::{Runtime, RuntimeError};
+use crate::engine::ctx::issues_text;
+use crate::engine::shared::{ActiveRun, agent_turn_flow};
+use crate::engine::stop::RunStop;
+use crate::nodes::execute_run;
+use crate::record::{
+    AGENT_TURN_FLOW_ID, RunAgent, RunMeta, RunRecord, RunStatus, format_millis, now_millis,
+};
+
+/// How to start a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOptions {
+    /// Run only read-only tools; skip model calls (seed 004).
+    pub dry_run: bool,
+    /// Return when the run has ended (or is suspended) instead of right away.
+    pub wait: bool,
+    /// Overrides the flow's `maxParallelism`.
+    pub max_parallelism: Option<u32>,
+    /// Default [`crate::runtime::DEFAULT_TENANT`].
+    pub tenant_id: Option<String>,
+    /// Recorded on the run as given (project, segments, trace, `startedBy`, trigger…);
+    /// `agent` is set by [`Runtime::start_agent_turn`].
+    pub meta: RunMeta,
+}
+
+impl Runtime {
+    /// Starts a run of `flow_id` (the highest version when `version` is `None`).
+    pub async fn start_run(
+        &self,
+        flow_id: &str,
+        version: Option<&str>,
+        mut input: Value,
+        options: RunOptions,
+    ) -> Result<RunRecord, RuntimeError> {
+        let tenant = options
+            .tenant_id
+            .clone()
+            .unwrap_or_else(|| self.shared.config.default_tenant.clone());
+        let flow = self
+            .shared
+            .definitions
+            .flow(&tenant, flow_id, version)
+            .await?
+            .ok_or_else(|| RuntimeError::FlowNotFound {
+                flow_id: flow_id.to_owned(),
+                version: version.map(str::to_owned),
+            })?;
+        self.check_bindings(&tenant, &flow).await?;
+        if let Some(v) = flow.schema("input")
+            && let Err(issues) = v.validate_in_place(&mut input)
+        {
+            return Err(RuntimeError::InvalidInput {
+                flow_id: flow_id.to_owned(),
+                details: issues_text(&issues),
+                issues: issues.into(),
+            });
+        }
+        let run = self.new_run(&flow.flow.id, &flow.flow.version, input, &options);
+        self.launch(run, &options).await
+    }
+
+    /// Starts one agent turn as a run: `flowId` [`AGENT_TURN_FLOW_ID`], `flowVersion` the
+    /// agent's version, `agent {id, version, via}` on the run; the turn itself is a one-node
+    /// flow (see [`agent_turn_flow`]) so it executes, journals, cancels and recovers as any
+    /// run does. `version` must be the agent's version when given (`via: "explicit"`); absent,
+    /// the agent as registered serves (`via: "latest"`).
+    pub async fn start_agent_turn(
+        &self,
+        agent_id: &str,
+        version: Option<&str>,
+        input: Value,
+        options: RunOptions,
+    ) -> Result<RunRecord, RuntimeError> {
+        let not_found = || RuntimeError::AgentNotFound {
+            agent_id: agent_id.to_owned(),
+            version: version.map(str::to_owned),
+        };
+        let tenant = options
+            .tenant_id
+            .clone()
+            .unwrap_or_else(|| self.shared.config.default_tenant.clone());
+        let agent = self
+            .shared
+            .definitions
+            .agent(&tenant, agent_id, version)
+            .await?
+            .ok_or_else(not_found)?;
+        let flow = agent_turn_flow(agent_id, &agent.version).map_err(|_| not_found())?;
+        self.check_bindings(&tenant, &flow).await?;
+        let mut run = self.new_run(AGENT_TURN_FLOW_ID, &agent.version, input, &options);
+        run.meta.agent = Some(RunAgent {
+            id: agent.id.clone(),
+            version: agent.version.clone(),
+            // The turn's conversation: the one the input names, else a new one of its own
+            // (`OA:Run.agent.conversationId` is always there).
+            conversation_id: Some(
+                run.input
+                    .get("conversationId")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned),
+            ),
+            via: Some(
+                if version.is_some() {
+                    "explicit"
+                } else {
+                    "latest"
+                }
+                .into(),
+            ),
+        });
+        self.launch(run, &options).await
+    }
+
+    /// A new `pending` run record of `flow_id@flow_version`.
+    fn new_run(
+        &self,
+        flow_id: &str,
+        flow_version: &str,
+        input: Value,
+        options: &RunOptions,
+    ) -> RunRecord {
+        let now = format_millis(now_millis());
+        RunRecord {
+            id: uuid::Uuid::new_v4().to_string(),
+            tenant_id: options
+                .tenant_id
+                .clone()
+                .unwrap_or_else(|| self.shared.config.default_tenant.clone()),
+            flow_id: flow_id.to_owned(),
+            flow_version: flow_version.to_owned(),
+            status: RunStatus::Pending,
+            input,
+            output: None,
+            failure_message: None,
+            dry_run: options.dry_run,
+            created_at: now.clone(),
+            updated_at: now,
+            completed_at: None,
+            parent_run_id: None,
+            parent_node_id: None,
+            meta: RunMeta {
+                agent: None,
+                ..options.meta.clone()
+            },
+        }
+    }
+
+    /// Stores a new run and starts executing it (waiting for it when `options.wait`).
+    async fn launch(
+        &self,
+        run: RunRecord,
+        options: &RunOptions,
+    ) -> Result<RunRecord, RuntimeError> {
+        self.shared.store.insert_run(&run).await?;
+        let id = run.id.clone();
+        self.spawn(run.clone(), options.max_parallelism);
+        if options.wait {
+            return self.wait_for_run(&id).await;
+        }
+        Ok(run)
+    }
+
+    pub(crate) fn spawn(&self, run: RunRecord, max_parallelism: Option<u32>) {
+        // A run started after `shutdown` stops at once, left `pending` for the next start.
+        let stop = RunStop::new(&self.shared.shutdown);
+        let (tx, rx) = watch::channel(false);
+        let shared = self.shared.clone();
+        let id = run.id.clone();
+        // Registered before the task starts so `wait_for_run` never misses it.
+        let mut active = match self.shared.active.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let run_stop = stop.clone();
+        let task_id = id.clone();
+        let handle = tokio::spawn(async move {
+            execute_run(shared.clone(), run, 0, run_stop, max_parallelism).await;
+            if let Ok(mut g) = shared.active.lock() {
+                g.remove(&task_id);
+            }
+            let _ = tx.send(true);
+        });
+        active.insert(
+            id,
+            ActiveRun {
+                stop,
+                done: rx,
+                handle: handle.abort_handle(),
+            },
+        );
+    }
+}
