@@ -695,9 +695,7 @@ fn locale_cmp(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    // By its path, not `super::*`: scripts/module-cycles reads `super` in an inline test
-    // module as this file's parent (agent/mod.rs), a tie that is not there.
-    use crate::agent::hitl::*;
+    use super::*;
     use serde_json::json;
 
     #[test]
