@@ -149,7 +149,7 @@ async fn a_python_tools_outside_data_reaches_the_model_as_data() {
         .unwrap();
     db.migrate().await.unwrap();
     let model = Arc::new(Recorded::default());
-    let rt = Runtime::with_database(db.clone())
+    let rt = kindgi_host::runtime_builder(db.clone())
         .model(model.clone())
         .build();
     let slot = ServiceSlot::new();

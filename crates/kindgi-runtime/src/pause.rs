@@ -215,6 +215,26 @@ impl RunCtx {
     }
 }
 
+/// Why the answer to a pause could not be checked against its tool (answered as the store
+/// failure it is treated as: `503`, nothing changes).
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+struct PausedToolUnchecked {
+    what: &'static str,
+    #[source]
+    source: kindgi_core::BoxError,
+}
+
+fn paused_tool(what: &'static str, source: impl Into<kindgi_core::BoxError>) -> WaitError {
+    WaitError::Store(kindgi_core::StorageError::backend(
+        "pauses.check_answer",
+        PausedToolUnchecked {
+            what,
+            source: source.into(),
+        },
+    ))
+}
+
 fn pause_result(tool_id: &str, timeout_ms: u64, outcome: WaitOutcome) -> Result<Value, Failure> {
     match outcome {
         WaitOutcome::Resumed(v) => Ok(v),
@@ -242,7 +262,7 @@ impl crate::Runtime {
         let guard = self
             .lock_for_answer(&run)
             .await
-            .map_err(|e| WaitError::Store(e.to_string()))?;
+            .map_err(|e| WaitError::Store(e.into_storage("pauses.lock_for_answer")))?;
         // Looked at again under the lock: a concurrent answer, the timeout or the run's end
         // may have come first.
         let mut pause = self.open_pause(tenant, &token_id).await?;
@@ -264,7 +284,7 @@ impl crate::Runtime {
                 self.outside_journal(&run.id, &entries),
             )
             .await
-            .map_err(|e| WaitError::Store(e.to_string()))?;
+            .map_err(WaitError::Store)?;
         if !taken {
             // What came first says why (answered, timed out, closed with its run).
             return Err(self
@@ -276,7 +296,7 @@ impl crate::Runtime {
         let after = self
             .resume_inline(guard, &run.id)
             .await
-            .map_err(|e| WaitError::Store(e.to_string()))?;
+            .map_err(|e| WaitError::Store(e.into_storage("pauses.resume")))?;
         Ok(WaitAnswered {
             run_id: run.id,
             run_status: after.status,
@@ -290,7 +310,7 @@ impl crate::Runtime {
             .waits
             .get_pause(token_id)
             .await
-            .map_err(|e| WaitError::Store(e.to_string()))?
+            .map_err(WaitError::Store)?
             .filter(|p| p.tenant_id == tenant)
             .ok_or(WaitError::NotFound)?;
         match pause.status {
@@ -314,7 +334,7 @@ impl crate::Runtime {
             .store
             .get_run(&pause.run_id)
             .await
-            .map_err(|e| WaitError::Store(e.to_string()))?
+            .map_err(WaitError::Store)?
             .ok_or(WaitError::NotFound)?;
         if run.status.is_terminal() {
             return Err(WaitError::RunTerminal {
@@ -346,16 +366,12 @@ impl crate::Runtime {
                     .resolver
                     .resolve(&pause.tenant_id, &pause.tool_id, Some(&pause.tool_version))
                     .await
-                    .map_err(|e| {
-                        WaitError::Store(format!("the paused tool cannot be found: {e}"))
-                    })?;
+                    .map_err(|e| paused_tool("the paused tool cannot be found", e))?;
                 let m = tool.manifest();
                 let options = kindgi_tools::engine::options_for(m, kindgi_schema::Side::Output);
                 let v = kindgi_tools::engine::compile_tool_schema(&m.output, options)
                     .map(Arc::new)
-                    .map_err(|e| {
-                        WaitError::Store(format!("the paused tool's output schema: {e}"))
-                    })?;
+                    .map_err(|e| paused_tool("the paused tool's output schema", e))?;
                 if let Ok(mut g) = self.shared.answer_validators.lock() {
                     g.insert(key, v.clone());
                 }

@@ -135,6 +135,16 @@ impl RuntimeError {
             RuntimeError::Lookup { code, .. } => code,
         }
     }
+
+    /// As a storage failure of `op` (for the approval and wait calls, which answer any
+    /// failure to read or resume the run `503`): a store error as it is, anything else kept
+    /// as the source.
+    pub(crate) fn into_storage(self, op: &'static str) -> RunStoreError {
+        match self {
+            RuntimeError::Store(e) => e,
+            other => RunStoreError::backend(op, other),
+        }
+    }
 }
 
 /// Runtime-wide settings.
@@ -303,8 +313,8 @@ impl RuntimeBuilder {
         self.definitions = Some(definitions);
         self
     }
-    /// Where approvals and pauses are kept (default: in memory; [`Runtime::with_database`]
-    /// sets the database's).
+    /// Where approvals and pauses are kept (default: in memory; the host's
+    /// `kindgi_host::runtime_builder` sets the database's).
     pub fn wait_store(mut self, waits: Arc<dyn WaitStore>) -> Self {
         self.waits = Some(waits);
         self
@@ -334,7 +344,8 @@ impl RuntimeBuilder {
         self
     }
     /// Where agent turns read their conversation's history and keep what they said (see
-    /// [`crate::conversation`]); [`Runtime::with_database`] plugs in the database's.
+    /// [`crate::conversation`]); the host's `kindgi_host::runtime_builder` plugs in the
+    /// database's.
     pub fn conversations(mut self, log: Arc<dyn ConversationLog>) -> Self {
         self.conversations = Some(log);
         self
@@ -427,15 +438,6 @@ impl Runtime {
             tenant_hitl: None,
             conversations: None,
         }
-    }
-
-    /// A builder over a migrated database (SQLite or PostgreSQL).
-    pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
-        Runtime::builder(Arc::new(kindgi_store::runs::RunsStore::new(db.clone())))
-            .wait_store(Arc::new(kindgi_store::waits::WaitsStore::new(db.clone())))
-            .conversations(Arc::new(
-                kindgi_store::conversations::ConversationStore::new(db),
-            ))
     }
 
     /// A builder over an in-memory store.

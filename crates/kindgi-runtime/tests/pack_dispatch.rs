@@ -3,10 +3,10 @@
 //! and nothing hangs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
 use async_trait::async_trait;
-use common::manifest;
+use support::manifest;
 use kindgi_runtime::{PackCallError, PackCaller, RunOptions, RunStatus, Runtime, ToolTransport};
 use kindgi_spec::ToolManifest;
 use kindgi_tools::ToolContext;

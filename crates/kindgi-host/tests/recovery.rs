@@ -3,9 +3,9 @@
 //! as completed runs twice — on SQLite and on PostgreSQL.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
-use common::{counting_tool, tool};
+use support::{counting_tool, tool};
 use kindgi_runtime::{JournalKind, RunOptions, RunStatus, Runtime};
 use kindgi_store::testing::TestDatabase;
 use kindgi_store::{Database, DatabaseKind};
@@ -25,7 +25,7 @@ struct Counters {
 }
 
 fn durable_runtime(db: Database, c: &Counters) -> Runtime {
-    let rt = Runtime::with_database(db).build();
+    let rt = kindgi_host::runtime_builder(db).build();
     rt.tools().insert_tool(counting_tool(
         "t.setup",
         json!({"mutating": false}),

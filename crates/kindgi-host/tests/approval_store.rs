@@ -4,9 +4,9 @@
 //! of a status change, and `ask_on_first_use`'s conversation memory.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
-use common::{ALL, Backend, builder, cleanup};
+use support::{ALL, Backend, builder, cleanup};
 use kindgi_runtime::record::format_millis;
 use kindgi_runtime::{
     Approval, ApprovalDecision, ApprovalQuery, ApprovalStatus, DecisionKind, ReviewerRole,
