@@ -10,11 +10,11 @@ mod support;
 mod fixture;
 
 use fixture::{
-    Probe, Script, approvals, asks, completed, decide, ids, mutating, ro, runtime,
+    AGENT, Probe, Script, asks, completed, decide, ids, mutating, ro, runtime,
     suspended_timeout_ms, text, the_open_approval, turn, with_policy,
 };
 use kindgi_runtime::agent::hitl::{args_hash, tool_call_token};
-use kindgi_runtime::{ApprovalStatus, DecisionKind, RunRecord, RunStatus, Runtime};
+use kindgi_runtime::{DecisionKind, ReviewerRole, RunRecord, RunStatus, Runtime};
 use serde_json::json;
 use std::sync::Arc;
 use support::{Backend, builder, cleanup};

@@ -12,13 +12,16 @@ mod support;
 mod fixture;
 
 use async_trait::async_trait;
-use fixture::{AcmeChecks, before_tool, failure, guardrail, runtime, scripted, turn, violations};
+use fixture::{AcmeChecks, before_tool, failure, guardrail, runtime, scripted, turn};
 use kindgi_runtime::model::{ModelRequest, ModelResponse};
-use kindgi_runtime::{JournalKind, ModelError, ModelProvider, RunStatus};
-use serde_json::json;
+use kindgi_runtime::{
+    AgentSpec, AgentTool, GuardrailCatalogue, JournalKind, ModelError, ModelProvider,
+    RunOptions, RunStatus,
+};
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use support::{ALL, Backend, builder, cleanup};
+use support::{ALL, Backend, builder, cleanup, counting_tool, read_only};
 
 #[tokio::test]
 async fn a_failing_halt_guardrail_blocks_the_turn_with_its_reason() {

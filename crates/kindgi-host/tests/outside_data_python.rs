@@ -20,7 +20,7 @@ use kindgi_pack::dispatch::{PackServiceCaller, manifest_of};
 use kindgi_runtime::agent::{OUTSIDE_DATA_RULE, outside_data};
 use kindgi_runtime::model::dev_echo::DevEcho;
 use kindgi_runtime::model::{Message, ModelError, ModelRequest, ModelResponse, Role};
-use kindgi_runtime::{AgentSpec, ModelProvider, RunOptions, RunStatus, Runtime};
+use kindgi_runtime::{AgentSpec, ModelProvider, RunOptions, RunStatus};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

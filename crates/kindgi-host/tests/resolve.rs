@@ -16,10 +16,10 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::routing::get;
-use fixture::{Caller, for_tenant, one_node_flow, wait};
+use fixture::{Caller, for_tenant, one_node_flow};
 use kindgi_runtime::{
-    AgentSpec, CallValues, PackCallError, PackCaller, RunOptions, RunStatus, Runtime,
-    ToolTransport, dry_run_refusal,
+    AgentSpec, AgentTool, CallValues, PackCallError, PackCaller, RunOptions, RunStatus,
+    RuntimeError, ToolTransport,
 };
 use kindgi_spec::ToolManifest;
 use kindgi_store::DatabaseKind;
@@ -29,7 +29,7 @@ use kindgi_tools::context::SecretResolver;
 use kindgi_tools::registry::{RegisterOptions, ToolRegistry};
 use kindgi_tools::{BoxFuture, ToolContext};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use support::{Backend, builder, cleanup, counting_tool, manifest, read_only, tool};

@@ -9,11 +9,11 @@ mod support;
 mod fixture;
 
 use fixture::{chain, dry, kinds, wait};
-use kindgi_runtime::{JournalKind, RunStatus};
+use kindgi_runtime::RunStatus;
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use support::{ALL, Backend, builder, cleanup, counting_tool, read_only, tool};
+use support::{ALL, Backend, builder, cleanup, counting_tool, read_only};
 
 async fn three_steps(backend: Backend) {
     let (b, db) = builder(backend).await;

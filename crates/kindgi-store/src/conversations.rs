@@ -321,8 +321,7 @@ impl ConversationStore {
     /// The conversation, or `NotFound`.
     pub async fn require(&self, tenant: &str, id: &str) -> Result<Conversation, ConversationError> {
         self.get(tenant, id)
-            .await
-            .map_err(StoreError::storage("conversations.get"))?
+            .await?
             .ok_or_else(|| ConversationError::NotFound { id: id.to_owned() })
     }
 
@@ -412,7 +411,7 @@ impl ConversationStore {
             .await
             .map(drop)
         })
-        .map_err(failed("conversations.close"))?;
+        .map_err(StoreError::query("conversations.close"))?;
         self.require(tenant, id).await
     }
 
@@ -429,7 +428,7 @@ impl ConversationStore {
             .fetch_optional(pool)
             .await
         })
-        .map_err(failed("conversations.bump_turn"))?;
+        .map_err(StoreError::query("conversations.bump_turn"))?;
         count.ok_or_else(|| ConversationError::NotFound { id: id.to_owned() })
     }
 
@@ -539,7 +538,7 @@ impl ConversationStore {
             }
             .await
         })
-        .map_err(failed(op))?;
+        .map_err(StoreError::query(op))?;
         first.ok_or_else(|| ConversationError::NotFound { id: id.to_owned() })
     }
 
@@ -572,7 +571,7 @@ impl ConversationStore {
                 Ok(out)
             }
         );
-        Ok(out.map_err(StoreError::storage("conversations.recent_messages"))?)
+        Ok(out?)
     }
 
     /// Messages with `sequence >= from`, ascending, at most `limit`.
@@ -606,7 +605,7 @@ impl ConversationStore {
                 Ok(out)
             }
         );
-        Ok(out.map_err(StoreError::storage("conversations.messages"))?)
+        Ok(out?)
     }
 
     /// The whole history, ascending (for the runtime to build a turn's context).
@@ -619,9 +618,16 @@ impl ConversationStore {
     }
 }
 
-/// A failed statement of `op`, as the storage failure a conversation call answers.
-fn failed(op: &'static str) -> impl FnOnce(sqlx::Error) -> ConversationError {
-    move |source| ConversationError::Storage(StoreError::Query { op, source }.into_storage(op))
+/// A store failure in a conversation call, as core's storage error it answers (named by
+/// the failed statement's operation).
+impl From<StoreError> for ConversationError {
+    fn from(e: StoreError) -> Self {
+        let op = match &e {
+            StoreError::Query { op, .. } => op,
+            _ => "conversations",
+        };
+        ConversationError::Storage(e.into_storage(op))
+    }
 }
 
 /// The most messages [`ConversationStore::history`] reads.

@@ -9,7 +9,10 @@ pub mod backends;
 #[path = "../../../kindgi-runtime/tests/support/mod.rs"]
 pub mod tools;
 
+// Not every test file uses every helper.
+#[allow(unused_imports)]
 pub use backends::{ALL, Backend, builder, cleanup};
+#[allow(unused_imports)]
 pub use tools::{counting_tool, manifest, read_only, tool};
 
 /// The repository root (where `target/`, `examples/` and `.venv` are).
