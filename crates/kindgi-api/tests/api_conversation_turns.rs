@@ -67,7 +67,9 @@ impl Server {
 }
 
 async fn start(db: &TestDatabase, model: Arc<Recording>) -> Server {
-    let rt = kindgi_host::runtime_builder(db.db.clone()).model(model).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone())
+        .model(model)
+        .build();
     rt.agents().insert(
         AgentSpec::new("acme.helper")
             .with_version("1.0.0")

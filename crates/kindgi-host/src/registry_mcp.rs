@@ -133,13 +133,12 @@ impl RegistryMcp {
         ) else {
             return Ok(None);
         };
-        let record = store
-            .get(tenant, endpoint_id)
-            .await
-            .map_err(|e| RegistryToolError::EndpointUnreadable {
+        let record = store.get(tenant, endpoint_id).await.map_err(|e| {
+            RegistryToolError::EndpointUnreadable {
                 endpoint_id: endpoint_id.to_owned(),
                 source: Box::new(e),
-            })?;
+            }
+        })?;
         Ok(record
             .as_ref()
             .and_then(|r| r.body.get("secretRef"))

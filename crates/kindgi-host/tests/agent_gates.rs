@@ -5,9 +5,9 @@
 //! fixture); these are here because the database runtimes are the host's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "../../kindgi-runtime/tests/support/agent_gates.rs"]
 mod fixture;
+mod support;
 
 use fixture::{
     AGENT, Probe, Script, asks, completed, decide, ids, mutating, ro, runtime,
@@ -120,7 +120,6 @@ async fn a_gated_call_parks_and_runs_once_approved_sqlite() {
 async fn a_gated_call_parks_and_runs_once_approved_postgres() {
     a_gated_call_parks_and_runs_once_approved(Backend::Postgres).await;
 }
-
 
 /// A next turn of `conversation`, as the API starts one: the user's message kept, the turn
 /// counted, then the run.

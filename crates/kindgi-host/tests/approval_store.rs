@@ -6,12 +6,12 @@
 
 mod support;
 
-use support::{ALL, Backend, builder, cleanup};
 use kindgi_runtime::record::format_millis;
 use kindgi_runtime::{
     Approval, ApprovalDecision, ApprovalQuery, ApprovalStatus, DecisionKind, ReviewerRole,
 };
 use serde_json::json;
+use support::{ALL, Backend, builder, cleanup};
 
 fn approval(i: i64, tenant: &str, role: ReviewerRole, status: ApprovalStatus) -> Approval {
     Approval {

@@ -6,9 +6,9 @@
 //! these are here because the database runtimes are the host's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "../../kindgi-runtime/tests/support/approvals.rs"]
 mod fixture;
+mod support;
 
 use fixture::{fixture, kinds, open_approval, reviewer, turn};
 use kindgi_runtime::{

@@ -7,16 +7,16 @@
 //! because the database runtimes are the host's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "../../kindgi-runtime/tests/support/guardrails.rs"]
 mod fixture;
+mod support;
 
 use async_trait::async_trait;
 use fixture::{AcmeChecks, before_tool, failure, guardrail, runtime, scripted, turn};
 use kindgi_runtime::model::{ModelRequest, ModelResponse};
 use kindgi_runtime::{
-    AgentSpec, AgentTool, GuardrailCatalogue, JournalKind, ModelError, ModelProvider,
-    RunOptions, RunStatus,
+    AgentSpec, AgentTool, GuardrailCatalogue, JournalKind, ModelError, ModelProvider, RunOptions,
+    RunStatus,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;

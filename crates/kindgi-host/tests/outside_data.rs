@@ -8,15 +8,15 @@
 mod support;
 
 use async_trait::async_trait;
-use support::{Backend, builder, cleanup, read_only, tool};
+use kindgi_core::conversation::ConversationQuery;
 use kindgi_runtime::agent::{OUTSIDE_DATA_RULE, outside_data};
 use kindgi_runtime::model::{Message, ModelError, ModelRequest, ModelResponse, Role};
 use kindgi_runtime::{AgentSpec, ModelProvider, RunOptions, RunStatus, Runtime};
-use kindgi_core::conversation::ConversationQuery;
 use kindgi_store::conversations::ConversationStore;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use support::{Backend, builder, cleanup, read_only, tool};
 
 /// A model that answers from a script, in order, and keeps every request's messages.
 #[derive(Debug, Default)]

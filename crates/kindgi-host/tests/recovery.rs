@@ -5,7 +5,6 @@
 
 mod support;
 
-use support::{counting_tool, tool};
 use kindgi_runtime::{JournalKind, RunOptions, RunStatus, Runtime};
 use kindgi_store::testing::TestDatabase;
 use kindgi_store::{Database, DatabaseKind};
@@ -14,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::{counting_tool, tool};
 
 #[derive(Clone, Default)]
 struct Counters {

@@ -7,9 +7,9 @@
 //! host's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "../../kindgi-runtime/tests/support/resolve.rs"]
 mod fixture;
+mod support;
 
 use async_trait::async_trait;
 use axum::Router;

@@ -5,11 +5,11 @@
 
 mod support;
 
-use support::{ALL, builder, cleanup, read_only, tool};
 use kindgi_runtime::{
     AGENT_TURN_FLOW_ID, AgentSpec, RunMeta, RunOptions, RunQuery, RunStatus, RuntimeError, Segment,
 };
 use serde_json::json;
+use support::{ALL, builder, cleanup, read_only, tool};
 
 fn meta() -> RunMeta {
     RunMeta {

@@ -4,9 +4,9 @@
 //! memory store; this half is here because the database runtimes are the host's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "../../kindgi-runtime/tests/support/runs.rs"]
 mod fixture;
+mod support;
 
 use fixture::{chain, dry, kinds, wait};
 use kindgi_runtime::RunStatus;

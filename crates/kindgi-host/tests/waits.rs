@@ -7,9 +7,9 @@
 //! because the database runtimes are the host's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "../../kindgi-runtime/tests/support/waits.rs"]
 mod fixture;
+mod support;
 
 use fixture::{fixture, flow, kinds, waited};
 use kindgi_runtime::{RunStatus, WaitError};

@@ -44,9 +44,16 @@ impl PartialEq for ApprovalError {
             (InsufficientRole { have: a, need: n }, InsufficientRole { have: b, need: m }) => {
                 a == b && n == m
             }
-            (RunTerminal { run_id: a, status: s }, RunTerminal { run_id: b, status: t }) => {
-                a == b && s == t
-            }
+            (
+                RunTerminal {
+                    run_id: a,
+                    status: s,
+                },
+                RunTerminal {
+                    run_id: b,
+                    status: t,
+                },
+            ) => a == b && s == t,
             (Store(a), Store(b)) => a.to_string() == b.to_string(),
             _ => false,
         }

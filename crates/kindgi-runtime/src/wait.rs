@@ -249,9 +249,16 @@ impl PartialEq for WaitError {
                     issues: j,
                 },
             ) => a == b && s == t && i == j,
-            (RunTerminal { run_id: a, status: s }, RunTerminal { run_id: b, status: t }) => {
-                a == b && s == t
-            }
+            (
+                RunTerminal {
+                    run_id: a,
+                    status: s,
+                },
+                RunTerminal {
+                    run_id: b,
+                    status: t,
+                },
+            ) => a == b && s == t,
             (Store(a), Store(b)) => a.to_string() == b.to_string(),
             _ => false,
         }

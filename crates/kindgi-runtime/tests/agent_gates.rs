@@ -7,9 +7,9 @@
 //! (same fixture).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "support/agent_gates.rs"]
 mod fixture;
+mod support;
 
 use async_trait::async_trait;
 use fixture::{
@@ -268,7 +268,6 @@ async fn an_agent_whose_approval_settings_cannot_apply_fails_instead_of_running_
 }
 
 // ----- gates ------------------------------------------------------------------------------
-
 
 /// Cases 37, 39: an override asks for a read-only tool, with the role it names.
 #[tokio::test]

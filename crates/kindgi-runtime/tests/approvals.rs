@@ -7,9 +7,9 @@
 //! gated flow step on SQLite, are kindgi-host's `tests/approvals.rs` (same fixture).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "support/approvals.rs"]
 mod fixture;
+mod support;
 
 use fixture::{fixture, kinds, open_approval, reviewer, turn};
 use kindgi_runtime::model::{FinishReason, ModelResponse, ToolCall};

@@ -9,9 +9,9 @@
 //! (same fixture).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "support/guardrails.rs"]
 mod fixture;
+mod support;
 
 use fixture::{
     AcmeChecks, before_tool, failure, guardrail, memory, runtime, scripted, turn, violations,

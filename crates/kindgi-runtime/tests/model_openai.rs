@@ -9,7 +9,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use axum::{Json, Router};
-use support::{read_only, tool};
 use kindgi_runtime::model::openai::OpenAiCompatProvider;
 use kindgi_runtime::model::{FinishReason, Message, ModelProvider, ModelRequest, ModelTool};
 use kindgi_runtime::{AgentSpec, JournalKind, RunOptions, RunStatus, Runtime};
@@ -18,6 +17,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::{read_only, tool};
 
 #[derive(Clone, Default)]
 struct Fake {

@@ -6,13 +6,13 @@
 mod support;
 
 use async_trait::async_trait;
-use support::manifest;
 use kindgi_runtime::{PackCallError, PackCaller, RunOptions, RunStatus, Runtime, ToolTransport};
 use kindgi_spec::ToolManifest;
 use kindgi_tools::ToolContext;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+use support::manifest;
 use tokio::io::AsyncBufReadExt;
 
 const SERVICE: &str = r#"

@@ -7,9 +7,9 @@
 //! `tests/resolve.rs` (same fixture).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "support/resolve.rs"]
 mod fixture;
+mod support;
 
 use async_trait::async_trait;
 use fixture::{Caller, for_tenant, one_node_flow, wait};

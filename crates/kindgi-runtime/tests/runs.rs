@@ -4,12 +4,11 @@
 //! `tests/runs.rs`, which composes the database stores.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "support/runs.rs"]
 mod fixture;
+mod support;
 
 use fixture::{chain, dry, wait};
-use support::{counting_tool, read_only, tool};
 use kindgi_runtime::model::{ModelError, ModelProvider, ModelRequest, ModelResponse};
 use kindgi_runtime::{
     AgentSpec, JournalEntry, JournalKind, RunOptions, RunStatus, Runtime, RuntimeError,
@@ -19,6 +18,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use support::{counting_tool, read_only, tool};
 
 #[tokio::test]
 async fn the_dry_run_rule_follows_mutating_and_effects() {

@@ -6,9 +6,9 @@
 //! `tests/waits.rs` (same fixture).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "support/waits.rs"]
 mod fixture;
+mod support;
 
 use fixture::{fixture, kinds, waited};
 use kindgi_runtime::{RunStatus, Runtime, WaitError};

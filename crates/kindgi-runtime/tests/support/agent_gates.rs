@@ -9,8 +9,8 @@ use kindgi_runtime::model::{
     FinishReason, ModelError, ModelProvider, ModelRequest, ModelResponse, Role, ToolCall,
 };
 use kindgi_runtime::{
-    AgentSpec, Approval, ApprovalQuery, ApprovalStatus, DecisionInput, DecisionKind,
-    ReviewerRole, RunOptions, RunRecord, RunStatus, Runtime, RuntimeBuilder,
+    AgentSpec, Approval, ApprovalQuery, ApprovalStatus, DecisionInput, DecisionKind, ReviewerRole,
+    RunOptions, RunRecord, RunStatus, Runtime, RuntimeBuilder,
 };
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -204,14 +204,12 @@ pub fn ids(results: &[(String, String)]) -> Vec<&str> {
     results.iter().map(|(id, _)| id.as_str()).collect()
 }
 
-
 pub fn with_policy(policy: Value) -> impl FnOnce(AgentSpec) -> AgentSpec {
     move |mut a| {
         a.conversation_policy = Some(policy);
         a
     }
 }
-
 
 /// The approvals of `run` with `status`.
 pub async fn approvals(rt: &Runtime, run: &RunRecord, status: ApprovalStatus) -> Vec<Approval> {

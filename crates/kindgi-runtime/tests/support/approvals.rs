@@ -110,7 +110,11 @@ pub async fn turn(rt: &Runtime) -> RunRecord {
     .unwrap()
 }
 
-pub fn reviewer(decision: DecisionKind, role: ReviewerRole, rationale: Option<&str>) -> DecisionInput {
+pub fn reviewer(
+    decision: DecisionKind,
+    role: ReviewerRole,
+    rationale: Option<&str>,
+) -> DecisionInput {
     DecisionInput {
         decision,
         rationale: rationale.map(str::to_owned),

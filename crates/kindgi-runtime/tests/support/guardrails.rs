@@ -181,7 +181,6 @@ pub async fn memory(
     runtime(Runtime::in_memory(), model, guardrails, agent_guardrails)
 }
 
-
 /// A checks seam like the host's: answers `acme.checks.*`, counts calls, records traces.
 #[derive(Debug, Default)]
 pub struct AcmeChecks {

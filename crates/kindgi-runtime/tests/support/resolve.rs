@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, dead_code)]
 
 use async_trait::async_trait;
-use kindgi_runtime::model::{ModelError, ModelProvider, ModelRequest, ModelResponse, Role};
 use kindgi_runtime::RunOptions;
+use kindgi_runtime::model::{ModelError, ModelProvider, ModelRequest, ModelResponse, Role};
 use kindgi_tools::BoxFuture;
 use serde_json::json;
 use std::sync::Mutex;

@@ -5,8 +5,7 @@
 
 use async_trait::async_trait;
 use kindgi_runtime::{
-    JournalEntry, RunOptions, Runtime, RuntimeBuilder, ToolCallError, ToolDispatcher,
-    ToolTransport,
+    JournalEntry, RunOptions, Runtime, RuntimeBuilder, ToolCallError, ToolDispatcher, ToolTransport,
 };
 use kindgi_spec::ToolManifest;
 use kindgi_tools::dispatch::CallOutcome;
