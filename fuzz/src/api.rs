@@ -5,7 +5,6 @@
 use crate::runtime;
 use kindgi_api::testing::TestClient;
 use kindgi_api::{AppState, flows, router_with, runs};
-use kindgi_runtime::Runtime;
 use kindgi_spec::tool::EffectKind;
 use kindgi_store::testing::TestDatabase;
 use kindgi_tools::Tool;
@@ -58,7 +57,7 @@ async fn build() -> Api {
         Ok(db) => db,
         Err(e) => panic!("cannot open the fuzz database: {e}"),
     };
-    let rt = Runtime::with_database(db.db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
     for (id, read_only) in [("fuzz.lookup-order", true), ("fuzz.add-note", false)] {
         match tool(id, read_only) {
             Some(t) => rt.tools().insert_tool(t),

@@ -17,7 +17,7 @@
 use std::time::{Duration, Instant};
 
 use kindgi_api::{AppState, router_with, runs, serve};
-use kindgi_runtime::{JournalEntry, JournalKind, RunMeta, RunRecord, RunStatus, RunStore, Runtime};
+use kindgi_runtime::{JournalEntry, JournalKind, RunMeta, RunRecord, RunStatus, RunStore};
 use kindgi_store::testing::TestDatabase;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -105,7 +105,7 @@ async fn main() {
     let what = arg("--what", "journal");
     let tenants: usize = arg("--tenants", "1").parse().unwrap();
     let db = TestDatabase::sqlite().await.unwrap();
-    let rt = Runtime::with_database(db.db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
     let state = AppState::new(db.db.clone());
     // One key and one run per tenant; client `i` reads as tenant `i % tenants` (the stream
     // caps are per key and per tenant).

@@ -7,7 +7,7 @@
 use async_trait::async_trait;
 use kindgi_api::{AppState, router_with, runs, serve};
 use kindgi_runtime::model::{Message, ModelError, ModelRequest, ModelResponse};
-use kindgi_runtime::{AgentSpec, ModelProvider, Runtime};
+use kindgi_runtime::{AgentSpec, ModelProvider};
 use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
 use serde_json::{Value, json};
@@ -67,7 +67,9 @@ impl Server {
 }
 
 async fn start(db: &TestDatabase, model: Arc<Recording>) -> Server {
-    let rt = Runtime::with_database(db.db.clone()).model(model).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone())
+        .model(model)
+        .build();
     rt.agents().insert(
         AgentSpec::new("acme.helper")
             .with_version("1.0.0")

@@ -11,9 +11,9 @@ mod mcp_support;
 mod support;
 
 use kindgi_api::{AppState, router};
-use kindgi_core::conversation::Role;
+use kindgi_core::conversation::{NewConversation, Role};
 use kindgi_store::DatabaseKind;
-use kindgi_store::conversations::{ConversationStore, NewConversation};
+use kindgi_store::conversations::ConversationStore;
 use kindgi_store::testing::TestDatabase;
 use serde_json::{Value, json};
 

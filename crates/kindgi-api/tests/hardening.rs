@@ -13,7 +13,6 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use http_body_util::BodyExt as _;
 use kindgi_api::{AppState, flows, router_with, runs};
-use kindgi_runtime::Runtime;
 use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
 use kindgi_store::tokens::TokenStore;
@@ -88,7 +87,7 @@ fn flow(id: &str, input_schema: Value) -> String {
 
 fn runs_app(db: &TestDatabase, flow_json: &str) -> (Router, AppState) {
     let state = AppState::new(db.db.clone());
-    let rt = Runtime::with_database(db.db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
     let echo = Tool::define("acme.echo-tool")
         .version("1.0.0")
         .description("echo")

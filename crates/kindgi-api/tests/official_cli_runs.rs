@@ -8,7 +8,6 @@
 use std::path::PathBuf;
 
 use kindgi_api::{AppState, router_with, runs};
-use kindgi_runtime::Runtime;
 use kindgi_store::testing::TestDatabase;
 use kindgi_tools::{HandlerError, Tool};
 use serde_json::{Value, json};
@@ -98,7 +97,7 @@ impl Cli {
 async fn the_official_cli_drives_runs() {
     let Some(bin) = official_cli() else { return };
     let db = TestDatabase::sqlite().await.unwrap();
-    let rt = Runtime::with_database(db.db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
     rt.tools().insert_tool(tool("my-pack.lookup-order", true));
     rt.tools()
         .insert_tool(tool("my-pack.add-order-note", false));

@@ -7,7 +7,7 @@
 use base64::Engine as _;
 use kindgi_api::testing::{TestClient, TestResponse};
 use kindgi_api::{AppState, flows, router_with, runs};
-use kindgi_runtime::{AgentSpec, Runtime};
+use kindgi_runtime::AgentSpec;
 use kindgi_spec::tool::EffectKind;
 use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
@@ -66,7 +66,7 @@ struct Env {
 
 async fn env(kind: DatabaseKind) -> Env {
     let db = TestDatabase::new(kind).await.unwrap();
-    let rt = Runtime::with_database(db.db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
     rt.tools()
         .insert_tool(tool("my-pack.lookup-order", true, |i| {
             Ok(json!({"status": "shipped", "orderId": i["orderId"], "totalCents": 4200}))

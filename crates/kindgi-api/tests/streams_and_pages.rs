@@ -110,7 +110,7 @@ async fn open_stream(url: &str, key: &str, run_id: &str) -> reqwest::Response {
 #[tokio::test]
 async fn streams_past_a_keys_cap_get_429_while_other_tenants_and_health_are_served() {
     let db = TestDatabase::sqlite().await.unwrap();
-    let rt = Runtime::with_database(db.db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
     let state = AppState::new(db.db.clone()).stream_limits(StreamLimits {
         per_key: 2,
         per_tenant: 3,
@@ -184,7 +184,7 @@ async fn streams_past_a_keys_cap_get_429_while_other_tenants_and_health_are_serv
 #[tokio::test]
 async fn a_stalled_journal_reader_is_closed_by_the_write_timeout() {
     let db = TestDatabase::sqlite().await.unwrap();
-    let rt = Runtime::with_database(db.db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
     let state = AppState::new(db.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
     let run = record("acme", 0, RunStatus::Completed, None);
@@ -258,7 +258,7 @@ fn whole(data: Vec<Value>, next: Option<String>) -> Vec<u8> {
 
 async fn paged_answers_are_byte_for_byte_whole_answers(kind: DatabaseKind) {
     let db = TestDatabase::new(kind).await.unwrap();
-    let rt = Runtime::with_database(db.db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
     let state = AppState::new(db.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
     let run = record("acme", 100, RunStatus::Completed, Some(json!({"n": 0})));

@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kindgi_api::{AppState, router_with, runs};
-use kindgi_runtime::Runtime;
 use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
 use kindgi_tools::{HandlerError, Tool};
@@ -53,7 +52,7 @@ fn flow(id: &str, tool: &str) -> String {
 
 async fn env(kind: DatabaseKind) -> Env {
     let db = TestDatabase::new(kind).await.unwrap();
-    let rt = Runtime::with_database(db.db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
     rt.tools().insert_tool(tool("acme.echo", false));
     rt.tools().insert_tool(tool("acme.hold", true));
     rt.flows()

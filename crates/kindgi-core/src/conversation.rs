@@ -1,12 +1,107 @@
-//! One conversation message, as a model reads it and a conversation log keeps it: who wrote
-//! it ([`Role`]), what it says, the tool calls it asks for ([`ToolCall`]) and the call a tool
-//! result answers. The model providers send these; the [`crate::ports::ConversationLog`]
-//! stores them (platform-api.md §11). [`ConversationMessage`] is a message as the log keeps
-//! and serves it (`OA:ConversationMessage`): its sequence, the JSON content as written, the
-//! tool call it answers by tool and invocation, its actor and time.
+//! Conversations (platform-api.md §11), the one family of their records: a [`Conversation`]
+//! (`OA:Conversation`), what opening one takes ([`NewConversation`]), a page request
+//! ([`ConversationQuery`]) and why a conversation call was refused ([`ConversationError`]);
+//! and one conversation message, as a model reads it and a conversation log keeps it: who
+//! wrote it ([`Role`]), what it says, the tool calls it asks for ([`ToolCall`]) and the call
+//! a tool result answers. The model providers send these; the
+//! [`crate::ports::ConversationLog`] stores them. [`ConversationMessage`] is a message as the
+//! log keeps and serves it (`OA:ConversationMessage`): its sequence, the JSON content as
+//! written, the tool call it answers by tool and invocation, its actor and time.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::error::StorageError;
+
+/// A conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub id: String,
+    pub tenant_id: String,
+    pub agent_id: String,
+    pub agent_version: String,
+    pub title: String,
+    pub participant_id: Option<String>,
+    pub project_id: Option<String>,
+    pub opened_by: Option<String>,
+    /// Free-form scope object.
+    pub scope: Value,
+    pub metadata: Option<Value>,
+    /// Unix milliseconds, as the other times here.
+    pub opened_at: i64,
+    pub closed_at: Option<i64>,
+    pub unregistered_at: Option<i64>,
+    pub turn_count: i64,
+    pub last_message_at: Option<i64>,
+}
+
+/// What opening a conversation needs (the store picks the id and the time).
+#[derive(Debug, Clone, Default)]
+pub struct NewConversation {
+    pub agent_id: String,
+    pub agent_version: String,
+    pub title: String,
+    pub participant_id: Option<String>,
+    pub project_id: Option<String>,
+    pub opened_by: Option<String>,
+    pub scope: Value,
+    pub metadata: Option<Value>,
+}
+
+/// A page of a tenant's conversations, newest first (`opened_at desc, id desc`).
+#[derive(Debug, Clone, Default)]
+pub struct ConversationQuery {
+    pub agent_id: Option<String>,
+    /// `Some(true)`: open only; `Some(false)`: closed only.
+    pub open: Option<bool>,
+    pub project_id: Option<String>,
+    /// Start after (older than) this `(opened_at, id)` position.
+    pub before: Option<(i64, String)>,
+    pub limit: usize,
+}
+
+/// A conversation-domain failure; [`ConversationError::code`] and
+/// [`ConversationError::status`] are its Platform API answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ConversationError {
+    #[error("No conversation with id \"{id}\"")]
+    NotFound { id: String },
+    #[error("Conversation \"{id}\" is closed")]
+    Closed { id: String },
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl ConversationError {
+    /// The wire error code (`conversation-not-found`, `conversation-closed`, or
+    /// `internal-server-error` for a storage failure).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConversationError::NotFound { .. } => "conversation-not-found",
+            ConversationError::Closed { .. } => "conversation-closed",
+            ConversationError::Storage(_) => "internal-server-error",
+        }
+    }
+
+    /// The HTTP status: 404, 409 or 500.
+    pub fn status(&self) -> u16 {
+        match self {
+            ConversationError::NotFound { .. } => 404,
+            ConversationError::Closed { .. } => 409,
+            ConversationError::Storage(_) => 500,
+        }
+    }
+
+    /// The envelope's `details`: `{conversationId}` (none for storage failures).
+    pub fn details(&self) -> Option<Value> {
+        match self {
+            ConversationError::NotFound { id } | ConversationError::Closed { id } => {
+                Some(serde_json::json!({ "conversationId": id }))
+            }
+            ConversationError::Storage(_) => None,
+        }
+    }
+}
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@ use kindgi_dev::detect::PackKind;
 use kindgi_dev::prepare::prepare;
 use kindgi_dev::supervisor::{ServiceSlot, Supervisor, SupervisorConfig};
 use kindgi_pack::dispatch::{PackServiceCaller, manifest_of};
-use kindgi_runtime::{RunOptions, RunStatus, Runtime};
+use kindgi_runtime::{RunOptions, RunStatus};
 use serde_json::json;
 
 const PYPROJECT: &str = r#"[project]
@@ -77,7 +77,7 @@ async fn main() {
         .await
         .unwrap();
     db.migrate().await.unwrap();
-    let rt = Runtime::with_database(db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.clone()).build();
     let slot = ServiceSlot::new();
     let caller = PackServiceCaller::new(slot.clone());
     let supervisor = Supervisor::start_with(prepared, dir, slot, SupervisorConfig::default())

@@ -104,7 +104,7 @@ impl Host {
         );
         let registry: std::sync::Arc<dyn kindgi_tools::registry::ToolRegistry> =
             state.registry.clone();
-        let mut builder = Runtime::with_database(db.clone());
+        let mut builder = crate::runtime_builder(db.clone());
         if !config.tenant_hitl.is_empty() {
             builder = builder.tenant_hitl_policy(std::sync::Arc::new(config.tenant_hitl.clone()));
         }

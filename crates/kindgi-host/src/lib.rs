@@ -7,7 +7,8 @@
 //!
 //! * the database (`kindgi-store`: SQLite or PostgreSQL, migrated) and the API state over it
 //!   (tool registry, API keys);
-//! * the runtime (`kindgi-runtime`: flows, durable runs, recovery), whose tool catalogue
+//! * the runtime (`kindgi-runtime`: flows, durable runs, recovery) over the database's
+//!   stores ([`runtime_builder`]: the runtime knows only core's ports), whose tool catalogue
 //!   holds [`ToolDispatcher`](kindgi_tools::dispatch::ToolDispatcher)s of every transport.
 //!   The transports implement the trait **below** the runtime: pack dispatch is
 //!   `kindgi_pack::dispatch` (a `PackServiceCaller` over "the service serving now" — a
@@ -46,8 +47,10 @@ pub mod mcp;
 pub mod packs;
 pub mod register;
 pub mod registry_mcp;
+pub mod runtime;
 pub mod sources;
 
 pub use config::{ConfigFile, DEFAULT_TENANT, HostConfig, McpServer, PackSource};
 pub use error::HostError;
 pub use host::Host;
+pub use runtime::runtime_builder;

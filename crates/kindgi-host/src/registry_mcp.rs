@@ -18,7 +18,7 @@ use kindgi_mcp::{
     BearerToken, ConnectOptions, DEFAULT_CALL_TIMEOUT, Endpoint, McpClient, McpSource,
     mcp_dispatchers,
 };
-use kindgi_runtime::ToolDispatcher;
+use kindgi_runtime::{RegistryToolError, ToolDispatcher};
 use kindgi_spec::ToolManifest;
 use kindgi_store::mcp_endpoints::McpEndpointStore;
 use kindgi_tools::dispatch::{ToolCallError, ToolTransport};
@@ -99,7 +99,7 @@ impl RegistryMcp {
         &self,
         tenant: &str,
         manifest: &ToolManifest,
-    ) -> Result<Option<Arc<dyn ToolDispatcher>>, String> {
+    ) -> Result<Option<Arc<dyn ToolDispatcher>>, RegistryToolError> {
         let Some(address) = manifest.mcp_endpoint.clone() else {
             return Ok(None);
         };
@@ -121,7 +121,7 @@ impl RegistryMcp {
         &self,
         tenant: &str,
         manifest: &ToolManifest,
-    ) -> Result<Option<SecretRef>, String> {
+    ) -> Result<Option<SecretRef>, RegistryToolError> {
         let (Some(store), Some(endpoint_id)) = (
             &self.endpoints,
             manifest
@@ -133,10 +133,12 @@ impl RegistryMcp {
         ) else {
             return Ok(None);
         };
-        let record = store
-            .get(tenant, endpoint_id)
-            .await
-            .map_err(|e| format!("its MCP endpoint \"{endpoint_id}\" could not be read: {e}"))?;
+        let record = store.get(tenant, endpoint_id).await.map_err(|e| {
+            RegistryToolError::EndpointUnreadable {
+                endpoint_id: endpoint_id.to_owned(),
+                source: Box::new(e),
+            }
+        })?;
         Ok(record
             .as_ref()
             .and_then(|r| r.body.get("secretRef"))
@@ -162,7 +164,7 @@ impl RegistryMcp {
         address: &str,
         name: &str,
         bearer: Option<&str>,
-    ) -> Result<Option<Arc<dyn ToolDispatcher>>, String> {
+    ) -> Result<Option<Arc<dyn ToolDispatcher>>, RegistryToolError> {
         let key = Key {
             address: address.to_owned(),
             bearer: bearer.map(str::to_owned),
@@ -185,10 +187,19 @@ impl RegistryMcp {
         Ok(found)
     }
 
-    async fn connect(&self, address: &str, bearer: Option<&str>) -> Result<McpTools, String> {
-        let endpoint = Endpoint::parse(address).map_err(|e| e.to_string())?;
+    async fn connect(
+        &self,
+        address: &str,
+        bearer: Option<&str>,
+    ) -> Result<McpTools, RegistryToolError> {
+        let endpoint = Endpoint::parse(address).map_err(|e| RegistryToolError::BadAddress {
+            address: address.to_owned(),
+            source: Box::new(e),
+        })?;
         if matches!(endpoint, Endpoint::Stdio { .. }) && !self.policy.allow_stdio {
-            return Err("its MCP server is a stdio command, which this server does not run for a tenant's tools (start it with --allow-stdio-mcp to allow it)".into());
+            return Err(RegistryToolError::StdioRefused {
+                address: address.to_owned(),
+            });
         }
         let options = ConnectOptions {
             egress: self.policy.egress.clone(),
@@ -202,16 +213,16 @@ impl RegistryMcp {
         }
         let client = McpClient::connect_to(endpoint, options)
             .await
-            .map_err(|e| {
-                mask.mask_str(&format!("its MCP server could not be reached: {e}"))
-                    .into_owned()
+            .map_err(|e| RegistryToolError::Unreachable {
+                address: address.to_owned(),
+                reason: mask.mask_str(&e.to_string()).into_owned(),
             })?;
         let source: Arc<dyn McpSource> = Arc::new(client);
         let tools = mcp_dispatchers(source, DEFAULT_CALL_TIMEOUT)
             .await
-            .map_err(|e| {
-                mask.mask_str(&format!("its MCP server did not list its tools: {e}"))
-                    .into_owned()
+            .map_err(|e| RegistryToolError::ToolsUnlisted {
+                address: address.to_owned(),
+                reason: mask.mask_str(&e.to_string()).into_owned(),
             })?;
         Ok(tools
             .into_iter()
@@ -270,7 +281,7 @@ impl ToolDispatcher for AuthedMcpTool {
             .mcp
             .dispatcher(&self.address, &self.name, Some(&value))
             .await
-            .map_err(|why| self.not_run(why))?
+            .map_err(|why| self.not_run(why.to_string()))?
             .ok_or_else(|| {
                 self.not_run(format!(
                     "its MCP server no longer lists a tool named \"{}\"",

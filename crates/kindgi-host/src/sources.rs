@@ -12,7 +12,7 @@ use std::sync::{Arc, RwLock};
 use async_trait::async_trait;
 use kindgi_pack::dispatch::{CheckCallError, PackServiceCaller};
 use kindgi_runtime::guardrail::{CheckError, CheckRequest, GuardrailChecks};
-use kindgi_runtime::resolve::RegistryToolFactory;
+use kindgi_runtime::resolve::{RegistryToolError, RegistryToolFactory};
 use kindgi_runtime::{PackTool, ToolDispatcher};
 use kindgi_spec::ToolManifest;
 
@@ -55,7 +55,7 @@ impl RegistryToolFactory for PackServices {
         &self,
         tenant: &str,
         manifest: &ToolManifest,
-    ) -> Result<Option<Arc<dyn ToolDispatcher>>, String> {
+    ) -> Result<Option<Arc<dyn ToolDispatcher>>, RegistryToolError> {
         if manifest.is_mcp() {
             return self.mcp.tool(tenant, manifest).await;
         }

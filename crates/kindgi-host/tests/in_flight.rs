@@ -82,7 +82,7 @@ async fn env(db_path: &Path, dir: &Path) -> Env {
         .await
         .unwrap();
     db.migrate().await.unwrap();
-    let rt = Runtime::with_database(db.clone()).build();
+    let rt = kindgi_host::runtime_builder(db.clone()).build();
     let slot = ServiceSlot::new();
     let caller = PackServiceCaller::new(slot.clone());
     let supervisor = Supervisor::start_with(fixture(), dir, slot, SupervisorConfig::default())

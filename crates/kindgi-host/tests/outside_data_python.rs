@@ -20,7 +20,7 @@ use kindgi_pack::dispatch::{PackServiceCaller, manifest_of};
 use kindgi_runtime::agent::{OUTSIDE_DATA_RULE, outside_data};
 use kindgi_runtime::model::dev_echo::DevEcho;
 use kindgi_runtime::model::{Message, ModelError, ModelRequest, ModelResponse, Role};
-use kindgi_runtime::{AgentSpec, ModelProvider, RunOptions, RunStatus, Runtime};
+use kindgi_runtime::{AgentSpec, ModelProvider, RunOptions, RunStatus};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -149,7 +149,7 @@ async fn a_python_tools_outside_data_reaches_the_model_as_data() {
         .unwrap();
     db.migrate().await.unwrap();
     let model = Arc::new(Recorded::default());
-    let rt = Runtime::with_database(db.clone())
+    let rt = kindgi_host::runtime_builder(db.clone())
         .model(model.clone())
         .build();
     let slot = ServiceSlot::new();

@@ -7,7 +7,8 @@
 //! every transport behind [`ToolDispatcher`]), flows ([`FlowCatalogue`], several versions
 //! per id, checked and schema-compiled at load) and agents ([`AgentCatalogue`]) — a
 //! [`RunStore`] (in memory, or the `runs`/`run_journal` tables of a SQLite or PostgreSQL
-//! [`kindgi_store::Database`]) and a [`ModelProvider`].
+//! database: kindgi-store implements the port, and the host's `kindgi_host::runtime_builder`
+//! plugs it in — this crate knows only core's ports) and a [`ModelProvider`].
 //!
 //! Every lookup a run makes carries its tenant and goes through two seams: flows and agents
 //! through [`Definitions`] (the catalogues, then a [`DefinitionSource`] the host plugs in),
@@ -22,9 +23,10 @@
 //! total ([`expr`]), and dry runs follow seed 004 ([`dispatch::dry_run_refusal`]).
 //!
 //! ```no_run
-//! # async fn demo(db: kindgi_store::Database, tool: kindgi_tools::Tool, flow_json: &str) -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn demo(tool: kindgi_tools::Tool, flow_json: &str) -> Result<(), Box<dyn std::error::Error>> {
 //! use kindgi_runtime::{Runtime, RunOptions};
-//! let rt = Runtime::with_database(db).build();
+//! // In memory here; a host builds over its database with `kindgi_host::runtime_builder(db)`.
+//! let rt = Runtime::in_memory().build();
 //! rt.tools().insert_tool(tool);
 //! rt.flows().insert_json(flow_json)?;
 //! rt.recover().await?;
@@ -95,7 +97,7 @@ pub use record::{
     AGENT_TURN_FLOW_ID, JournalEntry, JournalKind, RunAgent, RunFailure, RunMeta, RunRecord,
     RunStatus, Segment,
 };
-pub use resolve::{RegistryToolFactory, ResolveError, ToolResolver};
+pub use resolve::{RegistryToolError, RegistryToolFactory, ResolveError, ToolResolver};
 pub use runtime::{RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeError};
 pub use store::{MemoryRunStore, ReplayFilter, RunQuery, RunStore, RunStoreError};
 pub use wait::{WaitAnswered, WaitError, WaitingFor};

@@ -40,7 +40,40 @@ pub trait RegistryToolFactory: Send + Sync + std::fmt::Debug {
         &self,
         tenant: &str,
         manifest: &ToolManifest,
-    ) -> Result<Option<Arc<dyn ToolDispatcher>>, String>;
+    ) -> Result<Option<Arc<dyn ToolDispatcher>>, RegistryToolError>;
+}
+
+/// Why a [`RegistryToolFactory`] could not reach the server of a registry tool (the call
+/// fails `tool-not-found`, its text saying why).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryToolError {
+    /// The MCP endpoint that registered the tool could not be read (for its `secretRef`).
+    #[error("its MCP endpoint \"{endpoint_id}\" could not be read: {source}")]
+    EndpointUnreadable {
+        endpoint_id: String,
+        #[source]
+        source: kindgi_core::BoxError,
+    },
+    /// The tool's server address is not one.
+    #[error("{source}")]
+    BadAddress {
+        address: String,
+        #[source]
+        source: kindgi_core::BoxError,
+    },
+    /// The server is a stdio command, and this host runs none for a tenant's tools.
+    #[error(
+        "its MCP server is a stdio command, which this server does not run for a tenant's tools (start it with --allow-stdio-mcp to allow it)"
+    )]
+    StdioRefused { address: String },
+    /// The server could not be connected. `reason` is the client's error as text with the
+    /// credential sent masked (it may quote it), so it is not kept as a source.
+    #[error("its MCP server could not be reached: {reason}")]
+    Unreachable { address: String, reason: String },
+    /// The server was connected but did not list its tools (`reason` masked likewise).
+    #[error("its MCP server did not list its tools: {reason}")]
+    ToolsUnlisted { address: String, reason: String },
 }
 
 /// Why a tool reference did not resolve.

@@ -1,207 +1,27 @@
 //! An agent step's tool calls: which run together and which alone (seed 004, runtime.md
-//! cases 16, 28–34), and the approval gates in front of them (cases 35–53). A scripted
-//! model asks for the calls; in-process tools count their runs and how many are in flight
-//! at once (concurrency is asserted by counters, never by timing).
+//! cases 16, 28–34), and the approval gates in front of them (cases 35–53), on the memory
+//! store. A scripted model asks for the calls; in-process tools count their runs and how
+//! many are in flight at once (concurrency is asserted by counters, never by timing). A
+//! gated call parking and running once approved on every store, and the session gate
+//! (`afterTurns`, on SQLite's conversation log), are kindgi-host's `tests/agent_gates.rs`
+//! (same fixture).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+#[path = "support/agent_gates.rs"]
+mod fixture;
+mod support;
 
 use async_trait::async_trait;
-use common::tool;
-use kindgi_runtime::agent::hitl::{HitlSpec, TenantApprovalPolicy, TenantPolicyError};
-use kindgi_runtime::model::{
-    FinishReason, ModelError, ModelProvider, ModelRequest, ModelResponse, Role, ToolCall,
+use fixture::{
+    AGENT, Probe, Script, approvals, asks, completed, decide, ids, mutating, ro, runtime,
+    suspended_timeout_ms, text, the_open_approval, turn, with_policy,
 };
-use kindgi_runtime::{AgentSpec, RunOptions, RunRecord, RunStatus, Runtime, RuntimeBuilder};
+use kindgi_runtime::agent::hitl::{HitlSpec, TenantApprovalPolicy, TenantPolicyError};
+use kindgi_runtime::{
+    ApprovalQuery, ApprovalStatus, DecisionKind, ReviewerRole, RunOptions, RunStatus, Runtime,
+};
 use serde_json::{Value, json};
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// A model that answers from a script, one answer per call, and keeps what it was sent.
-#[derive(Debug, Default)]
-struct Script {
-    answers: Mutex<VecDeque<ModelResponse>>,
-    seen: Mutex<Vec<ModelRequest>>,
-}
-
-impl Script {
-    fn new(answers: Vec<ModelResponse>) -> Arc<Script> {
-        Arc::new(Script {
-            answers: Mutex::new(answers.into()),
-            seen: Mutex::new(Vec::new()),
-        })
-    }
-
-    /// The tool results the `n`th model call (from 0) was sent: `(call id, content)`.
-    fn tool_results(&self, n: usize) -> Vec<(String, String)> {
-        self.seen.lock().unwrap()[n]
-            .messages
-            .iter()
-            .filter(|m| m.role == Role::Tool)
-            .map(|m| {
-                (
-                    m.tool_call_id.clone().unwrap_or_default(),
-                    m.content.clone(),
-                )
-            })
-            .collect()
-    }
-}
-
-#[async_trait]
-impl ModelProvider for Script {
-    fn provider_id(&self) -> &str {
-        "script"
-    }
-    fn model(&self) -> &str {
-        "script-1"
-    }
-    async fn invoke(&self, r: ModelRequest) -> Result<ModelResponse, ModelError> {
-        self.seen.lock().unwrap().push(r);
-        Ok(self
-            .answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| text("done")))
-    }
-}
-
-fn text(t: &str) -> ModelResponse {
-    ModelResponse {
-        text: t.into(),
-        tool_calls: vec![],
-        finish_reason: FinishReason::Stop,
-        usage: Default::default(),
-        warnings: vec![],
-    }
-}
-
-/// A model answer asking for `calls` (`(call id, tool id, arguments)`).
-fn asks(calls: &[(&str, &str, Value)]) -> ModelResponse {
-    ModelResponse {
-        text: String::new(),
-        tool_calls: calls
-            .iter()
-            .map(|(id, name, args)| ToolCall {
-                id: (*id).into(),
-                name: (*name).into(),
-                arguments: args.clone(),
-            })
-            .collect(),
-        finish_reason: FinishReason::ToolUse,
-        usage: Default::default(),
-        warnings: vec![],
-    }
-}
-
-/// What the tools saw: runs per tool, calls in flight now and at most, and the order of
-/// starts and ends.
-#[derive(Debug, Default)]
-struct Probe {
-    in_flight: AtomicUsize,
-    max_in_flight: AtomicUsize,
-    log: Mutex<Vec<String>>,
-    runs: Mutex<HashMap<String, usize>>,
-}
-
-impl Probe {
-    fn runs(&self, tool: &str) -> usize {
-        self.runs.lock().unwrap().get(tool).copied().unwrap_or(0)
-    }
-    fn max(&self) -> usize {
-        self.max_in_flight.load(Ordering::SeqCst)
-    }
-    fn log(&self) -> Vec<String> {
-        self.log.lock().unwrap().clone()
-    }
-}
-
-/// A tool that reports to `probe` and yields a few times while in flight, so calls that
-/// run together overlap.
-fn probed(id: &str, extra: Value, probe: &Arc<Probe>) -> kindgi_tools::Tool {
-    let probe = probe.clone();
-    let name = id.to_owned();
-    tool(id, extra, move |input: Value| {
-        let (probe, name) = (probe.clone(), name.clone());
-        async move {
-            let now = probe.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-            probe.max_in_flight.fetch_max(now, Ordering::SeqCst);
-            *probe.runs.lock().unwrap().entry(name.clone()).or_default() += 1;
-            let tag = input
-                .get("n")
-                .map(|n| format!("{name}#{n}"))
-                .unwrap_or(name.clone());
-            probe.log.lock().unwrap().push(format!("start {tag}"));
-            for _ in 0..20 {
-                tokio::task::yield_now().await;
-            }
-            probe.log.lock().unwrap().push(format!("end {tag}"));
-            probe.in_flight.fetch_sub(1, Ordering::SeqCst);
-            Ok(json!({"tool": name, "args": input}))
-        }
-    })
-}
-
-const AGENT: &str = "t.agent";
-
-/// A runtime whose agent `t.agent` has `tools` (all registered, probed) and `policy`.
-fn runtime(
-    builder: RuntimeBuilder,
-    model: Arc<Script>,
-    probe: &Arc<Probe>,
-    tools: &[(&str, Value)],
-    configure: impl FnOnce(AgentSpec) -> AgentSpec,
-) -> Runtime {
-    let rt = builder.model(model).build();
-    for (id, extra) in tools {
-        rt.tools().insert_tool(probed(id, extra.clone(), probe));
-    }
-    let ids: Vec<&str> = tools.iter().map(|(id, _)| *id).collect();
-    rt.agents()
-        .insert(configure(AgentSpec::new(AGENT).with_tools(ids)));
-    rt
-}
-
-fn ro() -> Value {
-    json!({"mutating": false})
-}
-
-fn mutating() -> Value {
-    json!({"mutating": true})
-}
-
-async fn turn(rt: &Runtime, conversation: Option<&str>) -> RunRecord {
-    let mut input = json!({"message": "go"});
-    if let Some(c) = conversation {
-        input["conversationId"] = json!(c);
-    }
-    rt.start_agent_turn(
-        AGENT,
-        None,
-        input,
-        RunOptions {
-            wait: true,
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap()
-}
-
-fn completed(run: &RunRecord) {
-    assert_eq!(
-        run.status,
-        RunStatus::Completed,
-        "{:?}",
-        run.failure_message
-    );
-}
-
-fn ids(results: &[(String, String)]) -> Vec<&str> {
-    results.iter().map(|(id, _)| id.as_str()).collect()
-}
 
 // ----- scheduling -------------------------------------------------------------------------
 
@@ -352,13 +172,6 @@ async fn parallel_tool_calls_false_runs_every_call_on_its_own() {
 
 // ----- rules that let calls through -------------------------------------------------------
 
-fn with_policy(policy: Value) -> impl FnOnce(AgentSpec) -> AgentSpec {
-    move |mut a| {
-        a.conversation_policy = Some(policy);
-        a
-    }
-}
-
 #[tokio::test]
 async fn without_hitl_tools_no_call_is_gated() {
     let probe = Arc::new(Probe::default());
@@ -455,173 +268,6 @@ async fn an_agent_whose_approval_settings_cannot_apply_fails_instead_of_running_
 }
 
 // ----- gates ------------------------------------------------------------------------------
-
-use common::{Backend, builder, cleanup};
-use kindgi_runtime::agent::hitl::{args_hash, tool_call_token};
-use kindgi_runtime::{
-    Approval, ApprovalQuery, ApprovalStatus, DecisionInput, DecisionKind, ReviewerRole,
-};
-
-/// The approvals of `run` with `status`.
-async fn approvals(rt: &Runtime, run: &RunRecord, status: ApprovalStatus) -> Vec<Approval> {
-    rt.list_approvals(&ApprovalQuery {
-        tenant_id: run.tenant_id.clone(),
-        statuses: vec![status],
-        run_id: Some(run.id.clone()),
-        limit: 20,
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-}
-
-/// The one open approval of a suspended run.
-async fn the_open_approval(rt: &Runtime, run: &RunRecord) -> Approval {
-    assert_eq!(
-        run.status,
-        RunStatus::Suspended,
-        "{:?}",
-        run.failure_message
-    );
-    let open = approvals(rt, run, ApprovalStatus::Pending).await;
-    assert_eq!(open.len(), 1, "{open:?}");
-    open.into_iter().next().unwrap()
-}
-
-/// An admin reviewer decides `approval`; the run's status after the decision.
-async fn decide(
-    rt: &Runtime,
-    approval: &Approval,
-    decision: DecisionKind,
-    rationale: Option<&str>,
-) -> RunStatus {
-    let done = rt
-        .complete_approval(
-            &approval.tenant_id,
-            &approval.id,
-            DecisionInput {
-                decision,
-                rationale: rationale.map(str::to_owned),
-                decided_by: "user:rita".into(),
-                reviewer_id: "rita".into(),
-                reviewer_role: ReviewerRole::Admin,
-            },
-        )
-        .await
-        .unwrap();
-    done.run_status.unwrap()
-}
-
-async fn suspended_timeout_ms(rt: &Runtime, run: &RunRecord) -> u64 {
-    let j = rt.journal(&run.id, None, None).await.unwrap();
-    j.iter()
-        .find(|e| e.kind.as_str() == "wait.suspended")
-        .and_then(|e| e.payload.as_ref())
-        .and_then(|p| p["timeoutMs"].as_u64())
-        .unwrap()
-}
-
-/// Cases 27, 33, 36, 43, 44, 45: under `hitl: {tools: {}}` the read-only call before the
-/// mutating one runs, the mutating one parks the run on an approval naming its exact
-/// arguments; approved, it runs once, the call before it does not run again, and the
-/// read-only calls after it run one at a time.
-async fn a_gated_call_parks_and_runs_once_approved(backend: Backend) {
-    let (b, db) = builder(backend).await;
-    let probe = Arc::new(Probe::default());
-    let pay_args = json!({"to": "acme", "amount": 12.5});
-    let model = Script::new(vec![asks(&[
-        ("c1", "t.r1", json!({})),
-        ("c2", "t.pay", pay_args.clone()),
-        ("c3", "t.r2", json!({})),
-        ("c4", "t.r3", json!({})),
-    ])]);
-    let rt = runtime(
-        b,
-        model.clone(),
-        &probe,
-        &[
-            ("t.r1", ro()),
-            ("t.pay", mutating()),
-            ("t.r2", ro()),
-            ("t.r3", ro()),
-        ],
-        with_policy(json!({"hitl": {"tools": {}}})),
-    );
-    let run = turn(&rt, None).await;
-    let approval = the_open_approval(&rt, &run).await;
-    assert_eq!(probe.runs("t.r1"), 1, "the read-only call before it ran");
-    assert_eq!(probe.runs("t.pay"), 0, "nothing runs before the decision");
-    assert_eq!(probe.runs("t.r2") + probe.runs("t.r3"), 0);
-
-    assert_eq!(approval.subject_kind, "tool-call:pending");
-    assert_eq!(approval.required_role, ReviewerRole::Standard);
-    assert_eq!(approval.title.as_deref(), Some("HITL review: t.pay"));
-    assert_eq!(
-        approval.description.as_deref(),
-        Some("Tool call t.pay awaiting reviewer approval before dispatch.")
-    );
-    let hash = args_hash(&json!({"amount": 12.5, "to": "acme"}));
-    let s = &approval.subject_ref;
-    assert_eq!(s["agentId"], AGENT);
-    assert_eq!(s["agentVersion"], "0.0.0");
-    assert_eq!(s["toolId"], "t.pay");
-    assert_eq!(s["toolVersion"], "1.0.0");
-    assert_eq!(s["callId"], "c2");
-    assert_eq!(s["argsHash"], json!(hash));
-    assert_eq!(s["arguments"], pay_args);
-    assert_eq!(
-        s["conversationId"],
-        json!(run.meta.agent.as_ref().unwrap().conversation_id)
-    );
-    assert_eq!(
-        approval.wait_token_id.as_deref(),
-        Some(tool_call_token(&run.id, "c2", &hash).as_str())
-    );
-    assert_eq!(suspended_timeout_ms(&rt, &run).await, 86_400_000);
-
-    let status = decide(&rt, &approval, DecisionKind::Approve, None).await;
-    assert_eq!(status, RunStatus::Completed);
-    assert_eq!(probe.runs("t.pay"), 1, "the approved call ran once");
-    assert_eq!(
-        probe.runs("t.r1"),
-        1,
-        "the call before the park did not run again"
-    );
-    assert_eq!(probe.runs("t.r2"), 1);
-    assert_eq!(probe.runs("t.r3"), 1);
-    let log = probe.log();
-    let tail: Vec<&str> = log.iter().skip(2).map(String::as_str).collect();
-    assert_eq!(
-        tail,
-        [
-            "start t.pay",
-            "end t.pay",
-            "start t.r2",
-            "end t.r2",
-            "start t.r3",
-            "end t.r3"
-        ],
-        "after the gated call the rest run one at a time"
-    );
-    let last = model.seen.lock().unwrap().len() - 1;
-    assert_eq!(ids(&model.tool_results(last)), ["c1", "c2", "c3", "c4"]);
-    cleanup(db).await;
-}
-
-#[tokio::test]
-async fn a_gated_call_parks_and_runs_once_approved_memory() {
-    a_gated_call_parks_and_runs_once_approved(Backend::Memory).await;
-}
-
-#[tokio::test]
-async fn a_gated_call_parks_and_runs_once_approved_sqlite() {
-    a_gated_call_parks_and_runs_once_approved(Backend::Sqlite).await;
-}
-
-#[tokio::test]
-async fn a_gated_call_parks_and_runs_once_approved_postgres() {
-    a_gated_call_parks_and_runs_once_approved(Backend::Postgres).await;
-}
 
 /// Cases 37, 39: an override asks for a read-only tool, with the role it names.
 #[tokio::test]
@@ -1028,103 +674,6 @@ async fn a_tool_that_needs_approval_when_unattended_is_gated_only_unattended() {
 
 // ----- the session gate -----------------------------------------------------------------------
 
-/// A next turn of `conversation`, as the API starts one: the user's message kept, the turn
-/// counted, then the run.
-async fn next_turn(
-    rt: &Runtime,
-    store: &kindgi_store::conversations::ConversationStore,
-    conversation: &str,
-) -> RunRecord {
-    store
-        .append_message(
-            "default",
-            conversation,
-            kindgi_runtime::model::Role::User,
-            &json!("again"),
-            None,
-            None,
-        )
-        .await
-        .unwrap();
-    store.bump_turn("default", conversation).await.unwrap();
-    turn(rt, Some(conversation)).await
-}
-
-/// Case 54: `afterTurns: 2` — the first two turns run; the third waits for a reviewer
-/// before its model is called; rejected, it fails `hitl-rejected`; the next one, approved,
-/// runs.
-#[tokio::test]
-async fn past_after_turns_a_turn_waits_for_a_reviewer_before_its_model_call() {
-    let (b, db) = builder(Backend::Sqlite).await;
-    let store =
-        kindgi_store::conversations::ConversationStore::new(db.as_ref().unwrap().db.clone());
-    let probe = Arc::new(Probe::default());
-    let model = Script::new(vec![text("one"), text("two"), text("four")]);
-    let rt = runtime(
-        b,
-        model.clone(),
-        &probe,
-        &[],
-        with_policy(json!({"hitl": {"afterTurns": 2, "defaultReviewerRole": "senior"}})),
-    );
-    let first = turn(&rt, None).await;
-    completed(&first);
-    let id = first
-        .meta
-        .agent
-        .as_ref()
-        .unwrap()
-        .conversation_id
-        .clone()
-        .unwrap();
-    completed(&next_turn(&rt, &store, &id).await);
-    let calls = || model.seen.lock().unwrap().len();
-    assert_eq!(calls(), 2);
-
-    let third = next_turn(&rt, &store, &id).await;
-    let approval = the_open_approval(&rt, &third).await;
-    assert_eq!(calls(), 2, "no model call before the reviewer's answer");
-    assert_eq!(approval.subject_kind, "agent-turn:session-hitl-gate");
-    assert_eq!(approval.required_role, ReviewerRole::Senior);
-    assert_eq!(
-        approval.subject_ref,
-        json!({"conversationId": id, "agentId": AGENT, "agentVersion": "0.0.0", "turnCount": 2, "threshold": 2})
-    );
-    assert_eq!(
-        approval.description.as_deref(),
-        Some("Conversation reached HITL threshold: 2 turns >= 2")
-    );
-    assert_eq!(
-        approval.wait_token_id.as_deref(),
-        Some(kindgi_runtime::agent::hitl::session_gate_token(&third.id, 2).as_str())
-    );
-    assert_eq!(
-        decide(&rt, &approval, DecisionKind::Reject, Some("too long")).await,
-        RunStatus::Failed
-    );
-    let failed = rt.get_run(&third.id).await.unwrap();
-    assert_eq!(
-        failed.failure_message.as_deref(),
-        Some("hitl-rejected: Reviewer rejected the session-HITL gate: too long")
-    );
-    assert_eq!(failed.failure().unwrap().code, "hitl-rejected");
-    assert_eq!(calls(), 2);
-
-    let fourth = next_turn(&rt, &store, &id).await;
-    let approval = the_open_approval(&rt, &fourth).await;
-    assert_eq!(approval.subject_ref["turnCount"], 3);
-    assert_eq!(
-        decide(&rt, &approval, DecisionKind::Approve, None).await,
-        RunStatus::Completed
-    );
-    assert_eq!(calls(), 3);
-    assert_eq!(
-        rt.get_run(&fourth.id).await.unwrap().output.unwrap()["text"],
-        "four"
-    );
-    cleanup(db).await;
-}
-
 // ----- a pausing call in an agent step ------------------------------------------------------
 
 use kindgi_runtime::{ToolCallError, ToolDispatcher, ToolTransport};
@@ -1178,7 +727,7 @@ async fn an_agents_pausing_call_waits_for_the_answer_which_is_its_result() {
         |a| a.with_tools(["t.r1", "t.ask", "t.r2"]),
     );
     let ask = Arc::new(Asks {
-        manifest: common::manifest(
+        manifest: support::manifest(
             "t.ask",
             json!({"mutating": false, "pauses": true,
                    "output": {"type": "object", "properties": {"answer": {"type": "string"}},

@@ -3,13 +3,12 @@
 //! calls, mutating calls alone, retries of model errors).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use axum::{Json, Router};
-use common::{read_only, tool};
 use kindgi_runtime::model::openai::OpenAiCompatProvider;
 use kindgi_runtime::model::{FinishReason, Message, ModelProvider, ModelRequest, ModelTool};
 use kindgi_runtime::{AgentSpec, JournalKind, RunOptions, RunStatus, Runtime};
@@ -18,6 +17,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::{read_only, tool};
 
 #[derive(Clone, Default)]
 struct Fake {
@@ -522,7 +522,7 @@ async fn a_tool_result_carrying_a_resolved_secret_reaches_the_model_masked() {
             fut
         });
     rt.tools().insert_tool(kindgi_tools::Tool::from_parts(
-        common::manifest("t.leaky", read_only()),
+        support::manifest("t.leaky", read_only()),
         handler,
     ));
     rt.agents()

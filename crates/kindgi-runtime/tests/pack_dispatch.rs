@@ -3,16 +3,16 @@
 //! and nothing hangs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
 use async_trait::async_trait;
-use common::manifest;
 use kindgi_runtime::{PackCallError, PackCaller, RunOptions, RunStatus, Runtime, ToolTransport};
 use kindgi_spec::ToolManifest;
 use kindgi_tools::ToolContext;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+use support::manifest;
 use tokio::io::AsyncBufReadExt;
 
 const SERVICE: &str = r#"

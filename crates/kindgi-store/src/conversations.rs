@@ -19,20 +19,20 @@
 //! As the log keeps a model message: user → `user`; the model's answer → `agent` (its text,
 //! or `{text, toolCalls}` when it asked for tools); a tool result → `tool` with
 //! `toolCall {toolId, invocationId}` and the content exactly as the model read it (an
-//! outside-data result keeps its marking). Rows are core's [`ConversationMessage`] and
-//! [`Role`].
+//! outside-data result keeps its marking). Rows are core's records: [`Conversation`],
+//! [`ConversationMessage`] and [`Role`]; refusals are core's [`ConversationError`].
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 use kindgi_core::StorageError;
 use kindgi_core::conversation::{
-    ConversationMessage, Message, Role, ToolCall, ToolCallRef, TurnOpening, UNTITLED,
+    Conversation, ConversationError, ConversationMessage, ConversationQuery, Message,
+    NewConversation, Role, ToolCall, ToolCallRef, TurnOpening, UNTITLED,
 };
 use kindgi_core::ports::ConversationLog;
 use serde_json::{Value, json};
 use sqlx::Row;
-use thiserror::Error;
 
 use crate::{Database, StoreError, now_millis};
 
@@ -73,40 +73,6 @@ pub async fn migrate(db: &Database) -> Result<(), StoreError> {
     db.apply_schema("conversations", SCHEMA, SCHEMA).await
 }
 
-/// A conversation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Conversation {
-    pub id: String,
-    pub tenant_id: String,
-    pub agent_id: String,
-    pub agent_version: String,
-    pub title: String,
-    pub participant_id: Option<String>,
-    pub project_id: Option<String>,
-    pub opened_by: Option<String>,
-    /// Free-form scope object.
-    pub scope: Value,
-    pub metadata: Option<Value>,
-    pub opened_at: i64,
-    pub closed_at: Option<i64>,
-    pub unregistered_at: Option<i64>,
-    pub turn_count: i64,
-    pub last_message_at: Option<i64>,
-}
-
-/// What opening a conversation needs (the store picks the id and the time).
-#[derive(Debug, Clone, Default)]
-pub struct NewConversation {
-    pub agent_id: String,
-    pub agent_version: String,
-    pub title: String,
-    pub participant_id: Option<String>,
-    pub project_id: Option<String>,
-    pub opened_by: Option<String>,
-    pub scope: Value,
-    pub metadata: Option<Value>,
-}
-
 /// A message to insert (the store picks its sequence and time).
 #[derive(Debug, Clone, PartialEq)]
 struct NewMessage {
@@ -125,61 +91,6 @@ impl NewMessage {
         });
         (self.content.to_string(), tool_call)
     }
-}
-
-/// A conversation-domain failure; [`ConversationError::code`] and
-/// [`ConversationError::status`] are its Platform API answer.
-#[derive(Debug, Error)]
-pub enum ConversationError {
-    #[error("No conversation with id \"{id}\"")]
-    NotFound { id: String },
-    #[error("Conversation \"{id}\" is closed")]
-    Closed { id: String },
-    #[error(transparent)]
-    Storage(#[from] StoreError),
-}
-
-impl ConversationError {
-    /// The wire error code (`conversation-not-found`, `conversation-closed`, or
-    /// `internal-server-error` for a storage failure).
-    pub fn code(&self) -> &'static str {
-        match self {
-            ConversationError::NotFound { .. } => "conversation-not-found",
-            ConversationError::Closed { .. } => "conversation-closed",
-            ConversationError::Storage(_) => "internal-server-error",
-        }
-    }
-
-    /// The HTTP status: 404, 409 or 500.
-    pub fn status(&self) -> u16 {
-        match self {
-            ConversationError::NotFound { .. } => 404,
-            ConversationError::Closed { .. } => 409,
-            ConversationError::Storage(_) => 500,
-        }
-    }
-
-    /// The envelope's `details`: `{conversationId}` (none for storage failures).
-    pub fn details(&self) -> Option<Value> {
-        match self {
-            ConversationError::NotFound { id } | ConversationError::Closed { id } => {
-                Some(serde_json::json!({ "conversationId": id }))
-            }
-            ConversationError::Storage(_) => None,
-        }
-    }
-}
-
-/// A page request for [`ConversationStore::list`] (newest first).
-#[derive(Debug, Clone, Default)]
-pub struct ConversationFilter {
-    pub agent_id: Option<String>,
-    /// `Some(true)`: open only; `Some(false)`: closed only.
-    pub open: Option<bool>,
-    pub project_id: Option<String>,
-    /// Start after (older than) this `(opened_at, id)` position.
-    pub before: Option<(i64, String)>,
-    pub limit: usize,
 }
 
 /// The store over a migrated [`Database`].
@@ -431,7 +342,7 @@ impl ConversationStore {
     pub async fn list(
         &self,
         tenant: &str,
-        filter: &ConversationFilter,
+        filter: &ConversationQuery,
     ) -> Result<Vec<Conversation>, StoreError> {
         let mut sql = format!(
             "SELECT {COLUMNS} FROM conversations WHERE tenant_id = $1 AND unregistered_at IS NULL"
@@ -704,6 +615,18 @@ impl ConversationStore {
         id: &str,
     ) -> Result<Vec<ConversationMessage>, ConversationError> {
         self.messages(tenant, id, 0, MAX_HISTORY).await
+    }
+}
+
+/// A store failure in a conversation call, as core's storage error it answers (named by
+/// the failed statement's operation).
+impl From<StoreError> for ConversationError {
+    fn from(e: StoreError) -> Self {
+        let op = match &e {
+            StoreError::Query { op, .. } => op,
+            _ => "conversations",
+        };
+        ConversationError::Storage(e.into_storage(op))
     }
 }
 

@@ -2,12 +2,13 @@
 //! turn checks, paging, tenant isolation, and the register / unregister / re-register cycle.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use kindgi_core::conversation::{Message, Role, ToolCall, ToolCallRef, TurnOpening, UNTITLED};
+use kindgi_core::conversation::{
+    ConversationError, ConversationQuery, Message, NewConversation, Role, ToolCall, ToolCallRef,
+    TurnOpening, UNTITLED,
+};
 use kindgi_core::ports::ConversationLog;
 use kindgi_store::DatabaseKind;
-use kindgi_store::conversations::{
-    ConversationError, ConversationFilter, ConversationStore, NewConversation,
-};
+use kindgi_store::conversations::ConversationStore;
 use kindgi_store::mcp_endpoints::{
     McpEndpointFilter, McpEndpointRecord, McpEndpointStore, RegisterOutcome,
 };
@@ -135,7 +136,7 @@ async fn conversations(kind: DatabaseKind) {
     let all = store
         .list(
             "acme",
-            &ConversationFilter {
+            &ConversationQuery {
                 limit: 10,
                 ..Default::default()
             },
@@ -150,7 +151,7 @@ async fn conversations(kind: DatabaseKind) {
     let support = store
         .list(
             "acme",
-            &ConversationFilter {
+            &ConversationQuery {
                 agent_id: Some("support".into()),
                 open: Some(true),
                 limit: 10,
@@ -163,7 +164,7 @@ async fn conversations(kind: DatabaseKind) {
     let first = store
         .list(
             "acme",
-            &ConversationFilter {
+            &ConversationQuery {
                 limit: 2,
                 ..Default::default()
             },
@@ -174,7 +175,7 @@ async fn conversations(kind: DatabaseKind) {
     let rest = store
         .list(
             "acme",
-            &ConversationFilter {
+            &ConversationQuery {
                 before: Some((last.opened_at, last.id.clone())),
                 limit: 10,
                 ..Default::default()
@@ -187,7 +188,7 @@ async fn conversations(kind: DatabaseKind) {
     let closed_only = store
         .list(
             "acme",
-            &ConversationFilter {
+            &ConversationQuery {
                 open: Some(false),
                 limit: 10,
                 ..Default::default()

@@ -193,7 +193,10 @@ mod tests {
 
     #[test]
     fn store_failures_do_not_leak_their_cause() {
-        let e = approval_error(ApprovalError::Store("password=hunter2".into()));
+        let e = approval_error(ApprovalError::Store(kindgi_core::StorageError::backend(
+            "waits.get_approval",
+            "password=hunter2",
+        )));
         assert_eq!(e.status, StatusCode::SERVICE_UNAVAILABLE);
         assert!(!e.message.contains("hunter2"));
     }

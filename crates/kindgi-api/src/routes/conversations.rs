@@ -16,10 +16,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use kindgi_core::conversation::ConversationMessage;
-use kindgi_store::conversations::{
-    Conversation, ConversationError, ConversationFilter, ConversationStore, NewConversation,
+use kindgi_core::conversation::{
+    Conversation, ConversationError, ConversationMessage, ConversationQuery, NewConversation,
 };
+use kindgi_store::conversations::ConversationStore;
 use serde_json::{Map, Value, json};
 
 use super::scope_params::{self, Scope};
@@ -256,7 +256,7 @@ fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
 }
 
 /// The list filter from the query (without paging).
-fn list_filter(tenant: &str, q: &HashMap<String, String>) -> Result<ConversationFilter, ApiError> {
+fn list_filter(tenant: &str, q: &HashMap<String, String>) -> Result<ConversationQuery, ApiError> {
     let open = match param(q, "status") {
         None => None,
         Some("open") => Some(true),
@@ -300,7 +300,7 @@ fn list_filter(tenant: &str, q: &HashMap<String, String>) -> Result<Conversation
             id
         }),
     };
-    Ok(ConversationFilter {
+    Ok(ConversationQuery {
         agent_id: param(q, "agentId").map(str::to_owned),
         open,
         project_id,

@@ -270,7 +270,10 @@ mod tests {
         });
         assert_eq!(invalid.status, StatusCode::BAD_REQUEST);
         assert_eq!(invalid.details.unwrap()["issues"], json!([]));
-        let store = wait_error(WaitError::Store("secret".into()));
+        let store = wait_error(WaitError::Store(kindgi_core::StorageError::backend(
+            "waits.get_pause",
+            "secret",
+        )));
         assert!(!store.message.contains("secret"));
     }
 }

@@ -150,7 +150,7 @@ fn runtime(
     writes: &Arc<AtomicUsize>,
     tickets: &Arc<Mutex<Vec<WaitTicket>>>,
 ) -> Runtime {
-    let rt = Runtime::with_database(db.clone())
+    let rt = kindgi_host::runtime_builder(db.clone())
         .model(Arc::new(AsksToWrite))
         .build();
     let counter = writes.clone();

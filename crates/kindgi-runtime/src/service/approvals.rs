@@ -10,7 +10,7 @@ pub use kindgi_core::approval::{
 };
 
 /// Why a decision was not recorded. Each maps to the reference's status and code.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ApprovalError {
     /// `404 approval-not-found`: unknown, another tenant's, or above the caller's tier.
     #[error("No approval with id {id}")]
@@ -27,9 +27,37 @@ pub enum ApprovalError {
     /// `409 run-already-terminal`, nothing recorded.
     #[error("Run {run_id} has already ended ({status})")]
     RunTerminal { run_id: String, status: String },
-    /// `503`: the store failed; nothing is decided.
+    /// `503`: the store failed; nothing is decided. The storage error is the source.
     #[error("approval store unavailable: {0}")]
-    Store(String),
+    Store(#[from] kindgi_core::StorageError),
+}
+
+/// Equal when of one kind with the same data; two store failures when they say the same
+/// (a storage error's source has no equality of its own).
+impl PartialEq for ApprovalError {
+    fn eq(&self, other: &Self) -> bool {
+        use ApprovalError::*;
+        match (self, other) {
+            (NotFound { id: a }, NotFound { id: b }) => a == b,
+            (AlreadyDecided { id: a, status: s }, AlreadyDecided { id: b, status: t })
+            | (Terminal { id: a, status: s }, Terminal { id: b, status: t }) => a == b && s == t,
+            (InsufficientRole { have: a, need: n }, InsufficientRole { have: b, need: m }) => {
+                a == b && n == m
+            }
+            (
+                RunTerminal {
+                    run_id: a,
+                    status: s,
+                },
+                RunTerminal {
+                    run_id: b,
+                    status: t,
+                },
+            ) => a == b && s == t,
+            (Store(a), Store(b)) => a.to_string() == b.to_string(),
+            _ => false,
+        }
+    }
 }
 
 impl ApprovalError {
@@ -57,7 +85,7 @@ impl crate::Runtime {
             .waits
             .get_approval(tenant, id)
             .await
-            .map_err(|e| ApprovalError::Store(e.to_string()))
+            .map_err(ApprovalError::Store)
     }
 
     /// A page of approvals (at most `query.limit + 1`, in the query's order).
@@ -69,7 +97,7 @@ impl crate::Runtime {
             .waits
             .list_approvals(query)
             .await
-            .map_err(|e| ApprovalError::Store(e.to_string()))
+            .map_err(ApprovalError::Store)
     }
 
     /// Records a decision and, for approve / reject / withdraw, completes or cancels the

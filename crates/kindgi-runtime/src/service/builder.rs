@@ -102,8 +102,8 @@ impl RuntimeBuilder {
         self.definitions = Some(definitions);
         self
     }
-    /// Where approvals and pauses are kept (default: in memory; [`Runtime::with_database`]
-    /// sets the database's).
+    /// Where approvals and pauses are kept (default: in memory; the host's
+    /// `kindgi_host::runtime_builder` sets the database's).
     pub fn wait_store(mut self, waits: Arc<dyn WaitStore>) -> Self {
         self.waits = Some(waits);
         self
@@ -133,7 +133,8 @@ impl RuntimeBuilder {
         self
     }
     /// Where agent turns read their conversation's history and keep what they said (see
-    /// [`crate::conversation`]); [`Runtime::with_database`] plugs in the database's.
+    /// [`crate::conversation`]); the host's `kindgi_host::runtime_builder` plugs in the
+    /// database's.
     pub fn conversations(mut self, log: Arc<dyn ConversationLog>) -> Self {
         self.conversations = Some(log);
         self

@@ -16,8 +16,13 @@ use crate::service::Runtime;
 use crate::steps::wait::requested_payload;
 use kindgi_core::ids::DEFAULT_WAIT_MS;
 
-fn store_err(e: impl std::fmt::Display) -> ApprovalError {
-    ApprovalError::Store(e.to_string())
+fn store_err(e: kindgi_core::StorageError) -> ApprovalError {
+    ApprovalError::Store(e)
+}
+
+/// Taking the run's resume lock failed: a store failure, whatever read of the run failed.
+fn lock_err(e: crate::runtime::RuntimeError) -> ApprovalError {
+    ApprovalError::Store(e.into_storage("approvals.lock_for_answer"))
 }
 
 /// Whether `approval` may still be decided by a reviewer of `role`.
@@ -84,7 +89,7 @@ impl Runtime {
         let approval = self.decidable(tenant, id, input.reviewer_role).await?;
         let run = self.approval_run(&approval).await?;
         let guard = match &run {
-            Some(r) => Some(self.lock_for_answer(r).await.map_err(store_err)?),
+            Some(r) => Some(self.lock_for_answer(r).await.map_err(lock_err)?),
             None => None,
         };
         // Again under the lock: a concurrent decision, a timeout or the run's end may have

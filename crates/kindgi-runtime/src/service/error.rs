@@ -85,4 +85,14 @@ impl RuntimeError {
             RuntimeError::Lookup { code, .. } => code,
         }
     }
+
+    /// As a storage failure of `op` (for the approval and wait calls, which answer any
+    /// failure to read or resume the run `503`): a store error as it is, anything else kept
+    /// as the source.
+    pub(crate) fn into_storage(self, op: &'static str) -> RunStoreError {
+        match self {
+            RuntimeError::Store(e) => e,
+            other => RunStoreError::backend(op, other),
+        }
+    }
 }

@@ -59,15 +59,6 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// A builder over a migrated database (SQLite or PostgreSQL).
-    pub fn with_database(db: kindgi_store::Database) -> RuntimeBuilder {
-        Runtime::builder(Arc::new(kindgi_store::runs::RunsStore::new(db.clone())))
-            .wait_store(Arc::new(kindgi_store::waits::WaitsStore::new(db.clone())))
-            .conversations(Arc::new(
-                kindgi_store::conversations::ConversationStore::new(db),
-            ))
-    }
-
     /// A builder over an in-memory store.
     pub fn in_memory() -> RuntimeBuilder {
         Runtime::builder(Arc::new(MemoryRunStore::new()))

@@ -26,7 +26,7 @@ impl crate::Runtime {
         let guard = self
             .lock_for_answer(&run)
             .await
-            .map_err(|e| WaitError::Store(e.to_string()))?;
+            .map_err(|e| WaitError::Store(e.into_storage("pauses.lock_for_answer")))?;
         // Looked at again under the lock: a concurrent answer, the timeout or the run's end
         // may have come first.
         let mut pause = self.open_pause(tenant, &token_id).await?;
@@ -48,7 +48,7 @@ impl crate::Runtime {
                 self.outside_journal(&run.id, &entries),
             )
             .await
-            .map_err(|e| WaitError::Store(e.to_string()))?;
+            .map_err(WaitError::Store)?;
         if !taken {
             // What came first says why (answered, timed out, closed with its run).
             return Err(self
@@ -60,7 +60,7 @@ impl crate::Runtime {
         let after = self
             .resume_inline(guard, &run.id)
             .await
-            .map_err(|e| WaitError::Store(e.to_string()))?;
+            .map_err(|e| WaitError::Store(e.into_storage("pauses.resume")))?;
         Ok(WaitAnswered {
             run_id: run.id,
             run_status: after.status,
@@ -74,7 +74,7 @@ impl crate::Runtime {
             .waits
             .get_pause(token_id)
             .await
-            .map_err(|e| WaitError::Store(e.to_string()))?
+            .map_err(WaitError::Store)?
             .filter(|p| p.tenant_id == tenant)
             .ok_or(WaitError::NotFound)?;
         match pause.status {
@@ -98,7 +98,7 @@ impl crate::Runtime {
             .store
             .get_run(&pause.run_id)
             .await
-            .map_err(|e| WaitError::Store(e.to_string()))?
+            .map_err(WaitError::Store)?
             .ok_or(WaitError::NotFound)?;
         if run.status.is_terminal() {
             return Err(WaitError::RunTerminal {
@@ -130,16 +130,12 @@ impl crate::Runtime {
                     .resolver
                     .resolve(&pause.tenant_id, &pause.tool_id, Some(&pause.tool_version))
                     .await
-                    .map_err(|e| {
-                        WaitError::Store(format!("the paused tool cannot be found: {e}"))
-                    })?;
+                    .map_err(|e| paused_tool("the paused tool cannot be found", e))?;
                 let m = tool.manifest();
                 let options = kindgi_tools::engine::options_for(m, kindgi_schema::Side::Output);
                 let v = kindgi_tools::engine::compile_tool_schema(&m.output, options)
                     .map(Arc::new)
-                    .map_err(|e| {
-                        WaitError::Store(format!("the paused tool's output schema: {e}"))
-                    })?;
+                    .map_err(|e| paused_tool("the paused tool's output schema", e))?;
                 if let Ok(mut g) = self.shared.answer_validators.lock() {
                     g.insert(key, v.clone());
                 }
@@ -154,4 +150,24 @@ impl crate::Runtime {
                 issues: issues.into(),
             })
     }
+}
+
+/// Why the answer to a pause could not be checked against its tool (answered as the store
+/// failure it is treated as: `503`, nothing changes).
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+struct PausedToolUnchecked {
+    what: &'static str,
+    #[source]
+    source: kindgi_core::BoxError,
+}
+
+fn paused_tool(what: &'static str, source: impl Into<kindgi_core::BoxError>) -> WaitError {
+    WaitError::Store(kindgi_core::StorageError::backend(
+        "pauses.check_answer",
+        PausedToolUnchecked {
+            what,
+            source: source.into(),
+        },
+    ))
 }

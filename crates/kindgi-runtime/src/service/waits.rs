@@ -32,7 +32,7 @@ pub struct WaitAnswered {
 }
 
 /// Why an answer to a pausing call was refused. Nothing changes on any of them.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum WaitError {
     /// `404 wait-not-found`: unknown, malformed, or another tenant's token.
     #[error("No open wait for this token")]
@@ -54,9 +54,46 @@ pub enum WaitError {
     /// `409 run-already-terminal`.
     #[error("Run {run_id} has already ended ({status})")]
     RunTerminal { run_id: String, status: String },
-    /// `503`.
+    /// `503`: the store failed (or the paused tool could not be checked); the storage
+    /// error is the source.
     #[error("wait store unavailable: {0}")]
-    Store(String),
+    Store(#[from] kindgi_core::StorageError),
+}
+
+/// Equal when of one kind with the same data; two store failures when they say the same
+/// (a storage error's source has no equality of its own).
+impl PartialEq for WaitError {
+    fn eq(&self, other: &Self) -> bool {
+        use WaitError::*;
+        match (self, other) {
+            (NotFound, NotFound) | (AlreadyAnswered, AlreadyAnswered) => true,
+            (Expired { expired_at: a }, Expired { expired_at: b }) => a == b,
+            (
+                Invalid {
+                    tool_id: a,
+                    summary: s,
+                    issues: i,
+                },
+                Invalid {
+                    tool_id: b,
+                    summary: t,
+                    issues: j,
+                },
+            ) => a == b && s == t && i == j,
+            (
+                RunTerminal {
+                    run_id: a,
+                    status: s,
+                },
+                RunTerminal {
+                    run_id: b,
+                    status: t,
+                },
+            ) => a == b && s == t,
+            (Store(a), Store(b)) => a.to_string() == b.to_string(),
+            _ => false,
+        }
+    }
 }
 
 impl WaitError {

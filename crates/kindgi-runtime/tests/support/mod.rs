@@ -1,49 +1,16 @@
-//! Shared test helpers: tools built from manifests, runtimes over each store backend.
+//! Shared test helpers: tools built from manifests. The runtime's own tests run on the
+//! memory stores; the ones that need SQLite or PostgreSQL are kindgi-host's (the host
+//! composes the database stores), which includes this module too, so the helpers have one
+//! copy. A fixture one test file shares with its database half in kindgi-host is a file
+//! beside this one (`support/<file>.rs`), included by the two files that use it.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
-use kindgi_runtime::{Runtime, RuntimeBuilder};
 use kindgi_spec::ToolManifest;
-use kindgi_store::DatabaseKind;
-use kindgi_store::testing::TestDatabase;
 use kindgi_tools::{BoxFuture, HandlerError, Tool, ToolContext};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Which store a test runs against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Memory,
-    Sqlite,
-    Postgres,
-}
-
-pub const ALL: [Backend; 3] = [Backend::Memory, Backend::Sqlite, Backend::Postgres];
-
-/// A runtime builder over `backend`, and the database to clean up.
-pub async fn builder(backend: Backend) -> (RuntimeBuilder, Option<TestDatabase>) {
-    match backend {
-        Backend::Memory => (Runtime::in_memory(), None),
-        Backend::Sqlite | Backend::Postgres => {
-            let kind = if backend == Backend::Sqlite {
-                DatabaseKind::Sqlite
-            } else {
-                DatabaseKind::Postgres
-            };
-            let db = TestDatabase::new(kind)
-                .await
-                .expect("test database (PostgreSQL at KINDGI_TEST_DATABASE_URL)");
-            (Runtime::with_database(db.db.clone()), Some(db))
-        }
-    }
-}
-
-pub async fn cleanup(db: Option<TestDatabase>) {
-    if let Some(db) = db {
-        db.cleanup().await.unwrap();
-    }
-}
 
 /// A manifest: `extra` is merged over a minimal one (open input/output schemas).
 pub fn manifest(id: &str, extra: Value) -> ToolManifest {

@@ -12,7 +12,7 @@
 //! phase is in `KINDGI_CRASH_PHASE`, the SQLite file in `KINDGI_CRASH_DB`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
 use async_trait::async_trait;
 use kindgi_runtime::model::{
@@ -70,7 +70,9 @@ async fn runtime(db_path: &Path, calls_file: PathBuf) -> Runtime {
         .await
         .unwrap();
     db.migrate().await.unwrap();
-    let rt = Runtime::with_database(db).model(Arc::new(Model)).build();
+    let rt = kindgi_host::runtime_builder(db)
+        .model(Arc::new(Model))
+        .build();
     let handler: kindgi_tools::Handler = Arc::new(move |_input, ctx: ToolContext| {
         let calls_file = calls_file.clone();
         let fut: BoxFuture<'static, Result<serde_json::Value, HandlerError>> =
@@ -92,7 +94,7 @@ async fn runtime(db_path: &Path, calls_file: PathBuf) -> Runtime {
         fut
     });
     rt.tools().insert_tool(Tool::from_parts(
-        common::manifest("t.pay", json!({"mutating": true})),
+        support::manifest("t.pay", json!({"mutating": true})),
         handler,
     ));
     let mut agent = AgentSpec::new("t.agent").with_tools(["t.pay"]);

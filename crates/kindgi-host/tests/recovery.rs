@@ -3,9 +3,8 @@
 //! as completed runs twice — on SQLite and on PostgreSQL.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
-use common::{counting_tool, tool};
 use kindgi_runtime::{JournalKind, RunOptions, RunStatus, Runtime};
 use kindgi_store::testing::TestDatabase;
 use kindgi_store::{Database, DatabaseKind};
@@ -14,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::{counting_tool, tool};
 
 #[derive(Clone, Default)]
 struct Counters {
@@ -25,7 +25,7 @@ struct Counters {
 }
 
 fn durable_runtime(db: Database, c: &Counters) -> Runtime {
-    let rt = Runtime::with_database(db).build();
+    let rt = kindgi_host::runtime_builder(db).build();
     rt.tools().insert_tool(counting_tool(
         "t.setup",
         json!({"mutating": false}),

@@ -4,14 +4,14 @@
 //! of a status change, and `ask_on_first_use`'s conversation memory.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
-use common::{ALL, Backend, builder, cleanup};
 use kindgi_runtime::record::format_millis;
 use kindgi_runtime::{
     Approval, ApprovalDecision, ApprovalQuery, ApprovalStatus, DecisionKind, ReviewerRole,
 };
 use serde_json::json;
+use support::{ALL, Backend, builder, cleanup};
 
 fn approval(i: i64, tenant: &str, role: ReviewerRole, status: ApprovalStatus) -> Approval {
     Approval {

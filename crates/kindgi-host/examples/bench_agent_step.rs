@@ -7,7 +7,9 @@
 //! - the wall time from `complete_approval` (a reviewer's yes) to the run's completion, for
 //!   a turn parked on a gated call (`hitl: {tools: {}}`, one mutating call).
 //!
-//! `cargo run --release -p kindgi-runtime --example bench_agent_step -- --turns 50`
+//! `cargo run --release -p kindgi-host --example bench_agent_step -- --turns 50`
+//! (here, not in kindgi-runtime, because the SQLite runtime is the host's
+//! [`kindgi_host::runtime_builder`])
 
 use async_trait::async_trait;
 use kindgi_runtime::model::{
@@ -271,7 +273,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     db.migrate().await?;
     report(
         "sqlite",
-        run(Runtime::with_database(db.clone()), turns).await?,
+        run(kindgi_host::runtime_builder(db.clone()), turns).await?,
     );
     report_approvals(
         "memory",
@@ -279,7 +281,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     report_approvals(
         "sqlite",
-        approval_to_completion(Runtime::with_database(db), turns).await?,
+        approval_to_completion(kindgi_host::runtime_builder(db), turns).await?,
     );
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! Runs per second of a 3-step flow of in-process read-only tools, on the in-memory store,
 //! SQLite (a file in a temp dir) and PostgreSQL (`KINDGI_TEST_DATABASE_URL`, a fresh schema).
+//! Here, not in kindgi-runtime, because the database runtimes are the host's
+//! ([`kindgi_host::runtime_builder`]); the runtime is measured as before.
 //!
-//! `cargo bench -p kindgi-runtime --bench runs` — prints one line per store and mode:
+//! `cargo bench -p kindgi-host --bench runs` — prints one line per store and mode:
 //! sequential (start with `wait`, one after another: latency) and concurrent (32 runs in
 //! flight: throughput). `KINDGI_BENCH_RUNS` sets the number of runs (default 500).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -111,7 +113,7 @@ fn main() {
         let db = TestDatabase::new(DatabaseKind::Sqlite).await.unwrap();
         measure(
             "sqlite",
-            &setup(Runtime::with_database(db.db.clone())),
+            &setup(kindgi_host::runtime_builder(db.db.clone())),
             runs,
         )
         .await;
@@ -120,7 +122,7 @@ fn main() {
             Ok(db) => {
                 measure(
                     "postgres",
-                    &setup(Runtime::with_database(db.db.clone())),
+                    &setup(kindgi_host::runtime_builder(db.db.clone())),
                     runs,
                 )
                 .await;

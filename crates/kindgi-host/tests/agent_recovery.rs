@@ -2,12 +2,11 @@
 //! no model call is made twice and no finished tool call runs again (SQLite).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
-use common::tool;
 use kindgi_runtime::model::openai::OpenAiCompatProvider;
 use kindgi_runtime::{AgentSpec, RunOptions, RunStatus, Runtime};
 use kindgi_store::testing::TestDatabase;
@@ -17,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::tool;
 
 fn answer(n: usize) -> Value {
     let message = match n {
@@ -62,7 +62,9 @@ fn agent_runtime(
     block: Arc<AtomicBool>,
 ) -> Runtime {
     let model = OpenAiCompatProvider::new(base, None, "m").unwrap();
-    let rt = Runtime::with_database(db).model(Arc::new(model)).build();
+    let rt = kindgi_host::runtime_builder(db)
+        .model(Arc::new(model))
+        .build();
     rt.tools()
         .insert_tool(tool("t.write", json!({}), move |v: Value| {
             let (calls, block) = (calls.clone(), block.clone());

@@ -3,13 +3,13 @@
 //! parent's, and agent turns (`flowId: "agent.turn"`) started, failed and recovered.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
-use common::{ALL, builder, cleanup, read_only, tool};
 use kindgi_runtime::{
     AGENT_TURN_FLOW_ID, AgentSpec, RunMeta, RunOptions, RunQuery, RunStatus, RuntimeError, Segment,
 };
 use serde_json::json;
+use support::{ALL, builder, cleanup, read_only, tool};
 
 fn meta() -> RunMeta {
     RunMeta {
@@ -151,7 +151,7 @@ async fn agent_turns_are_runs_that_recover() {
             // The stopped runtime's task has stored what it had and left the run unfinished.
             let left = rt.wait_for_run(&pending.id).await.unwrap();
             assert!(!left.status.is_terminal(), "{backend:?}: {left:?}");
-            let rt2 = kindgi_runtime::Runtime::with_database(test_db.db.clone()).build();
+            let rt2 = kindgi_host::runtime_builder(test_db.db.clone()).build();
             let mut agent = AgentSpec::new("a.greeter");
             agent.version = "2.0.0".into();
             rt2.agents().insert(agent);

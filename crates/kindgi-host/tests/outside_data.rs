@@ -5,17 +5,18 @@
 //! messages (the wrapped result still wrapped) as its history.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
 use async_trait::async_trait;
-use common::{Backend, builder, cleanup, read_only, tool};
+use kindgi_core::conversation::ConversationQuery;
 use kindgi_runtime::agent::{OUTSIDE_DATA_RULE, outside_data};
 use kindgi_runtime::model::{Message, ModelError, ModelRequest, ModelResponse, Role};
 use kindgi_runtime::{AgentSpec, ModelProvider, RunOptions, RunStatus, Runtime};
-use kindgi_store::conversations::{ConversationFilter, ConversationStore};
+use kindgi_store::conversations::ConversationStore;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use support::{Backend, builder, cleanup, read_only, tool};
 
 /// A model that answers from a script, in order, and keeps every request's messages.
 #[derive(Debug, Default)]
@@ -342,7 +343,7 @@ async fn a_flow_step_keeps_no_conversation(backend: Backend) {
     let all = store
         .list(
             "default",
-            &ConversationFilter {
+            &ConversationQuery {
                 limit: 10,
                 ..Default::default()
             },
