@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use kindgi_dev::detect::PackKind;
 use kindgi_dev::prepare::prepare;
 use kindgi_dev::supervisor::{ServiceSlot, Supervisor, SupervisorConfig};
-use kindgi_pack::dispatch::{PackServiceCaller, manifest_of};
+use kindgi_pack_client::dispatch::{PackServiceCaller, manifest_of};
 use kindgi_runtime::agent::{OUTSIDE_DATA_RULE, outside_data};
 use kindgi_runtime::model::dev_echo::DevEcho;
 use kindgi_runtime::model::{Message, ModelError, ModelRequest, ModelResponse, Role};

@@ -11,8 +11,8 @@ mod service_common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kindgi_pack::dispatch::{PackServiceCaller, ServiceSlot, manifest_of};
 use kindgi_pack::sdk::{self, Pack, PausingHandler, Reply};
+use kindgi_pack_client::dispatch::{PackServiceCaller, ServiceSlot, manifest_of};
 use kindgi_spec::ToolManifest;
 use kindgi_tools::dispatch::{CallOutcome, PackTool, ToolCallError, ToolDispatcher};
 use kindgi_tools::{Tool, ToolContext, WaitTicket};
@@ -449,7 +449,7 @@ async fn the_client_refuses_a_pause_it_may_not_take() {
 /// comes back paused; `now: true` answers at once.
 #[tokio::test]
 async fn my_pack_request_review_hands_the_link_over_and_pauses() {
-    use kindgi_pack::conformance::service::{Launch, ServiceCommand, random_token};
+    use kindgi_conformance::service::{Launch, ServiceCommand, random_token};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()

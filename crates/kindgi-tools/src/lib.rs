@@ -32,6 +32,7 @@ pub mod error;
 pub mod http;
 pub mod idempotency;
 pub mod invoke;
+pub mod pack_call;
 pub mod registry;
 pub mod secret_mask;
 pub mod semver;

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kindgi_pack::client::{CallOptions, PackCallError, PackClient, PackClientConfig};
-use kindgi_pack::conformance::service::{Launch, Service, ServiceCommand, random_token};
+use kindgi_conformance::service::{Launch, Service, ServiceCommand, random_token};
+use kindgi_pack_client::client::{CallOptions, PackCallError, PackClient, PackClientConfig};
 use kindgi_spec::pack_protocol::{
     CallContext, CheckInvoke, CheckRef, ErrorCode, Response, ToolInvoke, ToolRef,
 };
