@@ -164,12 +164,9 @@ fn pack_listening(line: &str) -> Option<String> {
 fn the_rust_pack_service_drains_on_sigterm_right_after_listening() {
     let fixture = repo_root().join("target/debug/conformance-pack");
     if !fixture.is_file() {
-        assert!(
-            std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() != Ok("1"),
-            "target/debug/conformance-pack is not built (cargo build -p conformance-pack)"
-        );
-        eprintln!(
-            "SKIP: target/debug/conformance-pack is not built (cargo build -p conformance-pack)"
+        kindgi_spec::testing::skip_without_reference(
+            "the_rust_pack_service_drains_on_sigterm_right_after_listening",
+            "target/debug/conformance-pack is not built (cargo build -p conformance-pack)",
         );
         return;
     }

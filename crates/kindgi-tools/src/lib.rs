@@ -37,6 +37,8 @@ pub mod registry;
 pub mod secret_mask;
 pub mod semver;
 pub mod synth;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tool;
 
 pub use context::{ToolContext, WaitTicket};

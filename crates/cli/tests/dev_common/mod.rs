@@ -25,21 +25,13 @@ pub fn repo_root() -> PathBuf {
 
 /// The reference Python, or `None` (skip) — a failure when `KINDGI_REQUIRE_REFERENCE=1`.
 pub fn reference_python(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("KINDGI_REFERENCE_PYTHON").filter(|p| !p.is_empty()) {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            assert!(
-                std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() != Ok("1"),
-                "{test}: KINDGI_REFERENCE_PYTHON is not set and KINDGI_REQUIRE_REFERENCE=1 \
-                 (source .cache/reference.env after scripts/setup-reference)"
-            );
-            eprintln!(
-                "SKIP {test}: KINDGI_REFERENCE_PYTHON is not set (source .cache/reference.env \
-                 to run it)"
-            );
-            None
-        }
-    }
+    kindgi_spec::testing::reference_or_skip(
+        test,
+        std::env::var_os("KINDGI_REFERENCE_PYTHON")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from),
+        "KINDGI_REFERENCE_PYTHON is not set",
+    )
 }
 
 /// Copies a pack folder (without its state, build output or caches) into a temp dir.
@@ -91,15 +83,11 @@ pub fn ts_reference(test: &str) -> Option<TsReference> {
     if let (Some(node_modules), Some(node)) = (node_modules, node) {
         return Some(TsReference { node_modules, node });
     }
-    let required = std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
-        || std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-    assert!(
-        !required,
-        "{test}: KINDGI_CLI_NODE_MODULES (with @kindgi/handler-runtime) or KINDGI_NODE24_DIR \
-         (with bin/node) is missing and KINDGI_REQUIRE_REFERENCE=1 / CI is set (run \
-         scripts/setup-reference, then source .cache/reference.env)"
+    kindgi_spec::testing::skip_without_reference(
+        test,
+        "KINDGI_CLI_NODE_MODULES (with @kindgi/handler-runtime) or KINDGI_NODE24_DIR (with \
+         bin/node) is missing",
     );
-    eprintln!("SKIP {test}: the kindgi-cli wheel's node_modules / Node 24 are not set up");
     None
 }
 
