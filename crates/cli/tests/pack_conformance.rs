@@ -20,10 +20,6 @@ fn workspace() -> PathBuf {
         .unwrap()
 }
 
-fn required() -> bool {
-    kindgi_spec::testing::reference_required()
-}
-
 /// Skips (or fails, when the reference is required) when `what` is unavailable.
 fn unavailable(what: &str) {
     kindgi_spec::testing::skip_without_reference("pack_conformance", what);

@@ -12,7 +12,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_kindgi");
+#[path = "../support/spawn.rs"]
+pub mod spawn;
+
+pub use spawn::BIN;
 
 /// One request the server got.
 #[derive(Debug, Clone)]

@@ -2,7 +2,6 @@
 //! `kindgi dev` binary on a free port, run the real `kindgi runs …`, stop with SIGTERM.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
-use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -10,17 +9,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub fn kindgi() -> &'static str {
-    env!("CARGO_BIN_EXE_kindgi")
-}
+#[path = "../support/spawn.rs"]
+pub mod spawn;
 
-/// The repository root.
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_owned()
+use spawn::{Watch, dev_command, dev_listening, spawn_until_listening};
+pub use spawn::{children_of, repo_root, signal};
+
+/// The `kindgi` binary under test.
+pub fn kindgi() -> &'static str {
+    spawn::BIN
 }
 
 /// The reference Python, or `None` (skip) — a failure when `KINDGI_REQUIRE_REFERENCE=1`.
@@ -110,62 +107,15 @@ pub struct Dev {
 /// Starts `kindgi dev DIR --port 0 --no-watch` (plus `extra` args) and waits for its
 /// `listening` line.
 pub fn start_dev(dir: &Path, envs: &[(&str, &str)], extra: &[&str]) -> Dev {
-    let mut cmd = Command::new(kindgi());
-    cmd.arg("dev")
-        .arg(dir)
-        .args(["--port", "0"])
-        .args(extra)
-        .env_remove("KINDGI_API_URL")
-        .env_remove("KINDGI_API_TOKEN")
-        .env_remove("KINDGI_MODEL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let mut err = child.stderr.take().unwrap();
-    let sink = stderr.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = err.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(url) = line.strip_prefix("kindgi dev: listening on ") {
-                let _ = tx.send(url.trim().to_owned());
-            }
-        }
-    });
+    let mut cmd = dev_command(dir, extra);
+    cmd.envs(envs.iter().copied());
     // A cold build of the Rust example can take minutes on a busy machine.
-    let url = match rx.recv_timeout(Duration::from_secs(900)) {
-        Ok(u) => u,
-        Err(_) => {
-            let _ = child.kill();
-            let status = child.wait().unwrap();
-            panic!(
-                "kindgi dev did not start ({status}); stderr:\n{}",
-                stderr.lock().unwrap()
-            );
-        }
-    };
+    let up = spawn_until_listening(cmd, Watch::Stdout, dev_listening, Duration::from_secs(900));
     Dev {
-        child,
-        url,
+        child: up.child,
+        url: up.addr,
         dir: dir.to_owned(),
-        stderr,
+        stderr: up.other,
     }
 }
 
@@ -220,27 +170,6 @@ impl Drop for Dev {
             let _ = self.child.wait();
         }
     }
-}
-
-pub fn signal(pid: u32, sig: &str) {
-    let _ = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status();
-}
-
-/// Child pids of `pid` (Linux `/proc`).
-pub fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return out;
-    };
-    for t in tasks.flatten() {
-        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(s.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
-        }
-    }
-    out
 }
 
 /// The result of one `kindgi …` invocation.
