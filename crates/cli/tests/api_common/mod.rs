@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+// The same file as `support::spawn`: a test file that declares both modules compiles it
+// twice, on purpose (one source, no copies).
+#[allow(clippy::duplicate_mod)]
 #[path = "../support/spawn.rs"]
 pub mod spawn;
 

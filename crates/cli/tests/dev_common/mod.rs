@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+// The same file as `support::spawn`: a test file that declares both modules compiles it
+// twice, on purpose (one source, no copies).
+#[allow(clippy::duplicate_mod)]
 #[path = "../support/spawn.rs"]
 pub mod spawn;
 
