@@ -41,7 +41,7 @@ fn spawn_until_listening(
 #[test]
 fn kindgi_server_exits_within_grace_with_a_half_sent_request_open() {
     let tmp = tempfile::tempdir().unwrap();
-    let cmd = server_command(&tmp.path().join("k.db"), &["--shutdown-grace-ms", "1000"]);
+    let cmd = server_command(tmp.path().join("k.db"), &["--shutdown-grace-ms", "1000"]);
     let (mut child, addr, _lines) = spawn_until_listening(cmd, Watch::Stdout, server_listening);
     let mut half = TcpStream::connect(&addr).unwrap();
     half.write_all(b"POST /v1/tools HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"id\":")
