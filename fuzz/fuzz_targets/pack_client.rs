@@ -12,7 +12,7 @@
 
 use kindgi_fuzz::pack::Scripted;
 use kindgi_fuzz::{runtime, within_budget};
-use kindgi_pack::client::{CallOptions, PackCallError, PackClient, PackClientConfig};
+use kindgi_pack_client::client::{CallOptions, PackCallError, PackClient, PackClientConfig};
 use kindgi_spec::pack_protocol::Response;
 use std::net::TcpListener;
 use std::sync::OnceLock;

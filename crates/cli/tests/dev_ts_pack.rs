@@ -233,17 +233,11 @@ fn reference_tsc(test: &str) -> Option<PathBuf> {
         .filter(|v| !v.is_empty())
         .map(|d| PathBuf::from(d).join("typescript/bin/tsc"))
         .filter(|t| t.is_file());
-    if tsc.is_none() {
-        let required = std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
-            || std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-        assert!(
-            !required,
-            "{test}: KINDGI_NPM_NODE_MODULES has no typescript/bin/tsc and \
-             KINDGI_REQUIRE_REFERENCE=1 / CI is set (run scripts/setup-reference)"
-        );
-        eprintln!("SKIP {test}: no typescript in KINDGI_NPM_NODE_MODULES");
-    }
-    tsc
+    kindgi_spec::testing::reference_or_skip(
+        test,
+        tsc,
+        "KINDGI_NPM_NODE_MODULES has no typescript/bin/tsc",
+    )
 }
 
 #[test]

@@ -20,14 +20,9 @@ fn workspace() -> PathBuf {
         .unwrap()
 }
 
-fn required() -> bool {
-    std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
-}
-
-/// Skips (or fails, under KINDGI_REQUIRE_REFERENCE=1) when `what` is unavailable.
+/// Skips (or fails, when the reference is required) when `what` is unavailable.
 fn unavailable(what: &str) {
-    assert!(!required(), "KINDGI_REQUIRE_REFERENCE=1 but {what}");
-    eprintln!("skipped: {what}");
+    kindgi_spec::testing::skip_without_reference("pack_conformance", what);
 }
 
 fn stdout(out: &Output) -> String {

@@ -7,122 +7,42 @@
 
 mod dev_common;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use dev_common::{kindgi, repo_root, signal};
+use dev_common::kindgi;
+use dev_common::spawn::{
+    self, Watch, dev_command, dev_listening, exit_within, pack_command, pack_listening, repo_root,
+    rest_of, server_command, server_listening, signal,
+};
 
 const TRIES: usize = 20;
 /// `kindgi dev` checks its pack build and boots its pack service each time (~15 s a try), so it
 /// gets fewer tries; before the fix 9 of 10 failed, so 5 still catch a regression.
 const DEV_TRIES: usize = 5;
 
-/// Spawns `cmd`, waits for a line of `stream` (stdout or stderr) that `listening` picks an
-/// address out of; the child, the address and the other lines as they come.
+/// How long a process may take to print its `listening` line.
+const LISTEN_WITHIN: Duration = Duration::from_secs(900);
+
+/// Starts `cmd` and waits for its `listening` line on `watch`: the child, the address and
+/// the later lines of both pipes.
 fn spawn_until_listening(
-    mut cmd: Command,
-    on_stderr: bool,
+    cmd: Command,
+    watch: Watch,
     listening: fn(&str) -> Option<String>,
 ) -> (Child, String, mpsc::Receiver<String>) {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let (watched, other): (Box<dyn std::io::Read + Send>, Box<dyn std::io::Read + Send>) =
-        if on_stderr {
-            (
-                Box::new(child.stderr.take().unwrap()),
-                Box::new(child.stdout.take().unwrap()),
-            )
-        } else {
-            (
-                Box::new(child.stdout.take().unwrap()),
-                Box::new(child.stderr.take().unwrap()),
-            )
-        };
-    let (tx, rx) = mpsc::channel();
-    let tx2 = tx.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(watched).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    std::thread::spawn(move || {
-        let mut other = other;
-        let mut text = String::new();
-        let _ = other.read_to_string(&mut text);
-        for line in text.lines() {
-            let _ = tx2.send(line.to_owned());
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(900);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) => {
-                if let Some(addr) = listening(&line) {
-                    return (child, addr, rx);
-                }
-            }
-            Err(_) => {
-                let _ = child.kill();
-                panic!("never listened ({:?})", child.wait());
-            }
-        }
-    }
-}
-
-/// The lines that came after `listening`, until both pipes closed (or 10 s of silence).
-fn rest_of(lines: &mpsc::Receiver<String>) -> Vec<String> {
-    let mut rest = Vec::new();
-    while let Ok(line) = lines.recv_timeout(Duration::from_secs(10)) {
-        rest.push(line);
-    }
-    rest
-}
-
-/// Waits up to `bound` for `child` to exit.
-fn exit_within(child: &mut Child, bound: Duration) -> Option<ExitStatus> {
-    let deadline = Instant::now() + bound;
-    while Instant::now() < deadline {
-        if let Some(status) = child.try_wait().unwrap() {
-            return Some(status);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    None
-}
-
-fn server_command(db: &Path, extra: &[&str]) -> Command {
-    let mut cmd = Command::new(kindgi());
-    cmd.arg("server")
-        .args(["--listen", "127.0.0.1:0", "--database"])
-        .arg(db)
-        .args(extra)
-        .env_remove("KINDGI_LISTEN")
-        .env_remove("KINDGI_DATABASE_URL");
-    cmd
-}
-
-fn server_listening(line: &str) -> Option<String> {
-    let rest = line.strip_prefix("kindgi server listening on http://")?;
-    Some(rest.split_whitespace().next()?.to_owned())
+    let up = spawn::spawn_until_listening(cmd, watch, listening, LISTEN_WITHIN);
+    (up.child, up.addr, up.lines)
 }
 
 #[test]
 fn kindgi_server_exits_within_grace_with_a_half_sent_request_open() {
     let tmp = tempfile::tempdir().unwrap();
-    let cmd = server_command(&tmp.path().join("k.db"), &["--shutdown-grace-ms", "1000"]);
-    let (mut child, addr, _lines) = spawn_until_listening(cmd, false, server_listening);
+    let cmd = server_command(tmp.path().join("k.db"), &["--shutdown-grace-ms", "1000"]);
+    let (mut child, addr, _lines) = spawn_until_listening(cmd, Watch::Stdout, server_listening);
     let mut half = TcpStream::connect(&addr).unwrap();
     half.write_all(b"POST /v1/tools HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"id\":")
         .unwrap();
@@ -141,7 +61,7 @@ fn kindgi_server_drains_on_sigterm_right_after_listening() {
     let db = tmp.path().join("k.db");
     for attempt in 0..TRIES {
         let (mut child, _, lines) =
-            spawn_until_listening(server_command(&db, &[]), false, server_listening);
+            spawn_until_listening(server_command(&db, &[]), Watch::Stdout, server_listening);
         signal(child.id(), "TERM");
         let status = exit_within(&mut child, Duration::from_secs(20))
             .unwrap_or_else(|| panic!("try {attempt}: no exit within 20 s of SIGTERM"));
@@ -154,36 +74,21 @@ fn kindgi_server_drains_on_sigterm_right_after_listening() {
     }
 }
 
-fn pack_listening(line: &str) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(line).ok()?;
-    (v["event"] == "listening" || v["kind"] == "listening")
-        .then(|| format!("127.0.0.1:{}", v["port"]))
-}
-
 #[test]
 fn the_rust_pack_service_drains_on_sigterm_right_after_listening() {
     let fixture = repo_root().join("target/debug/conformance-pack");
     if !fixture.is_file() {
-        assert!(
-            std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() != Ok("1"),
-            "target/debug/conformance-pack is not built (cargo build -p conformance-pack)"
-        );
-        eprintln!(
-            "SKIP: target/debug/conformance-pack is not built (cargo build -p conformance-pack)"
+        kindgi_spec::testing::skip_without_reference(
+            "the_rust_pack_service_drains_on_sigterm_right_after_listening",
+            "target/debug/conformance-pack is not built (cargo build -p conformance-pack)",
         );
         return;
     }
     let index = repo_root().join("examples/conformance-pack/index.json");
     for attempt in 0..TRIES {
-        let mut cmd = Command::new(&fixture);
-        cmd.arg("serve")
-            .arg("--index")
-            .arg(&index)
-            .args(["--host", "127.0.0.1"])
-            .env("PORT", "0")
-            .env("KINDGI_PACK_SERVICE_TOKEN", "serve-signals-test-token")
-            .env("KINDGI_LOG_FORMAT", "json");
-        let (mut child, _, lines) = spawn_until_listening(cmd, true, pack_listening);
+        let mut cmd = pack_command(&fixture, &index, "serve-signals-test-token", 0);
+        cmd.args(["--host", "127.0.0.1"]);
+        let (mut child, _, lines) = spawn_until_listening(cmd, Watch::Stderr, pack_listening);
         signal(child.id(), "TERM");
         let status = exit_within(&mut child, Duration::from_secs(20))
             .unwrap_or_else(|| panic!("try {attempt}: no exit within 20 s of SIGTERM"));
@@ -200,17 +105,8 @@ fn the_rust_pack_service_drains_on_sigterm_right_after_listening() {
 fn kindgi_dev_drains_on_sigterm_right_after_listening() {
     let dir = repo_root().join("examples/my-pack");
     for attempt in 0..DEV_TRIES {
-        let mut cmd = Command::new(kindgi());
-        cmd.arg("dev")
-            .arg(&dir)
-            .args(["--port", "0", "--no-watch"])
-            .env_remove("KINDGI_API_URL")
-            .env_remove("KINDGI_API_TOKEN")
-            .env_remove("KINDGI_MODEL");
-        let (mut child, _, lines) = spawn_until_listening(cmd, false, |l| {
-            l.strip_prefix("kindgi dev: listening on ")
-                .map(str::to_owned)
-        });
+        let cmd = dev_command(&dir, &["--no-watch"]);
+        let (mut child, _, lines) = spawn_until_listening(cmd, Watch::Stdout, dev_listening);
         signal(child.id(), "TERM");
         let status = exit_within(&mut child, Duration::from_secs(30))
             .unwrap_or_else(|| panic!("try {attempt}: no exit within 30 s of SIGTERM"));
@@ -261,7 +157,7 @@ fn kindgi_server_times_out_slow_heads_idle_connections_and_stalled_bodies() {
             "300",
         ],
     );
-    let (mut child, addr, _lines) = spawn_until_listening(cmd, false, server_listening);
+    let (mut child, addr, _lines) = spawn_until_listening(cmd, Watch::Stdout, server_listening);
 
     let mut slow_head = TcpStream::connect(&addr).unwrap();
     slow_head.write_all(b"GET /health HTTP/1.1\r\nHo").unwrap();

@@ -40,6 +40,7 @@ pub mod runs_list;
 pub mod sse;
 pub mod state;
 pub mod stream_caps;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod version_cache;
 

@@ -4,7 +4,7 @@
 //! serving), stop ([`FolderPack::stop`]).
 //!
 //! The service serving now is published in the [`ServiceSlot`] the caller passes in, which
-//! the pack dispatch (`kindgi_pack::dispatch::PackServiceCaller`) reads on every call. What
+//! the pack dispatch (`kindgi_pack_client::dispatch::PackServiceCaller`) reads on every call. What
 //! to do with a (new) index — registering its tools, agents and flows — is the host's
 //! business, not this crate's.
 

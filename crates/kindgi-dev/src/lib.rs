@@ -15,7 +15,7 @@
 //!    [`pack_env`]), wait for its `listening` line
 //!    (60 s), restart it when it dies (3× in a row, 500 ms apart; the budget resets after
 //!    60 s up), stop it with SIGTERM then SIGKILL; it dies with its parent ([`parent_death`]).
-//!    The child serving now is published in a `kindgi_pack::dispatch::ServiceSlot`, which
+//!    The child serving now is published in a `kindgi_pack_client::dispatch::ServiceSlot`, which
 //!    the pack dispatch (`PackServiceCaller`) reads on every call;
 //! 4. [`watch`] / [`folder`] — on a source change: rebuild, re-index, restart. A failed
 //!    rebuild keeps the previous build serving;

@@ -6,7 +6,7 @@
 //! masked (the slot's [`SecretMask`]).
 //!
 //! The process currently serving is published in [`ServiceSlot`]; the pack tools' caller
-//! (`kindgi_pack::dispatch::PackServiceCaller`) reads it on every call, so a call made while no child serves is refused at once as
+//! (`kindgi_pack_client::dispatch::PackServiceCaller`) reads it on every call, so a call made while no child serves is refused at once as
 //! *unavailable* (it provably did not run) instead of waiting or guessing (pack-protocol
 //! reference §10, the dev relay's rule).
 
@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine as _;
-use kindgi_pack::client::{PackClient, PackClientConfig};
+use kindgi_pack_client::client::{PackClient, PackClientConfig};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -42,8 +42,8 @@ pub const RESTART_RESET: Duration = Duration::from_secs(60);
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// The service serving now, as the pack dispatch reads it (re-exported from
-/// `kindgi_pack::dispatch`, where the caller lives).
-pub use kindgi_pack::dispatch::{ServiceSlot, Serving as Service};
+/// `kindgi_pack_client::dispatch`, where the caller lives).
+pub use kindgi_pack_client::dispatch::{ServiceSlot, Serving as Service};
 
 /// A random token: 24 bytes, base64url (32 characters).
 pub fn new_token() -> String {

@@ -6,7 +6,7 @@ use kindgi_dev::DevError;
 use kindgi_dev::detect::{PackKind, detect};
 use kindgi_dev::discovery::{self, Discovery};
 use kindgi_dev::watch::fingerprint;
-use kindgi_pack::dispatch::manifest_of;
+use kindgi_pack_client::dispatch::manifest_of;
 use kindgi_spec::pack_index::IndexTool;
 use serde_json::json;
 

@@ -19,7 +19,7 @@ use std::time::Instant;
 use kindgi_dev::detect::PackKind;
 use kindgi_dev::prepare::prepare;
 use kindgi_dev::supervisor::{ServiceSlot, Supervisor, SupervisorConfig};
-use kindgi_pack::dispatch::{PackServiceCaller, manifest_of};
+use kindgi_pack_client::dispatch::{PackServiceCaller, manifest_of};
 use kindgi_runtime::{RunOptions, RunStatus};
 use serde_json::json;
 

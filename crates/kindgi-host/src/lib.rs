@@ -11,7 +11,7 @@
 //!   stores ([`runtime_builder`]: the runtime knows only core's ports), whose tool catalogue
 //!   holds [`ToolDispatcher`](kindgi_tools::dispatch::ToolDispatcher)s of every transport.
 //!   The transports implement the trait **below** the runtime: pack dispatch is
-//!   `kindgi_pack::dispatch` (a `PackServiceCaller` over "the service serving now" — a
+//!   `kindgi_pack_client::dispatch` (a `PackServiceCaller` over "the service serving now" — a
 //!   supervised child's slot or a fixed remote URL + token), MCP dispatch is
 //!   `kindgi_mcp::dispatch`, native and declarative http tools are `kindgi_tools`'s
 //!   `InProcessTool`. Nothing here or below climbs to `kindgi-dev`'s callers: `kindgi-dev`

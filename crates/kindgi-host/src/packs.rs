@@ -10,7 +10,7 @@
 //!
 //! Either way the pack's tools are called through its own [`PackServiceCaller`], which reads
 //! the pack's slot: the relay rule and cancellation are the dispatch's
-//! (`kindgi_pack::dispatch`).
+//! (`kindgi_pack_client::dispatch`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use kindgi_dev::FolderPack;
 use kindgi_dev::supervisor::SupervisorConfig;
-use kindgi_pack::dispatch::{PackServiceCaller, ServiceSlot};
+use kindgi_pack_client::dispatch::{PackServiceCaller, ServiceSlot};
 use kindgi_serve::CancellationToken;
 use kindgi_spec::pack_index::PackIndex;
 

@@ -1,5 +1,5 @@
 //! From a pack index to a runtime: each tool becomes a pack tool whose calls go through the
-//! pack's [`PackServiceCaller`] (`kindgi_pack::dispatch`), each agent an `AgentSpec`, each
+//! pack's [`PackServiceCaller`] (`kindgi_pack_client::dispatch`), each agent an `AgentSpec`, each
 //! flow a loaded flow; each tool is also listed in the API's tool registry for the pack's
 //! tenant (`GET /v1/tools`). A reload replaces what the same pack registered before and
 //! leaves other packs' entries alone.
@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use kindgi_api::AppState;
-use kindgi_pack::dispatch::{PackServiceCaller, manifest_of};
+use kindgi_pack_client::dispatch::{PackServiceCaller, manifest_of};
 use kindgi_runtime::{AgentSpec, AgentTool, Runtime};
 use kindgi_spec::pack_index::{IndexAgent, IndexFlow, PackIndex};
 use kindgi_tools::registry::RegisterOptions;

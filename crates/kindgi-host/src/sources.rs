@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
-use kindgi_pack::dispatch::{CheckCallError, PackServiceCaller};
+use kindgi_pack_client::dispatch::{CheckCallError, PackServiceCaller};
 use kindgi_runtime::guardrail::{CheckError, CheckRequest, GuardrailChecks};
 use kindgi_runtime::resolve::{RegistryToolError, RegistryToolFactory};
 use kindgi_runtime::{PackTool, ToolDispatcher};

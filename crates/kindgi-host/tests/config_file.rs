@@ -102,7 +102,7 @@ fn each_mistake_is_named_with_where_it_is() {
 
 #[test]
 fn a_remote_slot_never_shows_its_token() {
-    let slot = kindgi_pack::dispatch::ServiceSlot::remote(
+    let slot = kindgi_pack_client::dispatch::ServiceSlot::remote(
         "https://pack.example/",
         "tok-0123456789abcdef-secret",
         |_| {},
@@ -113,7 +113,7 @@ fn a_remote_slot_never_shows_its_token() {
     let shown = format!("{slot:?} {serving:?}");
     assert!(!shown.contains("secret"), "{shown}");
     // Not a URL a pack client takes: a clear error.
-    let e = kindgi_pack::dispatch::ServiceSlot::remote("ftp://x", "t", |_| {}).unwrap_err();
+    let e = kindgi_pack_client::dispatch::ServiceSlot::remote("ftp://x", "t", |_| {}).unwrap_err();
     assert!(e.to_string().contains("is not an http(s) URL"), "{e}");
 }
 

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use kindgi_dev::prepare::{Prepared, read_index};
 use kindgi_dev::supervisor::{ServiceSlot, Supervisor, SupervisorConfig};
-use kindgi_pack::dispatch::PackServiceCaller;
+use kindgi_pack_client::dispatch::PackServiceCaller;
 use kindgi_runtime::{JournalKind, RunOptions, RunStatus, Runtime};
 use kindgi_spec::ToolManifest;
 use serde_json::{Value, json};
@@ -49,7 +49,7 @@ fn mutating_manifest(id: &str) -> ToolManifest {
         .into_iter()
         .find(|t| t.id == id)
         .unwrap();
-    let mut m = kindgi_pack::dispatch::manifest_of(&tool).unwrap();
+    let mut m = kindgi_pack_client::dispatch::manifest_of(&tool).unwrap();
     m.mutating = Some(true);
     m
 }

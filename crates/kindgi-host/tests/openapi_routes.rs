@@ -18,6 +18,7 @@ use std::path::PathBuf;
 
 use kindgi_host::{Host, HostConfig};
 use kindgi_schema::{CompileOptions, Mode, Side, Validator};
+use kindgi_tools::testing::{PausingTool, Tickets};
 use serde_json::{Value, json};
 use support::repo_root;
 
@@ -261,40 +262,6 @@ impl kindgi_runtime::ModelProvider for WalkModel {
     }
 }
 
-/// A pausing tool: keeps its tickets (the walk answers them) and pauses.
-#[derive(Debug)]
-struct AskHuman {
-    manifest: kindgi_spec::ToolManifest,
-    tickets: std::sync::Arc<std::sync::Mutex<Vec<kindgi_tools::WaitTicket>>>,
-}
-
-#[async_trait::async_trait]
-impl kindgi_runtime::ToolDispatcher for AskHuman {
-    fn manifest(&self) -> &kindgi_spec::ToolManifest {
-        &self.manifest
-    }
-    fn transport(&self) -> kindgi_runtime::ToolTransport {
-        kindgi_runtime::ToolTransport::Pack
-    }
-    async fn call(
-        &self,
-        _input: Value,
-        _ctx: kindgi_tools::ToolContext,
-    ) -> Result<Value, kindgi_runtime::ToolCallError> {
-        panic!("a pausing tool is called with call_or_pause")
-    }
-    async fn call_or_pause(
-        &self,
-        _input: Value,
-        ctx: kindgi_tools::ToolContext,
-    ) -> Result<kindgi_tools::dispatch::CallOutcome, kindgi_runtime::ToolCallError> {
-        self.tickets.lock().unwrap().push(ctx.wait.clone().unwrap());
-        Ok(kindgi_tools::dispatch::CallOutcome::Paused { timeout_ms: None })
-    }
-}
-
-type Tickets = std::sync::Arc<std::sync::Mutex<Vec<kindgi_tools::WaitTicket>>>;
-
 /// Puts the gated agent (`walk.gated`, its `walk.write` asked for every time) and the
 /// pausing flow (`walk.ask`) in the host's runtime.
 fn gated_fixtures(rt: &kindgi_runtime::Runtime) -> Tickets {
@@ -321,10 +288,11 @@ fn gated_fixtures(rt: &kindgi_runtime::Runtime) -> Tickets {
         "output": {"type": "object", "properties": {"answer": {"type": "string"}}}
     }))
     .unwrap();
-    rt.tools().insert(std::sync::Arc::new(AskHuman {
+    rt.tools().insert(std::sync::Arc::new(PausingTool::new(
         manifest,
-        tickets: tickets.clone(),
-    }));
+        tickets.clone(),
+        None,
+    )));
     let flow = json!({
         "id": "walk.ask", "version": "1.0.0",
         "nodes": [{"id": "ask", "kind": "tool", "ref": "walk.ask-human"}],

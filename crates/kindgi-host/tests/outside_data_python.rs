@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use kindgi_dev::detect::PackKind;
 use kindgi_dev::prepare::prepare;
 use kindgi_dev::supervisor::{ServiceSlot, Supervisor, SupervisorConfig};
-use kindgi_pack::dispatch::{PackServiceCaller, manifest_of};
+use kindgi_pack_client::dispatch::{PackServiceCaller, manifest_of};
 use kindgi_runtime::agent::{OUTSIDE_DATA_RULE, outside_data};
 use kindgi_runtime::model::dev_echo::DevEcho;
 use kindgi_runtime::model::{Message, ModelError, ModelRequest, ModelResponse, Role};
@@ -66,18 +66,13 @@ mail_agent = Agent(
 "#;
 
 fn reference_python() -> Option<PathBuf> {
-    match std::env::var_os("KINDGI_REFERENCE_PYTHON").filter(|p| !p.is_empty()) {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            assert!(
-                std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() != Ok("1"),
-                "KINDGI_REFERENCE_PYTHON is not set and KINDGI_REQUIRE_REFERENCE=1 \
-                 (source .cache/reference.env)"
-            );
-            eprintln!("SKIP: KINDGI_REFERENCE_PYTHON is not set (source .cache/reference.env)");
-            None
-        }
-    }
+    kindgi_spec::testing::reference_or_skip(
+        "outside_data_python",
+        std::env::var_os("KINDGI_REFERENCE_PYTHON")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from),
+        "KINDGI_REFERENCE_PYTHON is not set (source .cache/reference.env)",
+    )
 }
 
 /// dev-echo, keeping every request's messages.

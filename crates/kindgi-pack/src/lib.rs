@@ -1,10 +1,8 @@
-//! Kindgi pack protocol v2: the pack service, its client, pack dispatch (the runtime's
-//! [`kindgi_tools::dispatch::PackCaller`] over the service serving now, [`dispatch`]), the
-//! pack SDK's `index`/`serve`, and the conformance kit.
+//! Kindgi pack protocol v2 for pack authors: the pack SDK's `index`/`serve` ([`sdk`]), the
+//! pack service it runs ([`service`]) and its call records ([`log`], [`log_tracing`]).
+//! Hosts call packs through `kindgi-pack-client`; the conformance kit is
+//! `kindgi-conformance`.
 
-pub mod client;
-pub mod conformance;
-pub mod dispatch;
 pub mod log;
 pub mod log_tracing;
 pub mod sdk;

@@ -24,6 +24,7 @@ pub mod http;
 pub mod limits;
 pub(crate) mod offload;
 pub mod pack;
+pub(crate) mod pause_slot;
 pub mod process;
 pub mod registry;
 pub(crate) mod state;

@@ -11,8 +11,8 @@ mod service_common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kindgi_pack::dispatch::{PackServiceCaller, ServiceSlot, manifest_of};
 use kindgi_pack::sdk::{self, Pack, PausingHandler, Reply};
+use kindgi_pack_client::dispatch::{PackServiceCaller, ServiceSlot, manifest_of};
 use kindgi_spec::ToolManifest;
 use kindgi_tools::dispatch::{CallOutcome, PackTool, ToolCallError, ToolDispatcher};
 use kindgi_tools::{Tool, ToolContext, WaitTicket};
@@ -449,18 +449,17 @@ async fn the_client_refuses_a_pause_it_may_not_take() {
 /// comes back paused; `now: true` answers at once.
 #[tokio::test]
 async fn my_pack_request_review_hands_the_link_over_and_pauses() {
-    use kindgi_pack::conformance::service::{Launch, ServiceCommand, random_token};
+    use kindgi_conformance::service::{Launch, ServiceCommand, random_token};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
         .unwrap();
     let bin = root.join("target/debug/my-pack");
     if !bin.is_file() {
-        assert!(
-            std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() != Ok("1"),
-            "KINDGI_REQUIRE_REFERENCE=1 but target/debug/my-pack is not built (cargo build -p my-pack)"
+        kindgi_spec::testing::skip_without_reference(
+            "pause",
+            "target/debug/my-pack is not built (cargo build -p my-pack)",
         );
-        eprintln!("skipped: target/debug/my-pack is not built (cargo build -p my-pack)");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -144,7 +144,7 @@ fn outside_data_is_written_to_the_index_only_when_true_and_read_back() {
     assert!(entry("p.calc").get("resultIsOutsideData").is_none());
     assert!(entry("p.plain").get("resultIsOutsideData").is_none());
     let manifest = |id: &str| {
-        kindgi_pack::dispatch::manifest_of(index.tools.iter().find(|t| t.id == id).unwrap())
+        kindgi_pack_client::dispatch::manifest_of(index.tools.iter().find(|t| t.id == id).unwrap())
             .unwrap()
     };
     assert!(manifest("p.mail").result_is_outside_data());

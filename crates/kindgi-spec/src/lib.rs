@@ -10,6 +10,8 @@ pub mod flow;
 pub mod guardrail;
 pub mod pack_index;
 pub mod pack_protocol;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tool;
 pub mod tool_id;
 pub mod validate;

@@ -21,6 +21,7 @@ pub mod runs;
 pub mod seal;
 pub mod service_accounts;
 pub mod sql;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod tokens;
 pub mod tools;

@@ -177,20 +177,8 @@ impl ToolDispatcher for InProcessTool {
     }
 }
 
-/// Why a pack call failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum PackCallError {
-    /// The pack answered with a tool failure (its code and message, e.g. `handler-error`).
-    #[error("{code}: {message}")]
-    Tool {
-        code: String,
-        message: String,
-        issues: Vec<kindgi_schema::Issue>,
-    },
-    /// The pack service could not be reached, died, or answered nonsense.
-    #[error("{message}")]
-    Transport { message: String },
-}
+/// Why a pack call failed: one type for the whole pack seam, in its own file.
+pub use crate::pack_call::{PackCallError, Relay};
 
 /// Calls a tool in a pack service. The pack client implements it.
 #[async_trait]
@@ -291,11 +279,14 @@ impl PackTool {
                 transport: false,
                 issues,
             },
-            PackCallError::Transport { message } => ToolCallError {
+            // Every other way: the pack did not answer, and the relay rule says whether it
+            // may have run.
+            other => ToolCallError {
                 code: "pack-unreachable".into(),
                 message: format!(
-                    "tool \"{id}\" in pack \"{}\" could not be called: {message}",
-                    self.pack
+                    "tool \"{id}\" in pack \"{}\" could not be called: {}",
+                    self.pack,
+                    other.relay_message()
                 ),
                 tool_id: id,
                 transport: true,

@@ -32,10 +32,13 @@ pub mod error;
 pub mod http;
 pub mod idempotency;
 pub mod invoke;
+pub mod pack_call;
 pub mod registry;
 pub mod secret_mask;
 pub mod semver;
 pub mod synth;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tool;
 
 pub use context::{ToolContext, WaitTicket};

@@ -21,6 +21,7 @@ use serde_json::json;
 use crate::BoxFuture;
 use crate::semver::{Range, Version};
 
+#[cfg(feature = "testing")]
 pub mod conformance;
 
 /// The project a tool belongs to when the caller names none.

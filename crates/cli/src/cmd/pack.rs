@@ -1,9 +1,9 @@
 //! `kindgi pack`: pack-service tooling. `conformance` runs the black-box conformance kit
-//! (`kindgi_pack::conformance`) against the service a command starts.
+//! (`kindgi_conformance`) against the service a command starts.
 
 use std::process::ExitCode;
 
-use kindgi_pack::conformance::{self, Implementation, KitOptions};
+use kindgi_conformance::{self as conformance, Implementation, KitOptions};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum PackCommand {

@@ -12,7 +12,13 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_kindgi");
+// The same file as `support::spawn`: a test file that declares both modules compiles it
+// twice, on purpose (one source, no copies).
+#[allow(clippy::duplicate_mod)]
+#[path = "../support/spawn.rs"]
+pub mod spawn;
+
+pub use spawn::BIN;
 
 /// One request the server got.
 #[derive(Debug, Clone)]

@@ -2,7 +2,6 @@
 //! `kindgi dev` binary on a free port, run the real `kindgi runs …`, stop with SIGTERM.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
-use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -10,36 +9,29 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub fn kindgi() -> &'static str {
-    env!("CARGO_BIN_EXE_kindgi")
-}
+// The same file as `support::spawn`: a test file that declares both modules compiles it
+// twice, on purpose (one source, no copies).
+#[allow(clippy::duplicate_mod)]
+#[path = "../support/spawn.rs"]
+pub mod spawn;
 
-/// The repository root.
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_owned()
+use spawn::{Watch, dev_command, dev_listening, spawn_until_listening};
+pub use spawn::{children_of, repo_root, signal};
+
+/// The `kindgi` binary under test.
+pub fn kindgi() -> &'static str {
+    spawn::BIN
 }
 
 /// The reference Python, or `None` (skip) — a failure when `KINDGI_REQUIRE_REFERENCE=1`.
 pub fn reference_python(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("KINDGI_REFERENCE_PYTHON").filter(|p| !p.is_empty()) {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            assert!(
-                std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() != Ok("1"),
-                "{test}: KINDGI_REFERENCE_PYTHON is not set and KINDGI_REQUIRE_REFERENCE=1 \
-                 (source .cache/reference.env after scripts/setup-reference)"
-            );
-            eprintln!(
-                "SKIP {test}: KINDGI_REFERENCE_PYTHON is not set (source .cache/reference.env \
-                 to run it)"
-            );
-            None
-        }
-    }
+    kindgi_spec::testing::reference_or_skip(
+        test,
+        std::env::var_os("KINDGI_REFERENCE_PYTHON")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from),
+        "KINDGI_REFERENCE_PYTHON is not set",
+    )
 }
 
 /// Copies a pack folder (without its state, build output or caches) into a temp dir.
@@ -91,15 +83,11 @@ pub fn ts_reference(test: &str) -> Option<TsReference> {
     if let (Some(node_modules), Some(node)) = (node_modules, node) {
         return Some(TsReference { node_modules, node });
     }
-    let required = std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
-        || std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-    assert!(
-        !required,
-        "{test}: KINDGI_CLI_NODE_MODULES (with @kindgi/handler-runtime) or KINDGI_NODE24_DIR \
-         (with bin/node) is missing and KINDGI_REQUIRE_REFERENCE=1 / CI is set (run \
-         scripts/setup-reference, then source .cache/reference.env)"
+    kindgi_spec::testing::skip_without_reference(
+        test,
+        "KINDGI_CLI_NODE_MODULES (with @kindgi/handler-runtime) or KINDGI_NODE24_DIR (with \
+         bin/node) is missing",
     );
-    eprintln!("SKIP {test}: the kindgi-cli wheel's node_modules / Node 24 are not set up");
     None
 }
 
@@ -122,62 +110,15 @@ pub struct Dev {
 /// Starts `kindgi dev DIR --port 0 --no-watch` (plus `extra` args) and waits for its
 /// `listening` line.
 pub fn start_dev(dir: &Path, envs: &[(&str, &str)], extra: &[&str]) -> Dev {
-    let mut cmd = Command::new(kindgi());
-    cmd.arg("dev")
-        .arg(dir)
-        .args(["--port", "0"])
-        .args(extra)
-        .env_remove("KINDGI_API_URL")
-        .env_remove("KINDGI_API_TOKEN")
-        .env_remove("KINDGI_MODEL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let mut err = child.stderr.take().unwrap();
-    let sink = stderr.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = err.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(url) = line.strip_prefix("kindgi dev: listening on ") {
-                let _ = tx.send(url.trim().to_owned());
-            }
-        }
-    });
+    let mut cmd = dev_command(dir, extra);
+    cmd.envs(envs.iter().copied());
     // A cold build of the Rust example can take minutes on a busy machine.
-    let url = match rx.recv_timeout(Duration::from_secs(900)) {
-        Ok(u) => u,
-        Err(_) => {
-            let _ = child.kill();
-            let status = child.wait().unwrap();
-            panic!(
-                "kindgi dev did not start ({status}); stderr:\n{}",
-                stderr.lock().unwrap()
-            );
-        }
-    };
+    let up = spawn_until_listening(cmd, Watch::Stdout, dev_listening, Duration::from_secs(900));
     Dev {
-        child,
-        url,
+        child: up.child,
+        url: up.addr,
         dir: dir.to_owned(),
-        stderr,
+        stderr: up.other,
     }
 }
 
@@ -232,27 +173,6 @@ impl Drop for Dev {
             let _ = self.child.wait();
         }
     }
-}
-
-pub fn signal(pid: u32, sig: &str) {
-    let _ = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status();
-}
-
-/// Child pids of `pid` (Linux `/proc`).
-pub fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return out;
-    };
-    for t in tasks.flatten() {
-        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(s.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
-        }
-    }
-    out
 }
 
 /// The result of one `kindgi …` invocation.

@@ -1,28 +1,21 @@
 //! What the `kindgi server` end-to-end tests share: the real `kindgi server` on a free
 //! loopback port ([`Server`]), a tenant admin's key from `kindgi tokens create --database`
-//! ([`create_token`]), and a Rust pack's own service process ([`PackService`]).
-//! (`kindgi dev` tests share `dev_common`, the `kindgi runs` client tests `api_common`.)
+//! ([`create_token`]), and a Rust pack's own service process ([`PackService`]), both started
+//! by [`spawn`], which `dev_common` and `api_common` share too. (`kindgi dev` tests share
+//! `dev_common`, the `kindgi runs` client tests `api_common`.)
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
-use std::io::{BufRead as _, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+pub mod spawn;
 
-/// The `kindgi` binary under test.
-pub const BIN: &str = env!("CARGO_BIN_EXE_kindgi");
-
-/// The repository root.
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_owned()
-}
+pub use spawn::{BIN, repo_root};
+use spawn::{
+    Watch, pack_command, pack_listening, server_command, server_listening, spawn_until_listening,
+};
 
 /// `target/debug/<name>`, which must be built (`cargo build -p <name>`).
 pub fn built(name: &str) -> PathBuf {
@@ -33,24 +26,6 @@ pub fn built(name: &str) -> PathBuf {
         p.display()
     );
     p
-}
-
-/// Collects what a child writes on `from` in the background.
-pub fn drain(mut from: impl Read + Send + 'static) -> Arc<Mutex<String>> {
-    let sink = Arc::new(Mutex::new(String::new()));
-    let s = sink.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = from.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            s.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
-    sink
 }
 
 /// A running `kindgi server --listen 127.0.0.1:0`; killed on drop.
@@ -72,38 +47,19 @@ impl Server {
     /// `KINDGI_MODEL` unset, so the outer environment picks no model); waits for the first
     /// stdout line and reads the address from it.
     pub fn start_with(database: &str, extra: &[&str], envs: &[(&str, &str)]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["server", "--listen", "127.0.0.1:0", "--database", database])
-            .args(extra)
-            .envs(envs.iter().copied())
-            .env_remove("KINDGI_MODEL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = drain(child.stderr.take().unwrap());
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let Some(url) = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .map(str::to_owned)
-        else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "kindgi server did not start: {line:?}\nstderr:\n{}",
-                stderr.lock().unwrap()
-            );
-        };
+        let mut cmd = server_command(database, extra);
+        cmd.envs(envs.iter().copied());
+        let up = spawn_until_listening(
+            cmd,
+            Watch::Stdout,
+            |line| server_listening(line).map(|addr| format!("http://{addr}")),
+            Duration::from_secs(900),
+        );
         Server {
-            child,
-            url,
-            listening_line: line,
-            stderr,
+            child: up.child,
+            url: up.addr,
+            listening_line: up.line,
+            stderr: up.other,
         }
     }
 
@@ -198,32 +154,22 @@ impl PackService {
     /// `exe serve --index index` with the service token `token`, on `port` (0: a free one);
     /// waits for its `listening` line.
     pub fn start(exe: &Path, index: &Path, token: &str, port: u16) -> PackService {
-        let mut child = Command::new(exe)
-            .args(["serve", "--index"])
-            .arg(index)
-            .env("KINDGI_PACK_SERVICE_TOKEN", token)
-            .env("PORT", port.to_string())
-            .env("KINDGI_LOG_FORMAT", "json")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let port = loop {
-            let line = lines
-                .next()
-                .expect("the pack service exited before listening")
-                .unwrap();
-            if let Ok(v) = serde_json::from_str::<Value>(&line)
-                && (v["kind"] == "listening" || v["event"] == "listening")
-            {
-                break u16::try_from(v["port"].as_u64().unwrap()).unwrap();
-            }
-        };
-        // Keep reading, so a chatty service never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        PackService { child, port }
+        let up = spawn_until_listening(
+            pack_command(exe, index, token, port),
+            Watch::Stderr,
+            pack_listening,
+            Duration::from_secs(900),
+        );
+        let port = up
+            .addr
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {:?}", up.line));
+        PackService {
+            child: up.child,
+            port,
+        }
     }
 
     pub fn url(&self) -> String {

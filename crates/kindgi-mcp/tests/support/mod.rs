@@ -11,18 +11,7 @@ use std::time::Duration;
 
 /// `None` (after printing why) when a reference is missing and not required; panics when required.
 pub fn reference(what: &str, found: Option<String>) -> Option<String> {
-    if found.is_some() {
-        return found;
-    }
-    if std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1") {
-        panic!(
-            "{what} is required (KINDGI_REQUIRE_REFERENCE=1) but not found: run scripts/setup-reference and source .cache/reference.env"
-        );
-    }
-    eprintln!(
-        "SKIPPED: {what} not found (run scripts/setup-reference and source .cache/reference.env)"
-    );
-    None
+    kindgi_spec::testing::reference_or_skip(what, found, "not found")
 }
 
 /// The test servers (this file is also included by the CLI's tests, from another crate).

@@ -10,7 +10,6 @@
 //! output could be mistaken for; the service then checks the tool may pause at all.
 
 use std::future::Future;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kindgi_tools::define::ToolBuilder;
@@ -18,6 +17,8 @@ use kindgi_tools::{HandlerError, ToolContext, WaitTicket};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+use crate::service::pause_slot::PAUSE;
 
 /// What a pausing tool's handler answers: its output now, or a pause.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,25 +45,6 @@ impl<O> Reply<O> {
     }
 }
 
-/// The pause a handler asked for in the current call, as the service reads it.
-#[derive(Debug, Default)]
-pub(crate) struct PauseSlot {
-    /// `Some(timeout_ms)` once the handler paused (`timeout_ms` `None`: the ticket's).
-    asked: Mutex<Option<Option<u64>>>,
-}
-
-impl PauseSlot {
-    /// What the handler asked for, if it paused.
-    pub(crate) fn asked(&self) -> Option<Option<u64>> {
-        self.asked.lock().ok().and_then(|g| *g)
-    }
-}
-
-tokio::task_local! {
-    /// The current tool call's pause slot (set by the service around each handler).
-    pub(crate) static PAUSE: Arc<PauseSlot>;
-}
-
 /// The message of the error a pause is carried in: what a caller sees only when nothing
 /// took the pause (the handler ran outside a pack service call).
 pub const PAUSE_OUTSIDE_A_SERVICE: &str = "the handler paused, but only a pack service call can pause (Kindgi pack protocol v2 `pause`, docs/pauses.md)";
@@ -73,11 +55,7 @@ pub const PAUSE_OUTSIDE_A_SERVICE: &str = "the handler paused, but only a pack s
 /// `pauses`, or a call without a ticket, gets `output-validation-failed` saying so.
 pub fn pause(timeout: Option<Duration>) -> HandlerError {
     let ms = timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
-    let _ = PAUSE.try_with(|slot| {
-        if let Ok(mut g) = slot.asked.lock() {
-            *g = Some(ms);
-        }
-    });
+    let _ = PAUSE.try_with(|slot| slot.ask(ms));
     HandlerError::Failed(PAUSE_OUTSIDE_A_SERVICE.to_owned())
 }
 
@@ -129,6 +107,8 @@ impl PausingHandler for ToolBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::pause_slot::PauseSlot;
+    use std::sync::Arc;
 
     #[tokio::test]
     async fn a_pause_is_recorded_only_inside_a_call_scope() {

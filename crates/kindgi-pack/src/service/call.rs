@@ -23,7 +23,7 @@ use super::pack::{CheckSlot, LoadedPack, ToolSlot};
 use super::registry::CheckContext;
 use super::state::State;
 use crate::log::{Level, Record};
-use crate::sdk::pause::{PAUSE, PauseSlot};
+use crate::service::pause_slot::{PAUSE, PauseSlot};
 use kindgi_tools::WaitTicket;
 use serde::Deserialize;
 

@@ -135,95 +135,9 @@ pub enum PackClientConfigError {
     },
 }
 
-/// A call that did not come back as a 200 response message.
-#[derive(Debug, thiserror::Error)]
-pub enum PackCallError {
-    /// 503 on every attempt: not ready, draining, or at the concurrency cap.
-    #[error(
-        "the pack service at {url} is unavailable ({reason}) after {attempts} attempt(s); \
-         the call did not run"
-    )]
-    Unavailable {
-        url: String,
-        reason: String,
-        attempts: u32,
-        /// The `missingEnv` of a strict missing-env 503.
-        missing_env: Option<Vec<String>>,
-    },
-    /// A transport refusal decided before any pack code ran (401, 404, 405, 413, 415, 421…).
-    #[error("the pack service at {url} refused the call with HTTP {status}: {error}")]
-    Refused {
-        url: String,
-        status: u16,
-        error: String,
-    },
-    /// The connection could not be made: nothing was sent.
-    #[error("could not connect to the pack service at {url}: {source}")]
-    Connect {
-        url: String,
-        #[source]
-        source: reqwest::Error,
-    },
-    /// No answer within the deadline (+ grace): the call may have run.
-    #[error(
-        "the pack service at {url} did not answer within {waited_ms} ms; the call may have run"
-    )]
-    Timeout { url: String, waited_ms: u64 },
-    /// The connection failed after the request went out: the call may have run.
-    #[error(
-        "the connection to the pack service at {url} failed after the call was sent; \
-         the call may have run: {source}"
-    )]
-    Interrupted {
-        url: String,
-        #[source]
-        source: reqwest::Error,
-    },
-    /// 500, 502 or another status that says the service (or a proxy) failed mid-call.
-    #[error("the pack service at {url} answered HTTP {status}: {error}; the call may have run")]
-    ServerFailed {
-        url: String,
-        status: u16,
-        error: String,
-    },
-    /// 200 whose body is not a pack response message.
-    #[error(
-        "the pack service at {url} answered 200 with a body that is not a pack response \
-         ({detail}); the call may have run"
-    )]
-    BadResponse { url: String, detail: String },
-    /// The answer body is larger than [`PackClientConfig::max_response_bytes`]: the call
-    /// may have run.
-    #[error(
-        "the pack service at {url} answered with a body larger than the {limit} byte limit \
-         (PackClientConfig::max_response_bytes); the call may have run"
-    )]
-    TooLarge { url: String, limit: usize },
-    /// The request could not be serialized (never for well-formed messages).
-    #[error("could not serialize the request: {source}")]
-    Encode {
-        #[source]
-        source: serde_json::Error,
-    },
-}
-
-impl PackCallError {
-    /// Whether the pack code may have run. `false` only when the service provably did not
-    /// run it (a 503, a transport refusal, no connection), so a retry cannot run it twice.
-    pub fn may_have_run(&self) -> bool {
-        match self {
-            Self::Unavailable { .. }
-            | Self::Refused { .. }
-            | Self::Connect { .. }
-            | Self::Encode { .. } => false,
-            Self::Timeout { .. }
-            | Self::Interrupted { .. }
-            | Self::ServerFailed { .. }
-            | Self::BadResponse { .. }
-            | Self::TooLarge { .. } => true,
-        }
-    }
-}
+/// A call that did not come back as a 200 response message: the pack seam's one error
+/// (the relay rule as data: [`PackCallError::relay`], [`PackCallError::may_have_run`]).
+pub use kindgi_tools::pack_call::{PackCallError, Relay};
 
 /// The pooled client for one pack service.
 #[derive(Debug, Clone)]

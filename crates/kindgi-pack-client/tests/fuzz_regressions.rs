@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use kindgi_pack::client::{CallOptions, PackCallError, PackClient, PackClientConfig};
+use kindgi_pack_client::client::{CallOptions, PackCallError, PackClient, PackClientConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 

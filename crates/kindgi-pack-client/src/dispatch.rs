@@ -12,8 +12,9 @@
 //! The relay rule (pack-protocol reference §10): no service serving, or a connection
 //! refused, means the call provably did not run (*unavailable*); a call delivered without an
 //! answer may have run (*failed*) and is never sent again. Both end the step with
-//! `pack-unreachable: …` naming which it was. A run cancelled while its call is in flight
-//! stops waiting at once.
+//! `pack-unreachable: …` naming which it was; the verdict travels as data
+//! ([`PackCallError::relay`]), with the client's typed error whole. A run cancelled while
+//! its call is in flight stops waiting at once.
 //!
 //! The slot's [`SecretMask`] learns every secret value a call sends (`ctx.secrets`); a
 //! supervisor masks the lines its child writes with it.
@@ -219,11 +220,7 @@ impl PackServiceCaller {
             }
         };
         let answer = answer.map_err(|e| CheckCallError::Transport {
-            message: if e.may_have_run() {
-                format!("failed: {e}")
-            } else {
-                format!("unavailable: {e}")
-            },
+            message: e.relay_message(),
         })?;
         match answer.response {
             Response::CheckResult(r) => Ok(r.result),
@@ -284,9 +281,10 @@ enum Answered {
     Paused(ToolPause),
 }
 
+/// The service answered something this call cannot take: it may have run.
 fn failed(message: impl std::fmt::Display) -> PackCallError {
-    PackCallError::Transport {
-        message: format!("failed: {message}"),
+    PackCallError::Protocol {
+        detail: message.to_string(),
     }
 }
 
@@ -323,9 +321,10 @@ impl PackServiceCaller {
         input: Value,
         ctx: &ToolContext,
     ) -> Result<Answered, PackCallError> {
-        let service = self.slot.get().map_err(|why| PackCallError::Transport {
-            message: format!("unavailable: {why}; the call did not run"),
-        })?;
+        let service = self
+            .slot
+            .get()
+            .map_err(|why| PackCallError::NotServing { why })?;
         // Learnt before they leave, so whatever the service prints of them is masked.
         if let Some(secrets) = &ctx.secret_values {
             for value in secrets.0.values() {
@@ -346,18 +345,11 @@ impl PackServiceCaller {
         let answer = tokio::select! {
             a = call => a,
             () = ctx.signal.cancelled() => {
-                return Err(PackCallError::Transport {
-                    message: "the run was cancelled while the call was in flight; the call may have run".into(),
-                });
+                return Err(PackCallError::Cancelled);
             }
         };
-        let answer = answer.map_err(|e| PackCallError::Transport {
-            message: if e.may_have_run() {
-                format!("failed: {e}")
-            } else {
-                format!("unavailable: {e}")
-            },
-        })?;
+        // The client's error is the seam's: passed on whole, its relay verdict with it.
+        let answer = answer?;
         match answer.response {
             Response::Result(r) => Ok(Answered::Output(r.output)),
             Response::Pause(p) => Ok(Answered::Paused(p)),

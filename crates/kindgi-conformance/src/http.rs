@@ -95,7 +95,7 @@ pub fn check_response_shape(m: &Value) -> Result<(), String> {
     if !m.is_object() {
         return bad("not an object");
     }
-    if !crate::conformance::http::is_v2(&m["v"]) {
+    if !crate::http::is_v2(&m["v"]) {
         return bad("`v` is not 2");
     }
     match m["kind"].as_str() {

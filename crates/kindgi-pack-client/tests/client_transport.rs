@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kindgi_pack::client::{CallOptions, PackCallError, PackClient, PackClientConfig};
+use kindgi_pack_client::client::{CallOptions, PackCallError, PackClient, PackClientConfig};
 use kindgi_spec::pack_protocol::{CallContext, ErrorCode, Response, ToolInvoke, ToolRef};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -536,7 +536,7 @@ async fn a_huge_error_body_is_cut_and_still_classified() {
 /// provably did not run). Before the fix the client gave up after 4 attempts.
 #[tokio::test]
 async fn a_mutating_call_turned_away_by_503s_is_retried_until_it_runs_once() {
-    use kindgi_pack::dispatch::{PackServiceCaller, ServiceSlot};
+    use kindgi_pack_client::dispatch::{PackServiceCaller, ServiceSlot};
     use kindgi_tools::dispatch::PackCaller as _;
     let s = server(|n| if n < 5 { overloaded("0") } else { ok_result() }).await;
     let slot = ServiceSlot::remote(&s.url, "tok-abcdefghijklmnopqrstuvwxyz012345", |c| {
