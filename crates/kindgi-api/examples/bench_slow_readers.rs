@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use kindgi_api::{AppState, router_with, runs, serve};
+use kindgi_api::{AppState, router, serve};
 use kindgi_runtime::{JournalEntry, JournalKind, RunMeta, RunRecord, RunStatus, RunStore, Runtime};
 use kindgi_store::testing::TestDatabase;
 use serde_json::json;
@@ -139,7 +139,7 @@ async fn main() {
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let app = router_with(state, runs::routes(rt.clone()));
+    let app = router(state.with_runtime(rt.clone()));
     let stop = kindgi_serve::CancellationToken::new();
     tokio::spawn(serve(listener, app, kindgi_serve::Limits::default(), stop));
     let request = requests[0].clone();

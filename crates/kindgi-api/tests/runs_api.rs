@@ -6,7 +6,7 @@
 
 use base64::Engine as _;
 use kindgi_api::testing::{TestClient, TestResponse};
-use kindgi_api::{AppState, flows, router_with, runs};
+use kindgi_api::{AppState, router};
 use kindgi_runtime::{AgentSpec, Runtime};
 use kindgi_spec::tool::EffectKind;
 use kindgi_store::DatabaseKind;
@@ -108,7 +108,7 @@ async fn env(kind: DatabaseKind) -> Env {
     let state = AppState::new(db.db.clone());
     let a = state.tokens.create("acme", None).await.unwrap();
     let o = state.tokens.create("other", None).await.unwrap();
-    let app = router_with(state, runs::routes(rt.clone()).merge(flows::routes(rt)));
+    let app = router(state.with_runtime(rt.clone()));
     Env {
         db,
         acme: TestClient::new(app.clone(), Some(a.key)),

@@ -157,13 +157,12 @@ impl Host {
             Err(e) => say(name, &format!("could not resume unfinished runs: {e}")),
         }
 
-        let extra =
-            kindgi_api::runs::routes(rt.clone()).merge(kindgi_api::flows::routes(rt.clone()));
         let values = kindgi_api::routes::values::ValuesConfig::new(
             config.served_env.clone(),
             config.secrets_key.clone(),
         );
-        let app = kindgi_api::router_with(state.clone(), extra).layer(axum::Extension(values));
+        let state = state.with_runtime(rt.clone()).with_values(values);
+        let app = kindgi_api::router(state.clone());
         let server_stop = CancellationToken::new();
         let server = tokio::spawn(kindgi_api::serve(
             listener,

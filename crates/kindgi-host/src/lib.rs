@@ -17,7 +17,7 @@
 //!   only knows pack folders (detect, build, index, supervise, watch);
 //! * each pack's index ([`register`]): its tools as pack tools, its agents and flows, listed
 //!   for the pack's tenant in the API registry;
-//! * the `/v1` router (`kindgi_api::router_with` + runs and flows) served with
+//! * the `/v1` router (`kindgi_api::router` over the state and the runtime) served with
 //!   `kindgi-serve` (timeouts, connection caps, bounded drain).
 //!
 //! `kindgi dev DIR` is a host with one [`PackSource::Folder`] (watching) over

@@ -16,7 +16,7 @@
 //! approval-terminal | run-already-terminal`, `403 insufficient-role`), which record nothing.
 
 use axum::body::Bytes;
-use axum::extract::{Extension, Path, RawQuery};
+use axum::extract::{Path, RawQuery, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use kindgi_runtime::approval::{Approval, ApprovalQuery, DecisionInput, DecisionKind};
@@ -24,7 +24,7 @@ use kindgi_runtime::{ReplayFilter, RunQuery, Runtime};
 use serde_json::{Map, Value, json};
 
 use super::approvals_query::{self, cursor_after};
-use super::approvals_wire::{approval_error, approval_json, completion_json, not_found};
+use super::approvals_wire::{approval_json, completion_json};
 use super::key_holder::KeyHolder;
 use super::reviewer::{self, Reviewer};
 use crate::error::ApiError;
@@ -48,17 +48,17 @@ pub fn routes() -> Router<AppState> {
 /// The approval `id` as `reviewer` may see it, else `404`.
 async fn visible(rt: &Runtime, reviewer: &Reviewer, id: &str) -> Result<Approval, ApiError> {
     if uuid::Uuid::parse_str(id).is_err() {
-        return Err(not_found(id));
+        return Err(ApiError::approval_not_found(id));
     }
     match rt.approval(&reviewer.tenant, id).await {
         Ok(Some(a)) if a.required_role <= reviewer.role => Ok(a),
-        Ok(_) => Err(not_found(id)),
-        Err(e) => Err(approval_error(e)),
+        Ok(_) => Err(ApiError::approval_not_found(id)),
+        Err(e) => Err(ApiError::from(e)),
     }
 }
 
 async fn list(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: KeyHolder,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
@@ -78,9 +78,7 @@ async fn list(
     let mut rows = if req.include_descendants {
         with_descendants(&rt, &req.query).await?
     } else {
-        rt.list_approvals(&req.query)
-            .await
-            .map_err(approval_error)?
+        rt.list_approvals(&req.query).await?
     };
     // The store narrows by tier; this keeps a page right whatever it answers.
     rows.retain(|a| a.required_role <= reviewer.role);
@@ -113,8 +111,7 @@ async fn run_family(rt: &Runtime, tenant: &str, run_id: &str) -> Result<Vec<Stri
                 limit: Some((MAX_DESCENDANT_RUNS - family.len()) as u32),
                 ..RunQuery::default()
             })
-            .await
-            .map_err(crate::runs::runtime_error)?;
+            .await?;
         family.extend(children.into_iter().map(|r| r.id));
         next += 1;
     }
@@ -127,7 +124,7 @@ async fn run_family(rt: &Runtime, tenant: &str, run_id: &str) -> Result<Vec<Stri
 /// page's).
 async fn with_descendants(rt: &Runtime, query: &ApprovalQuery) -> Result<Vec<Approval>, ApiError> {
     let Some(run_id) = &query.run_id else {
-        return rt.list_approvals(query).await.map_err(approval_error);
+        return rt.list_approvals(query).await.map_err(ApiError::from);
     };
     let mut rows = Vec::new();
     for id in run_family(rt, &query.tenant_id, run_id).await? {
@@ -135,7 +132,7 @@ async fn with_descendants(rt: &Runtime, query: &ApprovalQuery) -> Result<Vec<App
             run_id: Some(id),
             ..query.clone()
         };
-        rows.extend(rt.list_approvals(&one).await.map_err(approval_error)?);
+        rows.extend(rt.list_approvals(&one).await?);
     }
     rows.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
     if !query.ascending {
@@ -146,7 +143,7 @@ async fn with_descendants(rt: &Runtime, query: &ApprovalQuery) -> Result<Vec<App
 }
 
 async fn get_one(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: KeyHolder,
     Path(approval_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
@@ -207,7 +204,7 @@ fn value_refused(subject_kind: &str) -> ApiError {
 }
 
 async fn complete(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: KeyHolder,
     Path(approval_id): Path<String>,
     body: Bytes,
@@ -232,8 +229,7 @@ async fn complete(
     };
     let done = rt
         .complete_approval(&reviewer.tenant, &approval.id, input)
-        .await
-        .map_err(approval_error)?;
+        .await?;
     Ok(Json(completion_json(&done)))
 }
 

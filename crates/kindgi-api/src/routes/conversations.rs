@@ -18,7 +18,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use kindgi_core::conversation::ConversationMessage;
 use kindgi_store::conversations::{
-    Conversation, ConversationError, ConversationFilter, ConversationStore, NewConversation,
+    Conversation, ConversationFilter, ConversationStore, NewConversation,
 };
 use serde_json::{Map, Value, json};
 
@@ -47,21 +47,6 @@ pub fn routes() -> Router<AppState> {
             "/v1/conversations/{conversation_id}/messages",
             get(messages),
         )
-}
-
-/// The API error for a conversation-domain failure (for the runs route too).
-pub fn conversation_error(e: ConversationError) -> ApiError {
-    match e {
-        ConversationError::Storage(s) => ApiError::internal(&s),
-        e => {
-            let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::NOT_FOUND);
-            let mut error = ApiError::new(status, e.code(), e.to_string());
-            if let Some(d) = e.details() {
-                error = error.with_details(d);
-            }
-            error
-        }
-    }
 }
 
 pub use crate::projects::tenant_uuid;
@@ -363,10 +348,7 @@ async fn get_one(
     Path(raw): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = conversation_id(&raw)?;
-    let c = store(&state)
-        .require(&tenant, &id)
-        .await
-        .map_err(conversation_error)?;
+    let c = store(&state).require(&tenant, &id).await?;
     Ok(Json(serialize(&c)).into_response())
 }
 
@@ -376,10 +358,7 @@ async fn close(
     Path(raw): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = conversation_id(&raw)?;
-    let c = store(&state)
-        .close(&tenant, &id)
-        .await
-        .map_err(conversation_error)?;
+    let c = store(&state).close(&tenant, &id).await?;
     Ok(Json(serialize(&c)).into_response())
 }
 
@@ -416,8 +395,7 @@ async fn messages(
     };
     let mut rows = store(&state)
         .messages(&tenant, &id, from, limit + 1)
-        .await
-        .map_err(conversation_error)?;
+        .await?;
     let more = rows.len() > limit;
     rows.truncate(limit);
     let next = more

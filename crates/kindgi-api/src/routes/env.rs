@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::values::{
     MAX_NAME, Position, Values, clip, cursor, env_name, object_body, params, query_scope,
-    resolve_scope, revision_field, scope_json, scopes_equal, store_error, tags, time,
+    resolve_scope, revision_field, scope_json, scopes_equal, tags, time,
 };
 use crate::error::ApiError;
 use crate::page::{clamp_limit, encode_cursor, page};
@@ -74,7 +74,7 @@ async fn list(values: Values, query: Q) -> Result<Json<Value>, ApiError> {
         limit,
         include_revoked: false,
     };
-    let (rows, more) = values.store.env_list(&q).await.map_err(store_error)?;
+    let (rows, more) = values.store.env_list(&q).await?;
     let next = match (more, rows.last()) {
         (true, Some(last)) => Some(encode_cursor(&Position {
             list: "env".into(),
@@ -90,7 +90,7 @@ async fn list(values: Values, query: Q) -> Result<Json<Value>, ApiError> {
 async fn read(values: Values, Path(name): Path<String>, query: Q) -> Result<Json<Value>, ApiError> {
     let p = params(query)?;
     let key = key_of(&values, &p, &name)?;
-    match values.store.env_get(&key).await.map_err(store_error)? {
+    match values.store.env_get(&key).await? {
         Some(r) => Ok(Json(record_json(&r))),
         None => Err(not_found(&name)),
     }
@@ -155,7 +155,7 @@ async fn put(
             "`value` is {len} bytes; an env value is at most {max} bytes"
         ))
         .with_details(json!({"field": "value", "maxBytes": max}))),
-        Err(e) => Err(store_error(e)),
+        Err(e) => Err(ApiError::from(e)),
     }
 }
 
@@ -210,6 +210,6 @@ async fn delete(
     values.require("env:write")?;
     let p = params(query)?;
     let key = key_of(&values, &p, &name)?;
-    let deleted = values.store.env_delete(&key).await.map_err(store_error)?;
+    let deleted = values.store.env_delete(&key).await?;
     Ok(Json(json!({ "deleted": deleted })))
 }

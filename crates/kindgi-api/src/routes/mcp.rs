@@ -18,7 +18,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 use kindgi_store::mcp_endpoints::{
     McpEndpointFilter, McpEndpointRecord, McpEndpointStore, RegisterOutcome,
 };
@@ -27,7 +27,7 @@ use serde_json::{Map, Value, json};
 use super::mcp_sync;
 use super::mcp_validate::{self, TRANSPORTS};
 use super::scope_params::{self, Scope};
-use super::values::{self, ValuesConfig};
+use super::values;
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::json_body::JsonBody;
@@ -143,7 +143,6 @@ async fn check_egress(state: &AppState, endpoint_id: &str, body: &Value) -> Resu
 async fn register(
     State(state): State<AppState>,
     caller: KeyHolder,
-    config: Option<Extension<ValuesConfig>>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let value: Value = serde_json::from_slice(&body)
@@ -206,7 +205,7 @@ async fn register(
         .with_details(json!({ "endpointId": echo(&endpoint_id) })));
     }
     let project = tools_project(&tenant, &scope);
-    let values = values::store_for(&state.db, &values::config_or_process(config.as_deref()));
+    let values = values::store_for(&state.db, &state.values);
     match mcp_sync::sync(
         &*state.registry,
         &values,
@@ -349,8 +348,9 @@ async fn unregister(
 /// sync registered no tools.
 pub async fn sync_all(state: &AppState) -> Result<Vec<(String, String)>, kindgi_store::StoreError> {
     let store = store(state);
-    // At boot there is no request: the process's configuration (`KINDGI_ENV`, the key).
-    let values = values::store_for(&state.db, &values::config_or_process(None));
+    // The process's configuration (`KINDGI_ENV`, the key), as boot syncs have always read:
+    // a host may give the state its own only after syncing.
+    let values = values::store_for(&state.db, &values::ValuesConfig::process());
     let mut failed = Vec::new();
     for record in store.all_active().await? {
         let scope = match record.scope_kind.as_str() {

@@ -19,7 +19,6 @@ use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use kindgi_store::StoreError;
 use kindgi_store::definitions::{
     DefinitionError, DefinitionKind, DefinitionRecord, Latest, ListDefinitions, NewDefinition,
     SOURCE_API,
@@ -94,11 +93,6 @@ impl FromRequestParts<AppState> for Writable {
 /// `409 registry-read-only` with `reason` as its message.
 pub fn read_only(reason: &str) -> ApiError {
     ApiError::new(StatusCode::CONFLICT, "registry-read-only", reason)
-}
-
-/// A store failure: `500`, the cause logged, not sent.
-pub fn store_error(e: StoreError) -> ApiError {
-    ApiError::internal(&e)
 }
 
 fn path_error(e: PathRejection) -> ApiError {
@@ -206,11 +200,7 @@ async fn list(
     RawQuery(q): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let query = list_query(q.as_deref())?;
-    let found = state
-        .definitions
-        .list(&tenant, kind.store, &query)
-        .await
-        .map_err(store_error)?;
+    let found = state.definitions.list(&tenant, kind.store, &query).await?;
     list_page(kind.wire_keys, &found.items, found.has_more).map(Json)
 }
 
@@ -235,8 +225,7 @@ async fn get_latest(
     match state
         .definitions
         .latest(&tenant, kind.store, &id)
-        .await
-        .map_err(store_error)?
+        .await?
     {
         Latest::Active(r) => wire(kind.wire_keys, &r).map(Json),
         Latest::Gone(_) => Err(ApiError::new(
@@ -264,11 +253,7 @@ async fn list_versions(
     let limit = clamp_limit(query::param(q, "limit").as_deref());
     let cursor: Option<VersionCursor> = decode_cursor(query::param(q, "cursor").as_deref())?;
     let include = query::flag(q, "includeTombstoned");
-    let all = state
-        .definitions
-        .versions(&tenant, kind.store, &id)
-        .await
-        .map_err(store_error)?;
+    let all = state.definitions.versions(&tenant, kind.store, &id).await?;
     if all.is_empty() {
         return Err(not_found(kind, &id));
     }
@@ -316,8 +301,7 @@ async fn get_version(
     match state
         .definitions
         .get_version(&tenant, kind.store, &id, &version)
-        .await
-        .map_err(store_error)?
+        .await?
     {
         Some(r) => wire(kind.wire_keys, &r).map(Json),
         None => Err(version_not_found(kind, &id, &version, "")),
@@ -335,8 +319,7 @@ async fn unregister(
     state
         .definitions
         .set_unregistered(&tenant, kind.store, &id, &version, true)
-        .await
-        .map_err(store_error)?
+        .await?
         .ok_or_else(|| version_not_found(kind, &id, &version, " to unregister"))?;
     Ok(Json(
         json!({ kind.id_field: id, "version": version, "unregistered": true }),
@@ -354,8 +337,7 @@ async fn reinstate(
     let changed = state
         .definitions
         .set_unregistered(&tenant, kind.store, &id, &version, false)
-        .await
-        .map_err(store_error)?
+        .await?
         .ok_or_else(|| version_not_found(kind, &id, &version, " to reinstate"))?;
     Ok(Json(
         json!({ kind.id_field: id, "version": version, "wasTombstoned": changed }),
@@ -437,7 +419,7 @@ pub fn publish_error(kind: &Kind, e: DefinitionError) -> ApiError {
             ),
         )
         .with_details(json!({ kind.id_field: id })),
-        DefinitionError::Store(e) => store_error(e),
+        DefinitionError::Store(e) => ApiError::from(e),
     }
 }
 

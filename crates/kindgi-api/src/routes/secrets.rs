@@ -19,8 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::values::{
     Params, Position, RawScope, Values, clip, cursor, env_name, key_problem, names_tenant,
-    object_body, params, query_scope, resolve_scope, revision_field, scope_json, store_error, tags,
-    time,
+    object_body, params, query_scope, resolve_scope, revision_field, scope_json, tags, time,
 };
 use crate::error::ApiError;
 use crate::page::{clamp_limit, encode_cursor, page};
@@ -124,7 +123,7 @@ async fn list(values: Values, query: Q) -> Result<Json<Value>, ApiError> {
         limit,
         include_revoked: p.get("includeRevoked").map(String::as_str) == Some("true"),
     };
-    let (rows, more) = values.store.secret_list(&q).await.map_err(store_error)?;
+    let (rows, more) = values.store.secret_list(&q).await?;
     let next = match (more, rows.last()) {
         (true, Some(last)) => Some(encode_cursor(&Position {
             list: "secrets".into(),
@@ -143,7 +142,7 @@ async fn list(values: Values, query: Q) -> Result<Json<Value>, ApiError> {
 async fn read(values: Values, Path(name): Path<String>, query: Q) -> Result<Json<Value>, ApiError> {
     let p = params(query)?;
     let key = key_of(&values, &p, &name)?;
-    match values.store.secret_get(&key).await.map_err(store_error)? {
+    match values.store.secret_get(&key).await? {
         Some(r) => Ok(Json(record_json(&r))),
         None => Err(not_found(&name)),
     }
@@ -324,13 +323,8 @@ async fn set(values: Values, query: Q, body: Bytes) -> Result<Response, ApiError
         name: name.clone(),
     };
     if let Some(refusal) = name_refusal(&name) {
-        let stored = write.mode == WriteMode::AddVersion
-            && values
-                .store
-                .secret_get(&key)
-                .await
-                .map_err(store_error)?
-                .is_some();
+        let stored =
+            write.mode == WriteMode::AddVersion && values.store.secret_get(&key).await?.is_some();
         if !stored {
             return Err(refusal);
         }
@@ -370,7 +364,7 @@ async fn set(values: Values, query: Q, body: Bytes) -> Result<Response, ApiError
             format!("Stored version is {current}; retry with the current value."),
         )
         .with_details(json!({"currentVersion": current}))),
-        Err(e) => Err(store_error(e)),
+        Err(e) => Err(ApiError::from(e)),
     }
 }
 
@@ -391,8 +385,7 @@ async fn revoke(
     match values
         .store
         .secret_revoke(&key, hard, reason.as_deref())
-        .await
-        .map_err(store_error)?
+        .await?
     {
         Some(revoked) => Ok(Json(json!({"revoked": revoked, "hard": hard}))),
         None => Err(not_found(&name)),
@@ -408,11 +401,7 @@ async fn versions(
     let key = key_of(&values, &p, &name)?;
     let limit = clamp_limit(p.get("limit").map(String::as_str));
     let after = cursor(&p, "versions")?.map_or(0, |c| c.version);
-    let (rows, more) = values
-        .store
-        .secret_versions(&key, after, limit)
-        .await
-        .map_err(store_error)?;
+    let (rows, more) = values.store.secret_versions(&key, after, limit).await?;
     let next = match (more, rows.last()) {
         (true, Some(last)) => Some(encode_cursor(&Position {
             list: "versions".into(),
@@ -440,12 +429,7 @@ async fn version(
     };
     let p = params(query)?;
     let key = key_of(&values, &p, &name)?;
-    match values
-        .store
-        .secret_version(&key, n)
-        .await
-        .map_err(store_error)?
-    {
+    match values.store.secret_version(&key, n).await? {
         Some(v) => Ok(Json(version_json(&v))),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,

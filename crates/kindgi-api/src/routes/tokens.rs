@@ -14,7 +14,7 @@
 //! key (§1.5 rule 5); the middleware replays that record.
 
 use axum::body::Bytes;
-use axum::extract::{Extension, Path, RawQuery, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -334,7 +334,7 @@ fn check_project(
 async fn mint(
     State(state): State<AppState>,
     caller: KeyHolder,
-    idempotency: Option<Extension<IdempotencyContext>>,
+    idempotency: Option<IdempotencyContext>,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     needs_admin_or_own_keys(&caller)?;
@@ -348,7 +348,7 @@ async fn mint(
     let mut answer = token_json(&minted.record);
     answer.insert("token".into(), Value::String(minted.key));
     let mut response = (StatusCode::CREATED, Json(Value::Object(answer))).into_response();
-    if let Some(Extension(context)) = idempotency {
+    if let Some(context) = idempotency {
         withhold(&state, &context, minted.record.created_at).await;
         response.extensions_mut().insert(AnswerRecorded::Recorded);
     }

@@ -7,7 +7,7 @@
 
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Extension, Path, RawQuery, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -31,7 +31,6 @@ use crate::routes::query;
 use crate::routes::registry::{self, Writable};
 use crate::routes::secret_binding;
 use crate::state::AppState;
-use crate::version_cache::VersionBodies;
 use bytes::Bytes;
 
 /// The properties of `OA:Tool` (and `OA:ToolVersionRow`), in order.
@@ -216,7 +215,7 @@ async fn register(
     State(state): State<AppState>,
     caller: KeyHolder,
     _writable: Writable,
-    idempotency: Option<Extension<IdempotencyContext>>,
+    idempotency: Option<IdempotencyContext>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let value: Value = serde_json::from_slice(&body)
@@ -270,7 +269,7 @@ async fn register(
     };
     let answer = json!({ "toolId": manifest.id.as_str() }).to_string();
     // With an Idempotency-Key on the persistent registry, the answer commits with the version.
-    if let (Some(Extension(context)), Some(store)) = (idempotency, &state.store_registry) {
+    if let (Some(context), Some(store)) = (idempotency, &state.store_registry) {
         let recorded = store
             .register_answered(
                 &tenant,
@@ -413,7 +412,7 @@ async fn get_version(
     check_tool_id(&tool_id)?;
     check_version(&version)?;
     // Read before the record: a change committed after this moves the epoch on.
-    let epoch = VersionBodies::epoch(&state);
+    let epoch = state.version_epoch();
     if let Some(e) = epoch
         && let Some(body) = state.version_bodies.get(e, &tenant, &tool_id, &version)
     {
