@@ -11,7 +11,9 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use kindgi_core::conversation::ContinueError;
 use kindgi_runtime::approval::ApprovalError;
+use kindgi_runtime::conversation_turn::ConversationTurnError;
 use kindgi_runtime::{RuntimeError, WaitError};
 use kindgi_store::StoreError;
 use kindgi_store::conversations::ConversationError;
@@ -284,6 +286,33 @@ impl From<ConversationError> for ApiError {
                 }
                 error
             }
+        }
+    }
+}
+
+/// An agent turn that cannot continue the conversation it names: `404
+/// conversation-not-found`, `409 conversation-closed` (as the conversation routes answer),
+/// `400 bad-input` for another agent's conversation; a storage failure is `500`.
+impl From<ConversationTurnError> for ApiError {
+    fn from(e: ConversationTurnError) -> ApiError {
+        match e {
+            ConversationTurnError::Conversation(ContinueError::NotFound { id }) => {
+                ApiError::from(ConversationError::NotFound { id })
+            }
+            ConversationTurnError::Conversation(ContinueError::Closed { id }) => {
+                ApiError::from(ConversationError::Closed { id })
+            }
+            ConversationTurnError::Conversation(ContinueError::Storage(s)) => {
+                ApiError::internal(&s)
+            }
+            ConversationTurnError::OtherAgent {
+                id,
+                agent_id,
+                asked,
+            } => ApiError::bad_input(format!(
+                "Conversation \"{id}\" is with agent \"{agent_id}\", not \"{asked}\""
+            ))
+            .with_details(json!({"conversationId": id, "agentId": agent_id})),
         }
     }
 }

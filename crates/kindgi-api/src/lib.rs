@@ -33,6 +33,7 @@ pub mod json_body;
 pub mod page;
 mod paged_body;
 pub mod projects;
+pub mod query;
 pub mod redact;
 pub mod request_id;
 pub mod routes;

@@ -36,9 +36,10 @@ use crate::error::ApiError;
 use crate::json_body::JsonObject;
 use crate::page::encode_cursor;
 use crate::paged_body::{self, PageSource};
+use crate::query::QueryString;
 use crate::request_id::{RequestId, Trace};
 use crate::run_wire::{entry_json, progress_json, run_json};
-use crate::runs_list::{self, Params, cursor_after};
+use crate::runs_list::{self, cursor_after};
 use crate::sse::{self, Flavour};
 use crate::state::AppState;
 
@@ -250,57 +251,20 @@ fn parse_start(mut body: Map<String, Value>) -> Result<StartRequest, ApiError> {
     })
 }
 
-/// An agent run naming `input.conversationId` is the next turn of that conversation
-/// (platform-api.md §3.1, §11): the conversation must be the tenant's and open (`404
-/// conversation-not-found`, `409 conversation-closed`) and of that agent; an omitted
-/// `agentVersion` is the conversation's; the user's message is appended and the turn counted.
-async fn conversation_turn(
-    state: &AppState,
-    tenant: &str,
-    req: &mut StartRequest,
-) -> Result<(), ApiError> {
-    let Subject::Agent(agent) = &req.subject else {
-        return Ok(());
-    };
-    let Some(id) = req.input.get("conversationId").and_then(Value::as_str) else {
-        return Ok(());
-    };
-    let store = kindgi_store::conversations::ConversationStore::new(state.db.clone());
-    let conversation = store.check_open(tenant, id).await?;
-    if &conversation.agent_id != agent {
-        return Err(ApiError::bad_input(format!(
-            "Conversation \"{id}\" is with agent \"{}\", not \"{agent}\"",
-            conversation.agent_id
-        ))
-        .with_details(json!({"conversationId": id, "agentId": conversation.agent_id})));
-    }
-    if req.version.is_none() {
-        req.version = Some(conversation.agent_version.clone());
-    }
-    let message = req.input.get("userMessage").cloned().unwrap_or(Value::Null);
-    store
-        .append_message(
-            tenant,
-            id,
-            kindgi_core::conversation::Role::User,
-            &message,
-            None,
-            None,
-        )
-        .await?;
-    store.bump_turn(tenant, id).await?;
-    Ok(())
-}
-
 async fn start(
-    State(state): State<AppState>,
     State(rt): State<Runtime>,
     trace: Trace,
     caller: Caller,
     JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {
     let mut req = parse_start(body)?;
-    conversation_turn(&state, &caller.tenant, &mut req).await?;
+    // An agent run naming `input.conversationId` is that conversation's next turn
+    // (platform-api.md §3.1, §11): the runtime checks and records it.
+    if let Subject::Agent(agent) = &req.subject {
+        req.version = rt
+            .begin_conversation_turn(&caller.tenant, agent, req.version.take(), &req.input)
+            .await?;
+    }
     let project_id = crate::projects::check_project_id(&caller.tenant, req.project_id.as_deref())?;
     let options = RunOptions {
         dry_run: req.dry_run,
@@ -402,7 +366,7 @@ async fn list(
     caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let params = Params::parse(raw.as_deref())?;
+    let params = QueryString::bounded(raw.as_deref())?;
     let req = runs_list::parse(&caller.tenant, &params)?;
     let source = RunPages {
         rt,
@@ -513,11 +477,11 @@ async fn journal(
     Path(run_id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let params = Params::parse(raw.as_deref())?;
-    let limit = journal_limit(params.get("limit"))?;
-    let cursor = crate::page::decode_cursor::<JournalCursor>(params.get("cursor"))?;
+    let params = QueryString::bounded(raw.as_deref())?;
+    let limit = journal_limit(params.last("limit"))?;
+    let cursor = crate::page::decode_cursor::<JournalCursor>(params.last("cursor"))?;
     let since = params
-        .get("since")
+        .last("since")
         .and_then(|s| s.trim().parse::<u64>().ok());
     owned_run(&rt, &caller.tenant, &run_id).await?;
     let start = cursor.map(|c| c.sequence).or(since);

@@ -41,6 +41,7 @@ pub mod approval;
 pub mod call_values;
 pub mod catalogue;
 pub mod conversation;
+pub mod conversation_turn;
 mod decide;
 pub mod definitions;
 pub mod dispatch;

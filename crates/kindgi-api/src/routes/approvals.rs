@@ -29,7 +29,7 @@ use super::key_holder::KeyHolder;
 use super::reviewer::{self, Reviewer};
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
-use crate::runs_list::Params;
+use crate::query::QueryString;
 use crate::state::AppState;
 
 /// The subjects of an agent's gates: they resume on the decision alone.
@@ -63,7 +63,7 @@ async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let reviewer = reviewer::gate(&caller, "read")?;
-    let params = Params::parse(raw.as_deref())?;
+    let params = QueryString::bounded(raw.as_deref())?;
     let req = approvals_query::parse(&params, &reviewer)?;
     let mut extra = Map::new();
     extra.insert("order".into(), json!(req.order()));

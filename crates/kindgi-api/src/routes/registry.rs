@@ -29,7 +29,7 @@ use serde_json::{Map, Value, json};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
-use crate::routes::query;
+use crate::query::QueryString;
 use crate::state::AppState;
 
 /// One versioned registry kind.
@@ -163,13 +163,14 @@ struct VersionCursor {
 
 /// `?limit, cursor, name, includeRetired` of a list route, as a store query.
 pub fn list_query(q: Option<&str>) -> Result<ListDefinitions, ApiError> {
-    crate::routes::scope::check(q)?;
-    let cursor: Option<IdCursor> = decode_cursor(query::param(q, "cursor").as_deref())?;
+    let q = QueryString::clipped(q);
+    crate::routes::scope::check(&q)?;
+    let cursor: Option<IdCursor> = decode_cursor(q.first("cursor"))?;
     Ok(ListDefinitions {
-        limit: clamp_limit(query::param(q, "limit").as_deref()),
+        limit: clamp_limit(q.first("limit")),
         after: cursor.map(|c| c.id),
-        prefix: query::non_empty(q, "name"),
-        include_retired: query::flag(q, "includeRetired"),
+        prefix: q.non_empty("name").map(str::to_owned),
+        include_retired: q.flag("includeRetired"),
     })
 }
 
@@ -207,8 +208,8 @@ async fn list(
 /// `?projectId=` of an item read: a UUID naming the tenant's project (this runtime has one,
 /// so it narrows nothing).
 pub fn check_project_query(tenant: &str, q: Option<&str>) -> Result<(), ApiError> {
-    match query::non_empty(q, "projectId") {
-        Some(p) => crate::projects::check_project_id(tenant, Some(&p)).map(drop),
+    match QueryString::clipped(q).non_empty("projectId") {
+        Some(p) => crate::projects::check_project_id(tenant, Some(p)).map(drop),
         None => Ok(()),
     }
 }
@@ -249,10 +250,10 @@ async fn list_versions(
     RawQuery(q): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let Path(id) = path.map_err(path_error)?;
-    let q = q.as_deref();
-    let limit = clamp_limit(query::param(q, "limit").as_deref());
-    let cursor: Option<VersionCursor> = decode_cursor(query::param(q, "cursor").as_deref())?;
-    let include = query::flag(q, "includeTombstoned");
+    let q = QueryString::clipped(q.as_deref());
+    let limit = clamp_limit(q.first("limit"));
+    let cursor: Option<VersionCursor> = decode_cursor(q.first("cursor"))?;
+    let include = q.flag("includeTombstoned");
     let all = state.definitions.versions(&tenant, kind.store, &id).await?;
     if all.is_empty() {
         return Err(not_found(kind, &id));

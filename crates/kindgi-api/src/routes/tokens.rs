@@ -28,12 +28,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::key_holder::{
-    KeyHolder, denied, iso, object_body, opt_str, parse_principal_ref, principal_json, query_param,
+    KeyHolder, denied, iso, object_body, opt_str, parse_principal_ref, principal_json,
 };
 use crate::error::ApiError;
 use crate::idempotency::{AnswerRecorded, IdempotencyContext};
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::check_project_id;
+use crate::query::QueryString;
 use crate::state::AppState;
 
 /// The most capabilities one key carries.
@@ -386,17 +387,21 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     needs_admin_or_own_keys(&caller)?;
-    let q = query.as_deref();
-    let limit = clamp_limit(query_param(q, "limit").as_deref());
-    let cursor: Option<Position> = decode_cursor(query_param(q, "cursor").as_deref())?;
-    let asked = match query_param(q, "principal").filter(|s| !s.is_empty()) {
+    let q = QueryString::parse(query.as_deref());
+    let limit = clamp_limit(q.first("limit"));
+    let cursor: Option<Position> = decode_cursor(q.first("cursor"))?;
+    let asked = match q
+        .first("principal")
+        .map(str::to_owned)
+        .filter(|s| !s.is_empty())
+    {
         None => None,
         Some(s) => Some(parse_principal_ref(&s).ok_or_else(|| {
             ApiError::bad_input("`principal` must be `user:<id>` or `service-account:<id>`")
                 .with_details(json!({"field": "principal"}))
         })?),
     };
-    let created_by = created_by_filter(&caller, query_param(q, "createdBy"))?;
+    let created_by = created_by_filter(&caller, q.first("createdBy").map(str::to_owned))?;
     let principal = if caller.is_admin() {
         asked
     } else {

@@ -26,8 +26,8 @@ use crate::idempotency::{AnswerRecorded, IdempotencyContext};
 use crate::json_body::JsonBody;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::check_project_id;
+use crate::query::QueryString;
 use crate::routes::key_holder::KeyHolder;
-use crate::routes::query;
 use crate::routes::registry::{self, Writable};
 use crate::routes::secret_binding;
 use crate::state::AppState;
@@ -300,16 +300,16 @@ async fn list(
     Tenant(tenant): Tenant,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let q = query.as_deref();
-    crate::routes::scope::check(q)?;
-    let limit = clamp_limit(query::param(q, "limit").as_deref());
-    let after: Option<After> = decode_cursor(query::param(q, "cursor").as_deref())?;
+    let q = QueryString::clipped(query.as_deref());
+    crate::routes::scope::check(&q)?;
+    let limit = clamp_limit(q.first("limit"));
+    let after: Option<After> = decode_cursor(q.first("cursor"))?;
     let list = ListQuery {
         limit,
         after: after.map(|a| a.after),
-        name: query::non_empty(q, "name"),
+        name: q.non_empty("name").map(str::to_owned),
     };
-    let include_retired = query::flag(q, "includeRetired");
+    let include_retired = q.flag("includeRetired");
     let page_found = match &state.store_registry {
         Some(store) => store.list_with(&tenant, list, include_retired).await,
         None => state.registry.list(&tenant, list).await,
@@ -358,11 +358,11 @@ async fn list_versions(
 ) -> Result<Response, ApiError> {
     let Path(tool_id) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
-    let q = query.as_deref();
-    let limit = clamp_limit(query::param(q, "limit").as_deref());
-    let after: Option<After> = decode_cursor(query::param(q, "cursor").as_deref())?;
+    let q = QueryString::clipped(query.as_deref());
+    let limit = clamp_limit(q.first("limit"));
+    let after: Option<After> = decode_cursor(q.first("cursor"))?;
     let after = after.map(|a| a.after);
-    let include = query::flag(q, "includeTombstoned");
+    let include = q.flag("includeTombstoned");
     let mut versions = state
         .registry
         .versions(&tenant, &tool_id, include)

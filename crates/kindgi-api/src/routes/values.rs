@@ -7,11 +7,9 @@
 //! is read once: `KINDGI_ENV` (default `local`) and `KINDGI_SECRETS_KEY` /
 //! `KINDGI_SECRETS_KEY_FILE` ([`kindgi_store::seal`]).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
-use axum::extract::Query;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use kindgi_store::tokens::HeldCapabilities;
@@ -22,6 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
 use crate::projects::{default_project_id, tenant_uuid};
+use crate::query::QueryString;
 use crate::state::AppState;
 
 /// The host's configuration, the env-name rule and the echo limit (a leaf module, so the
@@ -106,19 +105,11 @@ impl Values {
 }
 
 /// The query parameters (first value of each name).
-pub type Params = HashMap<String, String>;
+pub type Params = QueryString;
 
-/// Parse the query string; a malformed one is `400 bad-input`.
-pub fn params(
-    query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
-) -> Result<Params, ApiError> {
-    let Query(pairs) =
-        query.map_err(|e| ApiError::bad_input(format!("The query string is not valid: {e}")))?;
-    let mut out = Params::new();
-    for (k, v) in pairs {
-        out.entry(k).or_insert(v);
-    }
-    Ok(out)
+/// The query string of a values route: the first value of a repeated key counts.
+pub fn params(raw: Option<&str>) -> Params {
+    QueryString::parse(raw)
 }
 
 /// `envName`: required (`400 env-name-required`), `[a-z][a-z0-9-]{0,62}`.
@@ -147,7 +138,7 @@ pub struct RawScope {
 /// The `?scopeKind` + `?scopeId` + `?inherit` triplet (§1.8): `400 scope-invalid` for a
 /// malformed one, `400 scope-kind-required` when `scopeKind` is missing.
 pub fn query_scope(p: &Params) -> Result<RawScope, ApiError> {
-    let get = |n: &str| p.get(n).map(String::as_str).filter(|s| !s.is_empty());
+    let get = |n: &str| p.first(n).filter(|s| !s.is_empty());
     if let Some(inherit) = get("inherit") {
         if inherit != "true" && inherit != "false" {
             return Err(scope_invalid(format!(
@@ -348,7 +339,7 @@ pub struct Position {
 
 /// Decode `?cursor` for `list`; one another list issued is `400 bad-input` (malformed).
 pub fn cursor(p: &Params, list: &str) -> Result<Option<Position>, ApiError> {
-    let pos: Option<Position> = crate::page::decode_cursor(p.get("cursor").map(String::as_str))?;
+    let pos: Option<Position> = crate::page::decode_cursor(p.first("cursor"))?;
     match pos {
         Some(pos) if pos.list != list => {
             Err(ApiError::bad_input("`cursor` is malformed")
