@@ -4,7 +4,7 @@
 
 use crate::runtime;
 use kindgi_api::testing::TestClient;
-use kindgi_api::{AppState, flows, router_with, runs};
+use kindgi_api::{AppState, router};
 use kindgi_runtime::Runtime;
 use kindgi_spec::tool::EffectKind;
 use kindgi_store::testing::TestDatabase;
@@ -75,7 +75,7 @@ async fn build() -> Api {
         Ok(k) => k.key,
         Err(e) => panic!("cannot mint the fuzz key: {e}"),
     };
-    let app = router_with(state, runs::routes(rt.clone()).merge(flows::routes(rt)));
+    let app = router(state.with_runtime(rt));
     Api {
         client: TestClient::new(app, Some(key)),
         _db: db,

@@ -1,6 +1,6 @@
 //! `/v1/approvals` (platform-api.md §4, `OA approvals.*`) over a [`Runtime`]: list, get and
-//! decide the approvals a gated tool call waits on. Mounted with the run routes
-//! ([`crate::runs::routes`]), since an approval belongs to a run.
+//! decide the approvals a gated tool call waits on. Mounted by [`crate::router`] over the
+//! state's runtime, as the run routes are: an approval belongs to a run.
 //!
 //! | route | answer |
 //! |---|---|
@@ -36,8 +36,7 @@ use crate::state::AppState;
 const TOOL_CALL_GATE: &str = "tool-call:pending";
 const SESSION_GATE: &str = "agent-turn:session-hitl-gate";
 
-/// The approvals routes over `runtime` (add an `Extension(runtime)` layer, as
-/// [`crate::runs::routes`] does).
+/// The approvals routes, over the state's runtime.
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/approvals", get(list))

@@ -1,6 +1,5 @@
-//! Route groups. The registries (tools, flows, agents, guardrails) and the Default project
-//! are part of every `/v1` router ([`crate::router_with`]); [`registry`] holds what the
-//! versioned registries share.
+//! Route groups, each mounted by [`crate::router`]; [`registry`] holds what the versioned
+//! registries (flows, agents, guardrails) share, [`scope`] the one scope triplet.
 
 pub mod agents;
 pub mod approvals;

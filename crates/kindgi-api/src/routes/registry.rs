@@ -14,7 +14,7 @@
 //! | `POST …/{id}/versions/{version}/reinstate` | `{<kind>Id, version, wasTombstoned}` |
 
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Extension, FromRequestParts, Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::routing::{get, post};
@@ -53,21 +53,47 @@ pub struct Kind {
 
 /// The shared routes of `kind` (its publish route is the kind's own).
 pub fn routes(kind: &'static Kind) -> Router<AppState> {
+    // Each handler is given `kind` by its route (a closure), not by a request extension.
+    type Id = Result<Path<String>, PathRejection>;
+    type Version = Result<Path<(String, String)>, PathRejection>;
     let item = format!("{}/{{id}}", kind.path);
     Router::new()
-        .route(kind.path, get(list))
-        .route(&item, get(get_latest))
-        .route(&format!("{item}/versions"), get(list_versions))
-        .route(&format!("{item}/versions/{{version}}"), get(get_version))
+        .route(
+            kind.path,
+            get(move |s: State<AppState>, t: Tenant, q: RawQuery| list(kind, s, t, q)),
+        )
+        .route(
+            &item,
+            get(move |s: State<AppState>, t: Tenant, p: Id, q: RawQuery| {
+                get_latest(kind, s, t, p, q)
+            }),
+        )
+        .route(
+            &format!("{item}/versions"),
+            get(move |s: State<AppState>, t: Tenant, p: Id, q: RawQuery| {
+                list_versions(kind, s, t, p, q)
+            }),
+        )
+        .route(
+            &format!("{item}/versions/{{version}}"),
+            get(move |s: State<AppState>, t: Tenant, p: Version| get_version(kind, s, t, p)),
+        )
         .route(
             &format!("{item}/versions/{{version}}/unregister"),
-            post(unregister),
+            post(
+                move |s: State<AppState>, t: Tenant, w: Writable, p: Version| {
+                    unregister(kind, s, t, w, p)
+                },
+            ),
         )
         .route(
             &format!("{item}/versions/{{version}}/reinstate"),
-            post(reinstate),
+            post(
+                move |s: State<AppState>, t: Tenant, w: Writable, p: Version| {
+                    reinstate(kind, s, t, w, p)
+                },
+            ),
         )
-        .layer(Extension(kind))
 }
 
 /// An extractor that refuses the request when the registries are read-only
@@ -195,8 +221,8 @@ pub fn list_page(
 }
 
 async fn list(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     RawQuery(q): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
@@ -215,8 +241,8 @@ pub fn check_project_query(tenant: &str, q: Option<&str>) -> Result<(), ApiError
 }
 
 async fn get_latest(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     path: Result<Path<String>, PathRejection>,
     RawQuery(q): RawQuery,
@@ -243,8 +269,8 @@ async fn get_latest(
 }
 
 async fn list_versions(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     path: Result<Path<String>, PathRejection>,
     RawQuery(q): RawQuery,
@@ -293,8 +319,8 @@ async fn list_versions(
 }
 
 async fn get_version(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
@@ -310,8 +336,8 @@ async fn get_version(
 }
 
 async fn unregister(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     _writable: Writable,
     path: Result<Path<(String, String)>, PathRejection>,
@@ -328,8 +354,8 @@ async fn unregister(
 }
 
 async fn reinstate(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     _writable: Writable,
     path: Result<Path<(String, String)>, PathRejection>,
