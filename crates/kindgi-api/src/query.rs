@@ -52,7 +52,7 @@ impl QueryString {
                     Some(eq) => eq + 1 + floor_boundary(&pair[eq + 1..], max_value),
                     None => pair.len(),
                 };
-                url::form_urlencoded::parse(pair[..end].as_bytes())
+                url::form_urlencoded::parse(&pair.as_bytes()[..end])
                     .next()
                     .map(|(k, v)| (k.into_owned(), v.into_owned()))
             })

@@ -94,7 +94,7 @@ pub use record::{
     RunStatus, Segment,
 };
 pub use resolve::{RegistryToolFactory, ResolveError, ToolResolver};
-pub use runtime::{LookupError, RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeError};
+pub use runtime::{RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeError};
 pub use store::{MemoryRunStore, ReplayFilter, RunQuery, RunStore, RunStoreError};
 pub use wait::{WaitAnswered, WaitError, WaitingFor};
 pub use wait_store::{
