@@ -4,7 +4,8 @@
 
 use crate::runtime;
 use kindgi_api::testing::TestClient;
-use kindgi_api::{AppState, flows, router_with, runs};
+use kindgi_api::{AppState, router};
+use kindgi_runtime::Runtime;
 use kindgi_spec::tool::EffectKind;
 use kindgi_store::testing::TestDatabase;
 use kindgi_tools::Tool;
@@ -57,7 +58,7 @@ async fn build() -> Api {
         Ok(db) => db,
         Err(e) => panic!("cannot open the fuzz database: {e}"),
     };
-    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
+    let rt = Runtime::over(db.db.ports()).build();
     for (id, read_only) in [("fuzz.lookup-order", true), ("fuzz.add-note", false)] {
         match tool(id, read_only) {
             Some(t) => rt.tools().insert_tool(t),
@@ -74,7 +75,7 @@ async fn build() -> Api {
         Ok(k) => k.key,
         Err(e) => panic!("cannot mint the fuzz key: {e}"),
     };
-    let app = router_with(state, runs::routes(rt.clone()).merge(flows::routes(rt)));
+    let app = router(state.with_runtime(rt));
     Api {
         client: TestClient::new(app, Some(key)),
         _db: db,

@@ -16,8 +16,8 @@
 
 use std::time::{Duration, Instant};
 
-use kindgi_api::{AppState, router_with, runs, serve};
-use kindgi_runtime::{JournalEntry, JournalKind, RunMeta, RunRecord, RunStatus, RunStore};
+use kindgi_api::{AppState, router, serve};
+use kindgi_runtime::{JournalEntry, JournalKind, RunMeta, RunRecord, RunStatus, RunStore, Runtime};
 use kindgi_store::testing::TestDatabase;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -105,7 +105,7 @@ async fn main() {
     let what = arg("--what", "journal");
     let tenants: usize = arg("--tenants", "1").parse().unwrap();
     let db = TestDatabase::sqlite().await.unwrap();
-    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
+    let rt = Runtime::over(db.db.ports()).build();
     let state = AppState::new(db.db.clone());
     // One key and one run per tenant; client `i` reads as tenant `i % tenants` (the stream
     // caps are per key and per tenant).
@@ -139,7 +139,7 @@ async fn main() {
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let app = router_with(state, runs::routes(rt.clone()));
+    let app = router(state.with_runtime(rt.clone()));
     let stop = kindgi_serve::CancellationToken::new();
     tokio::spawn(serve(listener, app, kindgi_serve::Limits::default(), stop));
     let request = requests[0].clone();

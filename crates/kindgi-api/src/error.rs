@@ -4,9 +4,20 @@
 //! extensions, and the request-id middleware (which knows the id) renders the envelope. Any
 //! other error response (an unknown route, a wrong method) is turned into an envelope there
 //! too, so every 4xx/5xx body has the same shape.
+//!
+//! Each domain's refusals become answers here, once, through `From` (so a handler writes
+//! `?`): the runtime's, waits', approvals', conversations', values' and the store's. The
+//! not-found answers a route also gives by itself are the `*_not_found` helpers.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use kindgi_core::conversation::ContinueError;
+use kindgi_core::conversation::ConversationError;
+use kindgi_runtime::approval::ApprovalError;
+use kindgi_runtime::conversation_turn::ConversationTurnError;
+use kindgi_runtime::{RuntimeError, WaitError};
+use kindgi_store::StoreError;
+use kindgi_store::values::ValuesError;
 use kindgi_tools::registry::RegistryError;
 use serde_json::{Value, json};
 
@@ -113,6 +124,237 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// `404 run-not-found` (also a run of another tenant).
+    pub fn run_not_found(run_id: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "run-not-found",
+            format!("No run with id {run_id}"),
+        )
+        .with_details(json!({"runId": run_id}))
+    }
+
+    /// `404 wait-not-found` (also a token of another tenant, or a malformed one).
+    pub fn wait_not_found() -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "wait-not-found",
+            WaitError::NotFound.to_string(),
+        )
+    }
+
+    /// `404 approval-not-found`.
+    pub fn approval_not_found(id: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "approval-not-found",
+            format!("No approval with id {id}"),
+        )
+        .with_details(json!({"approvalId": id}))
+    }
+}
+
+/// The REST mapping of a runtime refusal.
+impl From<RuntimeError> for ApiError {
+    fn from(e: RuntimeError) -> ApiError {
+        let message = e.message();
+        match e {
+            RuntimeError::FlowNotFound { flow_id, version } => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "flow-not-found",
+                match &version {
+                    Some(v) => format!("No flow \"{flow_id}\" at version \"{v}\""),
+                    None => format!("No flow \"{flow_id}\""),
+                },
+            )
+            .with_details(json!({"flowId": flow_id, "flowVersion": version})),
+            RuntimeError::AgentNotFound { agent_id, version } => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "agent-not-found",
+                match &version {
+                    Some(v) => format!("No agent \"{agent_id}\" at version \"{v}\""),
+                    None => format!("No agent \"{agent_id}\""),
+                },
+            )
+            .with_details(json!({"agentId": agent_id, "agentVersion": version})),
+            RuntimeError::FlowUnbound {
+                flow_id,
+                node_id,
+                kind,
+                reference,
+            } => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "flow-unbound", message)
+                .with_details(
+                    json!({"flowId": flow_id, "nodeId": node_id, "kind": kind, "ref": reference}),
+                ),
+            RuntimeError::InvalidInput {
+                flow_id, issues, ..
+            } => ApiError::new(StatusCode::BAD_REQUEST, "validation-failed", message)
+                .with_details(json!({"flowId": flow_id, "issues": issues})),
+            RuntimeError::RunNotFound { run_id } => ApiError::run_not_found(&run_id),
+            RuntimeError::RunAlreadyTerminal { run_id, status } => ApiError::new(
+                StatusCode::CONFLICT,
+                "run-already-terminal",
+                format!("Cannot cancel run: already {status}"),
+            )
+            .with_details(json!({"runId": run_id, "status": status})),
+            e @ (RuntimeError::Store(_) | RuntimeError::Lookup { .. }) => ApiError::internal(&e),
+        }
+    }
+}
+
+/// The REST answer of a refused wait answer. A store failure is `503` with a fixed message
+/// (its cause is logged, never sent).
+impl From<WaitError> for ApiError {
+    fn from(e: WaitError) -> ApiError {
+        let message = e.to_string();
+        match e {
+            WaitError::NotFound => ApiError::wait_not_found(),
+            WaitError::AlreadyAnswered => {
+                ApiError::new(StatusCode::CONFLICT, "wait-already-answered", message)
+            }
+            WaitError::Expired { expired_at } => {
+                ApiError::new(StatusCode::GONE, "wait-expired", message)
+                    .with_details(json!({"expiredAt": expired_at}))
+            }
+            WaitError::Invalid {
+                tool_id, issues, ..
+            } => ApiError::new(StatusCode::BAD_REQUEST, "wait-answer-invalid", message)
+                .with_details(json!({"toolId": tool_id, "issues": issues})),
+            WaitError::RunTerminal { run_id, status } => {
+                ApiError::new(StatusCode::CONFLICT, "run-already-terminal", message)
+                    .with_details(json!({"runId": run_id, "status": status}))
+            }
+            WaitError::Store(cause) => {
+                tracing::error!(%cause, "wait store unavailable");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store-unavailable",
+                    "The wait store is unavailable; nothing was answered. Retry shortly",
+                )
+            }
+        }
+    }
+}
+
+/// The REST answer of a refused decision or read. A store failure is `503` with a fixed
+/// message (its cause is logged, never sent).
+impl From<ApprovalError> for ApiError {
+    fn from(e: ApprovalError) -> ApiError {
+        let message = e.to_string();
+        match e {
+            ApprovalError::NotFound { id } => ApiError::approval_not_found(&id),
+            ApprovalError::AlreadyDecided { id, status } => {
+                ApiError::new(StatusCode::CONFLICT, "approval-already-decided", message)
+                    .with_details(json!({"approvalId": id, "status": status}))
+            }
+            ApprovalError::Terminal { id, status } => {
+                ApiError::new(StatusCode::CONFLICT, "approval-terminal", message)
+                    .with_details(json!({"approvalId": id, "status": status}))
+            }
+            ApprovalError::InsufficientRole { have, need } => {
+                ApiError::new(StatusCode::FORBIDDEN, "insufficient-role", message)
+                    .with_details(json!({"reviewerRole": have, "requiredRole": need}))
+            }
+            ApprovalError::RunTerminal { run_id, status } => {
+                ApiError::new(StatusCode::CONFLICT, "run-already-terminal", message)
+                    .with_details(json!({"runId": run_id, "status": status}))
+            }
+            ApprovalError::Store(cause) => {
+                tracing::error!(%cause, "approval store unavailable");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store-unavailable",
+                    "The approval store is unavailable; nothing was read or decided. Retry shortly",
+                )
+            }
+        }
+    }
+}
+
+/// A conversation-domain failure: the error's own status, code and details; a storage
+/// failure is `500`.
+impl From<ConversationError> for ApiError {
+    fn from(e: ConversationError) -> ApiError {
+        match e {
+            ConversationError::Storage(s) => ApiError::internal(&s),
+            e => {
+                let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::NOT_FOUND);
+                let mut error = ApiError::new(status, e.code(), e.to_string());
+                if let Some(d) = e.details() {
+                    error = error.with_details(d);
+                }
+                error
+            }
+        }
+    }
+}
+
+/// An agent turn that cannot continue the conversation it names: `404
+/// conversation-not-found`, `409 conversation-closed` (as the conversation routes answer),
+/// `400 bad-input` for another agent's conversation; a storage failure is `500`.
+impl From<ConversationTurnError> for ApiError {
+    fn from(e: ConversationTurnError) -> ApiError {
+        match e {
+            ConversationTurnError::Conversation(ContinueError::NotFound { id }) => {
+                ApiError::from(ConversationError::NotFound { id })
+            }
+            ConversationTurnError::Conversation(ContinueError::Closed { id }) => {
+                ApiError::from(ConversationError::Closed { id })
+            }
+            ConversationTurnError::Conversation(ContinueError::Storage(s)) => {
+                ApiError::internal(&s)
+            }
+            ConversationTurnError::OtherAgent {
+                id,
+                agent_id,
+                asked,
+            } => ApiError::bad_input(format!(
+                "Conversation \"{id}\" is with agent \"{agent_id}\", not \"{asked}\""
+            ))
+            .with_details(json!({"conversationId": id, "agentId": agent_id})),
+        }
+    }
+}
+
+/// A values (env, secrets) store failure; values never appear in it.
+impl From<ValuesError> for ApiError {
+    fn from(e: ValuesError) -> ApiError {
+        match e {
+            ValuesError::NoKey => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "secret-provider-unavailable",
+                format!(
+                    "This runtime has no secrets key, so it cannot store or read secret values: {}",
+                    kindgi_store::seal::KEY_HOWTO
+                ),
+            ),
+            ValuesError::ValueTooLarge { len, max } => ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "secret-value-too-large",
+                format!("The value is {len} bytes; a secret value is at most {max} bytes"),
+            )
+            .with_details(json!({"maxBytes": max})),
+            ValuesError::Seal(e) => {
+                tracing::error!(error = %e, "a secret value did not open");
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal-server-error",
+                    "A stored secret value cannot be decrypted with this runtime's secrets key",
+                )
+            }
+            other => ApiError::internal(&other),
+        }
+    }
+}
+
+/// A store failure: `500`, the cause logged, not sent.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        ApiError::internal(&e)
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = self.status.into_response();
@@ -142,5 +384,48 @@ pub(crate) fn generic_for(status: StatusCode) -> ApiError {
             "internal-server-error",
             INTERNAL_MESSAGE,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_map_to_their_statuses() {
+        assert_eq!(
+            ApiError::from(WaitError::NotFound).status,
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            ApiError::from(WaitError::AlreadyAnswered).status,
+            StatusCode::CONFLICT
+        );
+        let gone = ApiError::from(WaitError::Expired {
+            expired_at: "2026-01-01T00:00:00.000Z".into(),
+        });
+        assert_eq!((gone.status, gone.code), (StatusCode::GONE, "wait-expired"));
+        let invalid = ApiError::from(WaitError::Invalid {
+            tool_id: "t".into(),
+            summary: "bad".into(),
+            issues: vec![],
+        });
+        assert_eq!(invalid.status, StatusCode::BAD_REQUEST);
+        assert_eq!(invalid.details.unwrap()["issues"], json!([]));
+        let store = ApiError::from(WaitError::Store(kindgi_core::StorageError::backend(
+            "waits.get_pause",
+            "secret",
+        )));
+        assert!(!store.message.contains("secret"));
+    }
+
+    #[test]
+    fn approval_store_failures_do_not_leak_their_cause() {
+        let e = ApiError::from(ApprovalError::Store(kindgi_core::StorageError::backend(
+            "waits.get_approval",
+            "password=hunter2",
+        )));
+        assert_eq!(e.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(!e.message.contains("hunter2"));
     }
 }

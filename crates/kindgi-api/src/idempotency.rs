@@ -13,11 +13,10 @@
 //! in the write's own transaction, marking its response [`AnswerRecorded`]; after a crash a
 //! retry therefore finds either the answer (the write committed) or nothing (it did not, and
 //! the retry does it). Other routes' answers are recorded right after the handler. "In
-//! flight" is known only to the serving process ([`InFlight`]), so it ends with it: a key is
+//! flight" is known only to the serving process ([`crate::in_flight::InFlight`]), so it ends with it: a key is
 //! never held by a request that died.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
@@ -61,6 +60,19 @@ impl IdempotencyContext {
     }
 }
 
+/// A route takes it as `Option<IdempotencyContext>`: `None` when the request carries no key
+/// the route may record itself.
+impl<S: Send + Sync> axum::extract::OptionalFromRequestParts<S> for IdempotencyContext {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Option<IdempotencyContext>, std::convert::Infallible> {
+        Ok(parts.extensions.get::<IdempotencyContext>().cloned())
+    }
+}
+
 /// Response extensions a route sets after using an [`IdempotencyContext`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AnswerRecorded {
@@ -68,41 +80,6 @@ pub enum AnswerRecorded {
     Recorded,
     /// Another request recorded the key first, so nothing was written: replay its answer.
     KeyTaken,
-}
-
-/// The keys (tenant, key) whose first request is running in this process.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct InFlight(Arc<Mutex<HashSet<(String, String)>>>);
-
-/// Holds a key in [`InFlight`] until dropped (also when the request is cancelled).
-struct InFlightGuard {
-    set: InFlight,
-    entry: (String, String),
-}
-
-impl InFlight {
-    fn enter(&self, tenant: &str, key: &str) -> Option<InFlightGuard> {
-        let entry = (tenant.to_owned(), key.to_owned());
-        let mut set = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        set.insert(entry.clone()).then(|| InFlightGuard {
-            set: self.clone(),
-            entry,
-        })
-    }
-}
-
-impl Drop for InFlightGuard {
-    fn drop(&mut self) {
-        let mut set = self
-            .set
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        set.remove(&self.entry);
-    }
 }
 
 fn request_hash(body: &[u8]) -> String {
@@ -184,7 +161,7 @@ pub async fn middleware(
         "{}|{}:{}|{key}",
         caller.idempotency_scope(),
         request.method(),
-        crate::routes::waits::path_without_token(request.uri().path())
+        crate::redact::path_without_token(request.uri().path())
     );
     let (mut parts, body) = request.into_parts();
     let Ok(bytes) = to_bytes(body, BODY_LIMIT).await else {

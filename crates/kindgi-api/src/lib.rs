@@ -1,10 +1,11 @@
 //! Kindgi's `/v1` REST API (axum).
 //!
-//! * [`router`] builds the whole API over an [`AppState`]: the registries on the Platform
-//!   API wire — `/v1/tools`, `/v1/flows`, `/v1/agents`, `/v1/guardrails` ([`routes`]) — and
-//!   `GET /v1/projects/default`. [`AppState::read_only_registry`] makes the registries refuse
-//!   writes (`409 registry-read-only`, for `kindgi dev`). [`router_with`] merges more routes
-//!   (runs) written against the same state, so they share the middleware:
+//! * [`router`] builds the whole API over an [`AppState`], every route group mounted here:
+//!   the registries on the Platform API wire — `/v1/tools`, `/v1/flows`, `/v1/agents`,
+//!   `/v1/guardrails` ([`routes`]) — `GET /v1/projects/default`, env and secrets, MCP
+//!   endpoints, conversations, tokens and service accounts, and the state's runtime's runs
+//!   ([`runs`]), approvals and waits. [`AppState::read_only_registry`] makes the registries
+//!   refuse writes (`409 registry-read-only`, for `kindgi dev`). All share the middleware:
 //!   request ids, error envelopes, `Idempotency-Key` replays, `traceresponse`, `Cache-Control: no-store`
 //!   and the 10 MiB body limit (checked before authentication).
 //! * Authentication is per route, with the [`auth::Caller`] / [`auth::Tenant`] extractors
@@ -26,12 +27,14 @@ pub mod auth;
 pub mod body_budget;
 pub mod cpu;
 pub mod error;
-pub mod flows;
 pub mod idempotency;
+mod in_flight;
 pub mod json_body;
 pub mod page;
 mod paged_body;
 pub mod projects;
+pub mod query;
+pub mod redact;
 pub mod request_id;
 pub mod routes;
 pub mod run_wire;
@@ -42,6 +45,7 @@ pub mod state;
 pub mod stream_caps;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod values_config;
 pub mod version_cache;
 
 use axum::Router;
@@ -62,15 +66,10 @@ pub const BODY_LIMIT: usize = 10 * 1024 * 1024;
 pub const OPENAPI_JSON: &str = include_str!("openapi.json");
 
 /// The API over `state`.
-pub fn router(state: AppState) -> Router {
-    router_with(state, Router::new())
-}
-
-/// The API plus `extra` routes (written against [`AppState`]), all under the same middleware.
 ///
 /// The middleware wraps the routed API once, from outside (`Router::layer` would wrap every
 /// route, and each layer clones everything beneath it, the state included, per request).
-pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
+pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .route(
             "/health",
@@ -86,7 +85,9 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         .merge(routes::mcp::routes())
         .merge(routes::conversations::routes())
         .merge(routes::tokens::routes().merge(routes::service_accounts::routes()))
-        .merge(extra)
+        .merge(runs::routes())
+        .merge(routes::approvals::routes())
+        .merge(routes::waits::routes())
         .fallback(fallback)
         .method_not_allowed_fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
@@ -140,7 +141,7 @@ async fn fallback(State(state): State<AppState>, request: Request) -> Response {
 /// `404 route-not-found` ``No route registered for <METHOD> <path>. …`` (a wait token in
 /// the path is named by its id: it is a secret).
 pub(crate) fn route_not_found(method: &str, path: &str) -> ApiError {
-    let path = routes::waits::path_without_token(path);
+    let path = redact::path_without_token(path);
     let path = path.as_ref();
     ApiError::new(
         StatusCode::NOT_FOUND,

@@ -10,9 +10,12 @@
 //! * `Cache-Control: no-store` on every `/v1` answer, SSE included — except an answer
 //!   marked [`NoStoreExempt`] (the pre-auth `413`).
 
+use std::convert::Infallible;
+
 use axum::body::Body;
-use axum::extract::Request;
-use axum::http::{HeaderValue, header};
+use axum::extract::{FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Instrument as _;
@@ -22,7 +25,7 @@ use crate::error::{ApiError, generic_for};
 /// The header name.
 pub const HEADER: &str = "x-request-id";
 
-/// The request's id, in the request extensions.
+/// The request's id, in the request extensions (a handler takes it as an extractor).
 #[derive(Debug, Clone)]
 pub struct RequestId(pub String);
 
@@ -72,8 +75,11 @@ fn random_uuid() -> uuid::Uuid {
 
 impl Trace {
     fn for_request(request: &Request) -> Trace {
-        let trace_id = request
-            .headers()
+        Trace::from_headers(request.headers())
+    }
+
+    fn from_headers(headers: &HeaderMap) -> Trace {
+        let trace_id = headers
             .get("traceparent")
             .and_then(|v| v.to_str().ok())
             .and_then(parse_traceparent)
@@ -95,6 +101,34 @@ impl Trace {
         h.push_str(&self.span_id);
         h.push_str("-01");
         h
+    }
+}
+
+/// A handler's request id: the middleware's; none only outside the router (then empty,
+/// never a refusal).
+impl<S: Send + Sync> FromRequestParts<S> for RequestId {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<RequestId, Infallible> {
+        Ok(parts
+            .extensions
+            .get::<RequestId>()
+            .cloned()
+            .unwrap_or_else(|| RequestId(String::new())))
+    }
+}
+
+/// A handler's trace context: the middleware's; outside the router, one minted for the
+/// request (never a refusal).
+impl<S: Send + Sync> FromRequestParts<S> for Trace {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Trace, Infallible> {
+        Ok(parts
+            .extensions
+            .get::<Trace>()
+            .cloned()
+            .unwrap_or_else(|| Trace::from_headers(&parts.headers)))
     }
 }
 

@@ -1,7 +1,7 @@
 //! `/v1/runs` (platform-api.md §3) over a [`kindgi_runtime::Runtime`].
 //!
-//! Mount with [`crate::router_with`]: `router_with(state, runs::routes(rt))`. Runs belong
-//! to the caller's tenant (the API key's): another tenant's run is `404 run-not-found`,
+//! Mounted by [`crate::router`] over the state's runtime ([`crate::AppState::runtime`]).
+//! Runs belong to the caller's tenant (the API key's): another tenant's run is `404 run-not-found`,
 //! exactly as a run that does not exist.
 //!
 //! | route | answer |
@@ -17,9 +17,9 @@
 //! | `GET /v1/runs/{id}/stream`, `…/progress/stream` | SSE ([`crate::sse`]) |
 //!
 //! The same runtime serves `/v1/approvals` ([`crate::routes::approvals`]) and
-//! `/v1/waits/{token}` ([`crate::routes::waits`]): they mount with the run routes.
+//! `/v1/waits/{token}` ([`crate::routes::waits`]).
 
-use axum::extract::{Extension, Path, RawQuery, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -36,9 +36,10 @@ use crate::error::ApiError;
 use crate::json_body::JsonObject;
 use crate::page::encode_cursor;
 use crate::paged_body::{self, PageSource};
+use crate::query::QueryString;
 use crate::request_id::{RequestId, Trace};
 use crate::run_wire::{entry_json, progress_json, run_json};
-use crate::runs_list::{self, Params, cursor_after};
+use crate::runs_list::{self, cursor_after};
 use crate::sse::{self, Flavour};
 use crate::state::AppState;
 
@@ -47,8 +48,8 @@ pub const MAX_SEGMENTS: usize = 8;
 /// The largest journal page.
 pub const MAX_JOURNAL_LIMIT: usize = 100;
 
-/// The run routes over `runtime`.
-pub fn routes(runtime: Runtime) -> Router<AppState> {
+/// The run routes, over the state's runtime.
+pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/runs", post(start).get(list))
         .route("/v1/runs/failures", get(failures))
@@ -59,68 +60,6 @@ pub fn routes(runtime: Runtime) -> Router<AppState> {
         .route("/v1/runs/{run_id}/resume", post(resume))
         .route("/v1/runs/{run_id}/stream", get(stream))
         .route("/v1/runs/{run_id}/progress/stream", get(progress_stream))
-        .merge(crate::routes::approvals::routes())
-        .merge(crate::routes::waits::routes())
-        .layer(Extension(runtime))
-}
-
-/// The REST mapping of a runtime refusal.
-pub fn runtime_error(e: RuntimeError) -> ApiError {
-    let text = e.to_string();
-    let message = text
-        .strip_prefix(e.code())
-        .and_then(|m| m.strip_prefix(": "))
-        .unwrap_or(&text)
-        .to_owned();
-    match e {
-        RuntimeError::FlowNotFound { flow_id, version } => ApiError::new(
-            StatusCode::NOT_FOUND,
-            "flow-not-found",
-            match &version {
-                Some(v) => format!("No flow \"{flow_id}\" at version \"{v}\""),
-                None => format!("No flow \"{flow_id}\""),
-            },
-        )
-        .with_details(json!({"flowId": flow_id, "flowVersion": version})),
-        RuntimeError::AgentNotFound { agent_id, version } => ApiError::new(
-            StatusCode::NOT_FOUND,
-            "agent-not-found",
-            match &version {
-                Some(v) => format!("No agent \"{agent_id}\" at version \"{v}\""),
-                None => format!("No agent \"{agent_id}\""),
-            },
-        )
-        .with_details(json!({"agentId": agent_id, "agentVersion": version})),
-        RuntimeError::FlowUnbound {
-            flow_id,
-            node_id,
-            kind,
-            reference,
-        } => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "flow-unbound", message).with_details(
-            json!({"flowId": flow_id, "nodeId": node_id, "kind": kind, "ref": reference}),
-        ),
-        RuntimeError::InvalidInput {
-            flow_id, issues, ..
-        } => ApiError::new(StatusCode::BAD_REQUEST, "validation-failed", message)
-            .with_details(json!({"flowId": flow_id, "issues": issues})),
-        RuntimeError::RunNotFound { run_id } => not_found(&run_id),
-        RuntimeError::RunAlreadyTerminal { run_id, status } => ApiError::new(
-            StatusCode::CONFLICT,
-            "run-already-terminal",
-            format!("Cannot cancel run: already {status}"),
-        )
-        .with_details(json!({"runId": run_id, "status": status})),
-        e @ (RuntimeError::Store(_) | RuntimeError::Lookup { .. }) => ApiError::internal(&e),
-    }
-}
-
-fn not_found(run_id: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        "run-not-found",
-        format!("No run with id {run_id}"),
-    )
-    .with_details(json!({"runId": run_id}))
 }
 
 /// `400` for a path id that is not a UUID.
@@ -138,8 +77,8 @@ async fn owned_run(rt: &Runtime, tenant: &str, run_id: &str) -> Result<RunRecord
     check_run_id(run_id)?;
     match rt.get_run(run_id).await {
         Ok(run) if run.tenant_id == tenant => Ok(run),
-        Ok(_) | Err(RuntimeError::RunNotFound { .. }) => Err(not_found(run_id)),
-        Err(e) => Err(runtime_error(e)),
+        Ok(_) | Err(RuntimeError::RunNotFound { .. }) => Err(ApiError::run_not_found(run_id)),
+        Err(e) => Err(ApiError::from(e)),
     }
 }
 
@@ -312,64 +251,20 @@ fn parse_start(mut body: Map<String, Value>) -> Result<StartRequest, ApiError> {
     })
 }
 
-/// An agent run naming `input.conversationId` is the next turn of that conversation
-/// (platform-api.md §3.1, §11): the conversation must be the tenant's and open (`404
-/// conversation-not-found`, `409 conversation-closed`) and of that agent; an omitted
-/// `agentVersion` is the conversation's; the user's message is appended and the turn counted.
-async fn conversation_turn(
-    state: &AppState,
-    tenant: &str,
-    req: &mut StartRequest,
-) -> Result<(), ApiError> {
-    let Subject::Agent(agent) = &req.subject else {
-        return Ok(());
-    };
-    let Some(id) = req.input.get("conversationId").and_then(Value::as_str) else {
-        return Ok(());
-    };
-    let store = kindgi_store::conversations::ConversationStore::new(state.db.clone());
-    let conversation = store
-        .check_open(tenant, id)
-        .await
-        .map_err(crate::routes::conversations::conversation_error)?;
-    if &conversation.agent_id != agent {
-        return Err(ApiError::bad_input(format!(
-            "Conversation \"{id}\" is with agent \"{}\", not \"{agent}\"",
-            conversation.agent_id
-        ))
-        .with_details(json!({"conversationId": id, "agentId": conversation.agent_id})));
-    }
-    if req.version.is_none() {
-        req.version = Some(conversation.agent_version.clone());
-    }
-    let message = req.input.get("userMessage").cloned().unwrap_or(Value::Null);
-    store
-        .append_message(
-            tenant,
-            id,
-            kindgi_core::conversation::Role::User,
-            &message,
-            None,
-            None,
-        )
-        .await
-        .map_err(crate::routes::conversations::conversation_error)?;
-    store
-        .bump_turn(tenant, id)
-        .await
-        .map_err(crate::routes::conversations::conversation_error)?;
-    Ok(())
-}
-
 async fn start(
-    State(state): State<AppState>,
-    Extension(rt): Extension<Runtime>,
-    Extension(trace): Extension<Trace>,
+    State(rt): State<Runtime>,
+    trace: Trace,
     caller: Caller,
     JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {
     let mut req = parse_start(body)?;
-    conversation_turn(&state, &caller.tenant, &mut req).await?;
+    // An agent run naming `input.conversationId` is that conversation's next turn
+    // (platform-api.md §3.1, §11): the runtime checks and records it.
+    if let Subject::Agent(agent) = &req.subject {
+        req.version = rt
+            .begin_conversation_turn(&caller.tenant, agent, req.version.take(), &req.input)
+            .await?;
+    }
     let project_id = crate::projects::check_project_id(&caller.tenant, req.project_id.as_deref())?;
     let options = RunOptions {
         dry_run: req.dry_run,
@@ -402,8 +297,7 @@ async fn start(
             }
         }
     })
-    .await?
-    .map_err(runtime_error)?;
+    .await??;
     if !req.wait {
         return Ok((StatusCode::ACCEPTED, Json(run_json(&run, false))).into_response());
     }
@@ -413,7 +307,7 @@ async fn start(
             "journal-error",
             "The new run could not be read back",
         ),
-        e => runtime_error(e),
+        e => ApiError::from(e),
     })?;
     Ok((StatusCode::CREATED, Json(run_json(&run, true))).into_response())
 }
@@ -468,11 +362,11 @@ impl PageSource for RunPages {
 
 async fn list(
     State(state): State<AppState>,
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let params = Params::parse(raw.as_deref())?;
+    let params = QueryString::bounded(raw.as_deref())?;
     let req = runs_list::parse(&caller.tenant, &params)?;
     let source = RunPages {
         rt,
@@ -481,7 +375,7 @@ async fn list(
     };
     paged_body::answer(source, RUNS_BODY_PAGE, Some(req.limit), state.body_budget)
         .await
-        .map_err(runtime_error)
+        .map_err(ApiError::from)
 }
 
 async fn failures(_caller: Caller) -> ApiError {
@@ -493,7 +387,7 @@ async fn failures(_caller: Caller) -> ApiError {
 }
 
 async fn get_run(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: Caller,
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
@@ -511,7 +405,7 @@ async fn get_run(
 }
 
 async fn progress(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: Caller,
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
@@ -578,40 +472,40 @@ impl PageSource for JournalPages {
 
 async fn journal(
     State(state): State<AppState>,
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: Caller,
     Path(run_id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let params = Params::parse(raw.as_deref())?;
-    let limit = journal_limit(params.get("limit"))?;
-    let cursor = crate::page::decode_cursor::<JournalCursor>(params.get("cursor"))?;
+    let params = QueryString::bounded(raw.as_deref())?;
+    let limit = journal_limit(params.last("limit"))?;
+    let cursor = crate::page::decode_cursor::<JournalCursor>(params.last("cursor"))?;
     let since = params
-        .get("since")
+        .last("since")
         .and_then(|s| s.trim().parse::<u64>().ok());
     owned_run(&rt, &caller.tenant, &run_id).await?;
     let start = cursor.map(|c| c.sequence).or(since);
     let source = JournalPages { rt, run_id, start };
     paged_body::answer(source, JOURNAL_BODY_PAGE, limit, state.body_budget)
         .await
-        .map_err(runtime_error)
+        .map_err(ApiError::from)
 }
 
 async fn cancel(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: Caller,
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     owned_run(&rt, &caller.tenant, &run_id).await?;
-    rt.cancel_run(&run_id).await.map_err(runtime_error)?;
-    let run = rt.get_run(&run_id).await.map_err(runtime_error)?;
+    rt.cancel_run(&run_id).await?;
+    let run = rt.get_run(&run_id).await?;
     Ok(Json(run_json(&run, true)))
 }
 
 /// `POST /v1/runs/{id}/resume` `{waitpointId, value}`: answers one of the run's pausing
 /// calls ([`crate::routes::waits::resume`]) and answers the re-read run.
 async fn resume(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: Caller,
     Path(run_id): Path<String>,
     body: axum::body::Bytes,
@@ -656,8 +550,8 @@ async fn open_stream(
 
 async fn stream(
     State(state): State<AppState>,
-    Extension(rt): Extension<Runtime>,
-    Extension(request_id): Extension<RequestId>,
+    State(rt): State<Runtime>,
+    request_id: RequestId,
     caller: Caller,
     Path(run_id): Path<String>,
     headers: HeaderMap,
@@ -676,8 +570,8 @@ async fn stream(
 
 async fn progress_stream(
     State(state): State<AppState>,
-    Extension(rt): Extension<Runtime>,
-    Extension(request_id): Extension<RequestId>,
+    State(rt): State<Runtime>,
+    request_id: RequestId,
     caller: Caller,
     Path(run_id): Path<String>,
     headers: HeaderMap,

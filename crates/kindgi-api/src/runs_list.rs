@@ -1,7 +1,7 @@
 //! `GET /v1/runs` (platform-api.md §3.3): every filter and its `400`, paged
 //! `createdAt desc, id desc` with a `{createdAt, id}` cursor; rows carry `output` only with
-//! `include=output`. Also the query-string reader the run routes share ([`Params`]:
-//! repeated keys kept, in order).
+//! `include=output`. A repeated filter key is read by its last value, as every run
+//! route's ([`crate::query::QueryString::last`]).
 
 use kindgi_runtime::{ReplayFilter, RunQuery, RunStatus};
 use serde::{Deserialize, Serialize};
@@ -9,52 +9,12 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ApiError;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor};
+use crate::query::QueryString;
 
 /// Inserts `key` when `value` is `Some`.
 pub fn put(o: &mut Map<String, Value>, key: &str, value: Option<Value>) {
     if let Some(v) = value {
         o.insert(key.to_owned(), v);
-    }
-}
-
-/// The longest query string read (longer is `400 bad-input`).
-pub const MAX_QUERY_LEN: usize = 16 * 1024;
-
-/// A query string's pairs, decoded, in order.
-#[derive(Debug, Clone, Default)]
-pub struct Params(pub Vec<(String, String)>);
-
-impl Params {
-    pub fn parse(raw: Option<&str>) -> Result<Params, ApiError> {
-        let raw = raw.unwrap_or_default();
-        if raw.len() > MAX_QUERY_LEN {
-            return Err(ApiError::bad_input(format!(
-                "The query string is longer than {MAX_QUERY_LEN} bytes"
-            )));
-        }
-        Ok(Params(
-            url::form_urlencoded::parse(raw.as_bytes())
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect(),
-        ))
-    }
-
-    /// The last value of `key`.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Every value of `key`.
-    pub fn all(&self, key: &str) -> Vec<&str> {
-        self.0
-            .iter()
-            .filter(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-            .collect()
     }
 }
 
@@ -78,16 +38,16 @@ fn bad(field: &str, message: String) -> ApiError {
     ApiError::bad_input(message).with_details(json!({"field": field}))
 }
 
-fn uuid_param(p: &Params, field: &str, what: &str) -> Result<Option<String>, ApiError> {
-    match p.get(field) {
+fn uuid_param(p: &QueryString, field: &str, what: &str) -> Result<Option<String>, ApiError> {
+    match p.last(field) {
         None => Ok(None),
         Some(v) if uuid::Uuid::parse_str(v).is_ok() => Ok(Some(v.to_owned())),
         Some(_) => Err(bad(field, format!("`{field}` must be {what} (a UUID)"))),
     }
 }
 
-fn time_param(p: &Params, field: &str) -> Result<Option<i64>, ApiError> {
-    match p.get(field) {
+fn time_param(p: &QueryString, field: &str) -> Result<Option<i64>, ApiError> {
+    match p.last(field) {
         None => Ok(None),
         Some(v) => chrono::DateTime::parse_from_rfc3339(v)
             .map(|d| Some(d.timestamp_millis()))
@@ -100,11 +60,11 @@ fn time_param(p: &Params, field: &str) -> Result<Option<i64>, ApiError> {
     }
 }
 
-fn text_param(p: &Params, field: &str) -> Option<String> {
-    p.get(field).filter(|v| !v.is_empty()).map(str::to_owned)
+fn text_param(p: &QueryString, field: &str) -> Option<String> {
+    p.last(field).filter(|v| !v.is_empty()).map(str::to_owned)
 }
 
-fn statuses(p: &Params) -> Result<Vec<RunStatus>, ApiError> {
+fn statuses(p: &QueryString) -> Result<Vec<RunStatus>, ApiError> {
     let mut out: Vec<RunStatus> = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
     for value in p.all("status") {
@@ -133,12 +93,12 @@ fn statuses(p: &Params) -> Result<Vec<RunStatus>, ApiError> {
 
 /// `scopeKind`/`scopeId`/`inherit` (§1.8): the project to filter on, if any (also the
 /// approvals list's).
-pub fn scope_project(p: &Params) -> Result<Option<String>, ApiError> {
+pub fn scope_project(p: &QueryString) -> Result<Option<String>, ApiError> {
     scope(p)
 }
 
 /// `scopeKind`/`scopeId`/`inherit` (§1.8): the project to filter on, if any.
-fn scope(p: &Params) -> Result<Option<String>, ApiError> {
+fn scope(p: &QueryString) -> Result<Option<String>, ApiError> {
     let invalid = |why: &str| {
         ApiError::new(
             axum::http::StatusCode::BAD_REQUEST,
@@ -146,14 +106,14 @@ fn scope(p: &Params) -> Result<Option<String>, ApiError> {
             format!("scope query parameters malformed: {why}"),
         )
     };
-    if let Some(i) = p.get("inherit")
+    if let Some(i) = p.last("inherit")
         && i != "true"
         && i != "false"
     {
         return Err(invalid("`inherit` must be `true` or `false`"));
     }
-    let id = p.get("scopeId");
-    match (p.get("scopeKind"), id) {
+    let id = p.last("scopeId");
+    match (p.last("scopeKind"), id) {
         (None, None) => Ok(None),
         (None, Some(_)) => Err(invalid("`scopeId` needs `scopeKind`")),
         (Some("tenant"), None) => Ok(None),
@@ -173,8 +133,8 @@ fn scope(p: &Params) -> Result<Option<String>, ApiError> {
     }
 }
 
-fn replays(p: &Params) -> Result<ReplayFilter, ApiError> {
-    match p.get("replays") {
+fn replays(p: &QueryString) -> Result<ReplayFilter, ApiError> {
+    match p.last("replays") {
         None | Some("exclude") => Ok(ReplayFilter::Exclude),
         Some("include") => Ok(ReplayFilter::Include),
         Some("only") => Ok(ReplayFilter::Only),
@@ -185,8 +145,8 @@ fn replays(p: &Params) -> Result<ReplayFilter, ApiError> {
     }
 }
 
-fn top_level(p: &Params) -> Result<Option<bool>, ApiError> {
-    match p.get("topLevel") {
+fn top_level(p: &QueryString) -> Result<Option<bool>, ApiError> {
+    match p.last("topLevel") {
         None => Ok(None),
         Some("true") => Ok(Some(true)),
         Some("false") => Ok(Some(false)),
@@ -198,7 +158,7 @@ fn top_level(p: &Params) -> Result<Option<bool>, ApiError> {
 }
 
 /// Parses the query of `GET /v1/runs` for `tenant`.
-pub fn parse(tenant: &str, p: &Params) -> Result<ListRequest, ApiError> {
+pub fn parse(tenant: &str, p: &QueryString) -> Result<ListRequest, ApiError> {
     let statuses = statuses(p)?;
     let project_id = scope(p)?;
     let parent_run_id = uuid_param(p, "parentRunId", "a run id")?;
@@ -222,18 +182,18 @@ pub fn parse(tenant: &str, p: &Params) -> Result<ListRequest, ApiError> {
     let eval_run_id = text_param(p, "evalRunId");
     let mut replays = replays(p)?;
     if eval_run_id.is_some() {
-        if p.get("replays") == Some("exclude") {
+        if p.last("replays") == Some("exclude") {
             return Err(bad(
                 "evalRunId",
                 "`evalRunId` cannot be combined with `replays=exclude`".into(),
             ));
         }
-        if p.get("replays").is_none() {
+        if p.last("replays").is_none() {
             replays = ReplayFilter::Include;
         }
     }
     let trigger_id = uuid_param(p, "triggerId", "a trigger id")?;
-    let include_output = match p.get("include") {
+    let include_output = match p.last("include") {
         None | Some("") => false,
         Some("output") => true,
         Some(_) => return Err(bad("include", "`include` must be `output`".into())),
@@ -248,14 +208,14 @@ pub fn parse(tenant: &str, p: &Params) -> Result<ListRequest, ApiError> {
             "`createdAfter` must be before `createdBefore`".into(),
         ));
     }
-    let after = decode_cursor::<RunCursor>(p.get("cursor"))?
+    let after = decode_cursor::<RunCursor>(p.last("cursor"))?
         .map(|c| {
             chrono::DateTime::parse_from_rfc3339(&c.created_at)
                 .map(|d| (d.timestamp_millis(), c.id))
                 .map_err(|_| ApiError::bad_input("`cursor` is malformed"))
         })
         .transpose()?;
-    let limit = clamp_limit(p.get("limit"));
+    let limit = clamp_limit(p.last("limit"));
     let query = RunQuery {
         tenant_id: Some(tenant.to_owned()),
         project_id,

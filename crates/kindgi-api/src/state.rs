@@ -1,15 +1,20 @@
-//! [`AppState`]: what every handler can reach. Routes added by other crates (flows, runs)
-//! take the same state: build a `Router<AppState>` and pass it to [`crate::router_with`].
+//! [`AppState`]: what every handler can reach — the runtime, the stores and the host's
+//! settings. Handlers take the whole state or a part of it through axum's `FromRef`
+//! (`State<Runtime>`, `State<Arc<ValuesConfig>>`), checked when the router is built: no
+//! request-extension layer that could be missing at run time.
 
 use std::sync::Arc;
 
+use axum::extract::FromRef;
+use kindgi_runtime::Runtime;
 use kindgi_store::Database;
 use kindgi_store::definitions::Definitions;
 use kindgi_store::tokens::{KeyStatus, TokenStore};
 use kindgi_store::tools::StoreRegistry;
 use kindgi_tools::registry::ToolRegistry;
 
-use crate::idempotency::InFlight;
+use crate::in_flight::InFlight;
+use crate::values_config::ValuesConfig;
 
 /// The message of `409 registry-read-only` under `kindgi dev`.
 pub const READ_ONLY_REASON: &str = "This registry is read-only: `kindgi dev` serves the pack's tools, flows, agents and guardrails from its files. Change them in the pack (dev reloads it), or publish to a `kindgi server`";
@@ -18,6 +23,11 @@ pub const READ_ONLY_REASON: &str = "This registry is read-only: `kindgi dev` ser
 #[derive(Clone)]
 pub struct AppState {
     pub db: Database,
+    /// Runs, approvals and waits (`/v1/runs`, `/v1/approvals`, `/v1/waits`).
+    pub runtime: Runtime,
+    /// The served env and the secrets key of `/v1/env` and `/v1/secrets` (and of MCP
+    /// endpoints' secret headers).
+    pub values: Arc<ValuesConfig>,
     pub registry: Arc<dyn ToolRegistry>,
     pub tokens: TokenStore,
     /// Flows, agents and guardrails.
@@ -57,6 +67,18 @@ pub type AgentExists = Arc<
         + Sync,
 >;
 
+impl FromRef<AppState> for Runtime {
+    fn from_ref(state: &AppState) -> Runtime {
+        state.runtime.clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<ValuesConfig> {
+    fn from_ref(state: &AppState) -> Arc<ValuesConfig> {
+        state.values.clone()
+    }
+}
+
 impl std::fmt::Debug for AppState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AppState")
@@ -66,7 +88,8 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
-    /// State over a migrated database: the persistent registry and its API keys.
+    /// State over a migrated database: the persistent registry, its API keys, and a runtime
+    /// over the same database until the host gives its own ([`AppState::with_runtime`]).
     pub fn new(db: Database) -> AppState {
         let registry = StoreRegistry::new(db.clone());
         let mut state = AppState::with_registry(db, Arc::new(registry.clone()));
@@ -78,6 +101,9 @@ impl AppState {
     /// answers are then recorded after the write, not in its transaction.
     pub fn with_registry(db: Database, registry: Arc<dyn ToolRegistry>) -> AppState {
         AppState {
+            // A host gives its own ([`AppState::with_runtime`]).
+            runtime: Runtime::over(db.ports()).build(),
+            values: ValuesConfig::process(),
             tokens: TokenStore::new(db.clone()),
             definitions: Definitions::new(db.clone()),
             read_only: None,
@@ -113,10 +139,32 @@ impl AppState {
         self
     }
 
+    /// The same state over `runtime` (the host's, with its tools, model and sources).
+    pub fn with_runtime(mut self, runtime: Runtime) -> AppState {
+        self.runtime = runtime;
+        self
+    }
+
+    /// The same state under the host's values configuration (default: the process
+    /// environment's, [`ValuesConfig::process`]).
+    pub fn with_values(mut self, values: ValuesConfig) -> AppState {
+        self.values = Arc::new(values);
+        self
+    }
+
     /// The same state with other caps on open run streams.
     pub fn stream_limits(mut self, limits: crate::stream_caps::StreamLimits) -> AppState {
         self.streams = crate::stream_caps::StreamCaps::new(limits);
         self
+    }
+
+    /// The registry epoch to render cached version bodies under (see
+    /// [`crate::version_cache`]), when this state may cache them (`None`: do not).
+    pub fn version_epoch(&self) -> Option<u64> {
+        self.store_registry()?;
+        self.db
+            .epochs()
+            .current(kindgi_store::epoch::EpochKind::Registry)
     }
 
     /// Why the registries take no writes, when they don't.

@@ -4,15 +4,13 @@
 //! registry epoch ([`kindgi_store::epoch`]) in whichever process made it (on PostgreSQL,
 //! a trigger's notification carries it to every process); a body is served from here only
 //! while the epoch is the one it was rendered at. Without an epoch (in-memory SQLite, or a
-//! PostgreSQL host not listening yet) nothing is cached.
+//! PostgreSQL host not listening yet) nothing is cached (the epoch to render under is
+//! [`crate::AppState::version_epoch`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use kindgi_store::epoch::EpochKind;
-
-use crate::state::AppState;
 
 /// The most bodies kept; past it the cache starts over.
 const MAX_BODIES: usize = 4_096;
@@ -28,12 +26,6 @@ pub struct VersionBodies {
 }
 
 impl VersionBodies {
-    /// The epoch to render under, when this state may cache (`None`: do not).
-    pub fn epoch(state: &AppState) -> Option<u64> {
-        state.store_registry()?;
-        state.db.epochs().current(EpochKind::Registry)
-    }
-
     pub fn get(&self, epoch: u64, tenant: &str, id: &str, version: &str) -> Option<Bytes> {
         let g = self.inner.lock().ok()?;
         let key = (tenant.to_owned(), id.to_owned(), version.to_owned());

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use async_trait::async_trait;
-use kindgi_api::{AppState, router_with, runs, serve};
+use kindgi_api::{AppState, router, serve};
 use kindgi_runtime::model::{Message, ModelError, ModelRequest, ModelResponse};
 use kindgi_runtime::{AgentSpec, ModelProvider};
 use kindgi_store::DatabaseKind;
@@ -67,7 +67,7 @@ impl Server {
 }
 
 async fn start(db: &TestDatabase, model: Arc<Recording>) -> Server {
-    let rt = kindgi_host::runtime_builder(db.db.clone())
+    let rt = kindgi_runtime::Runtime::over(db.db.ports())
         .model(model)
         .build();
     rt.agents().insert(
@@ -77,7 +77,7 @@ async fn start(db: &TestDatabase, model: Arc<Recording>) -> Server {
     );
     let state = AppState::new(db.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
-    let app = router_with(state, runs::routes(rt));
+    let app = router(state.with_runtime(rt));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let stop = kindgi_serve::CancellationToken::new();

@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 
 use axum::http::StatusCode;
-use kindgi_api::routes::conversations::conversation_error;
+use kindgi_api::ApiError;
 use kindgi_api::testing::{TestClient, TestResponse};
 use kindgi_core::conversation::{Role, ToolCallRef};
 use kindgi_store::DatabaseKind;
@@ -186,14 +186,14 @@ async fn open_read_close(kind: DatabaseKind) {
         StatusCode::NOT_FOUND,
         "conversation-not-found",
     );
-    let error = conversation_error(store.check_open("acme", &id).await.unwrap_err());
+    let error = ApiError::from(store.check_open("acme", &id).await.unwrap_err());
     assert_eq!(
         (error.status, error.code),
         (StatusCode::CONFLICT, "conversation-closed")
     );
     assert_eq!(error.message, format!("Conversation \"{id}\" is closed"));
     assert_eq!(error.details, Some(json!({"conversationId": id})));
-    let error = conversation_error(store.check_open("acme", UNKNOWN).await.unwrap_err());
+    let error = ApiError::from(store.check_open("acme", UNKNOWN).await.unwrap_err());
     assert_eq!(
         (error.status, error.code),
         (StatusCode::NOT_FOUND, "conversation-not-found")

@@ -16,7 +16,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use axum::Extension;
 use kindgi_api::routes::values::ValuesConfig;
 use kindgi_api::testing::{TestClient, TestResponse};
 use kindgi_api::{AppState, router};
@@ -112,7 +111,11 @@ async fn a_secret_ref_endpoint_syncs_with_its_bearer(kind: DatabaseKind) {
     let state = AppState::new(db.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
     let (seal, _) = SealKey::generate();
-    let app = router(state.clone()).layer(Extension(ValuesConfig::new("local", Some(seal))));
+    let app = router(
+        state
+            .clone()
+            .with_values(ValuesConfig::new("local", Some(seal))),
+    );
     let acme = TestClient::new(app, Some(key));
     let mut seen = Answers::default();
     let http_url = format!("http://127.0.0.1:{}/mcp", http.port);

@@ -8,7 +8,6 @@
 
 mod support;
 
-use axum::Extension;
 use kindgi_api::routes::values::ValuesConfig;
 use kindgi_api::{AppState, router};
 use kindgi_store::DatabaseKind;
@@ -96,7 +95,7 @@ async fn start(kind: DatabaseKind) -> (TestDatabase, Server, Served) {
     let state = AppState::new(db.db.clone());
     let admin = state.tokens.create("acme", None).await.unwrap().key;
     let (seal, _) = SealKey::generate();
-    let app = router(state).layer(Extension(ValuesConfig::new("local", Some(seal))));
+    let app = router(state.with_values(ValuesConfig::new("local", Some(seal))));
     let served = serve_loopback(app).await;
     let server = Server {
         url: served.url.clone(),

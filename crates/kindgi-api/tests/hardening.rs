@@ -12,7 +12,8 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use http_body_util::BodyExt as _;
-use kindgi_api::{AppState, flows, router_with, runs};
+use kindgi_api::{AppState, router};
+use kindgi_runtime::Runtime;
 use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
 use kindgi_store::tokens::TokenStore;
@@ -87,7 +88,7 @@ fn flow(id: &str, input_schema: Value) -> String {
 
 fn runs_app(db: &TestDatabase, flow_json: &str) -> (Router, AppState) {
     let state = AppState::new(db.db.clone());
-    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
+    let rt = Runtime::over(db.db.ports()).build();
     let echo = Tool::define("acme.echo-tool")
         .version("1.0.0")
         .description("echo")
@@ -99,10 +100,7 @@ fn runs_app(db: &TestDatabase, flow_json: &str) -> (Router, AppState) {
         .unwrap();
     rt.tools().insert_tool(echo);
     rt.flows().insert_json(flow_json).unwrap();
-    let app = router_with(
-        state.clone(),
-        runs::routes(rt.clone()).merge(flows::routes(rt)),
-    );
+    let app = router(state.clone().with_runtime(rt.clone()));
     (app, state)
 }
 

@@ -7,7 +7,8 @@
 
 use std::path::PathBuf;
 
-use kindgi_api::{AppState, router_with, runs};
+use kindgi_api::{AppState, router};
+use kindgi_runtime::Runtime;
 use kindgi_store::testing::TestDatabase;
 use kindgi_tools::{HandlerError, Tool};
 use serde_json::{Value, json};
@@ -97,7 +98,7 @@ impl Cli {
 async fn the_official_cli_drives_runs() {
     let Some(bin) = official_cli() else { return };
     let db = TestDatabase::sqlite().await.unwrap();
-    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
+    let rt = Runtime::over(db.db.ports()).build();
     rt.tools().insert_tool(tool("my-pack.lookup-order", true));
     rt.tools()
         .insert_tool(tool("my-pack.add-order-note", false));
@@ -114,7 +115,7 @@ async fn the_official_cli_drives_runs() {
     }
     let state = AppState::new(db.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
-    let app = router_with(state, runs::routes(rt));
+    let app = router(state.with_runtime(rt));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });

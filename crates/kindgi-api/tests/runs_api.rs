@@ -6,8 +6,8 @@
 
 use base64::Engine as _;
 use kindgi_api::testing::{TestClient, TestResponse};
-use kindgi_api::{AppState, flows, router_with, runs};
-use kindgi_runtime::AgentSpec;
+use kindgi_api::{AppState, router};
+use kindgi_runtime::{AgentSpec, Runtime};
 use kindgi_spec::tool::EffectKind;
 use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
@@ -66,7 +66,7 @@ struct Env {
 
 async fn env(kind: DatabaseKind) -> Env {
     let db = TestDatabase::new(kind).await.unwrap();
-    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
+    let rt = Runtime::over(db.db.ports()).build();
     rt.tools()
         .insert_tool(tool("my-pack.lookup-order", true, |i| {
             Ok(json!({"status": "shipped", "orderId": i["orderId"], "totalCents": 4200}))
@@ -108,7 +108,7 @@ async fn env(kind: DatabaseKind) -> Env {
     let state = AppState::new(db.db.clone());
     let a = state.tokens.create("acme", None).await.unwrap();
     let o = state.tokens.create("other", None).await.unwrap();
-    let app = router_with(state, runs::routes(rt.clone()).merge(flows::routes(rt)));
+    let app = router(state.with_runtime(rt.clone()));
     Env {
         db,
         acme: TestClient::new(app.clone(), Some(a.key)),

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use kindgi_api::testing::TestClient;
-use kindgi_api::{AppState, router_with, runs};
+use kindgi_api::{AppState, router};
 use kindgi_runtime::{
     JournalEntry, MemoryRunStore, RunOptions, RunQuery, RunRecord, RunStore, RunStoreError, Runtime,
 };
@@ -76,7 +76,7 @@ async fn a_journal_failure_ends_the_stream_with_an_error_frame() {
         .unwrap();
     let state = AppState::new(db.db.clone());
     let key = state.tokens.create("default", None).await.unwrap().key;
-    let client = TestClient::new(router_with(state, runs::routes(rt.clone())), Some(key));
+    let client = TestClient::new(router(state.with_runtime(rt.clone())), Some(key));
     let run = rt
         .start_run(
             "t.empty",

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use kindgi_api::stream_caps::StreamLimits;
 use kindgi_api::testing::TestClient;
-use kindgi_api::{AppState, router_with, runs};
+use kindgi_api::{AppState, router};
 use kindgi_runtime::{
     JournalEntry, JournalKind, MemoryRunStore, RunMeta, RunQuery, RunRecord, RunStatus, RunStore,
     Runtime,
@@ -110,7 +110,7 @@ async fn open_stream(url: &str, key: &str, run_id: &str) -> reqwest::Response {
 #[tokio::test]
 async fn streams_past_a_keys_cap_get_429_while_other_tenants_and_health_are_served() {
     let db = TestDatabase::sqlite().await.unwrap();
-    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
+    let rt = Runtime::over(db.db.ports()).build();
     let state = AppState::new(db.db.clone()).stream_limits(StreamLimits {
         per_key: 2,
         per_tenant: 3,
@@ -123,7 +123,7 @@ async fn streams_past_a_keys_cap_get_429_while_other_tenants_and_health_are_serv
     let other_run = record("other", 1, RunStatus::Running, None);
     rt.store().insert_run(&acme_run).await.unwrap();
     rt.store().insert_run(&other_run).await.unwrap();
-    let app = router_with(state, runs::routes(rt.clone()));
+    let app = router(state.with_runtime(rt.clone()));
     let s = serve(app, kindgi_serve::Limits::default()).await;
 
     let mut held = Vec::new();
@@ -184,7 +184,7 @@ async fn streams_past_a_keys_cap_get_429_while_other_tenants_and_health_are_serv
 #[tokio::test]
 async fn a_stalled_journal_reader_is_closed_by_the_write_timeout() {
     let db = TestDatabase::sqlite().await.unwrap();
-    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
+    let rt = Runtime::over(db.db.ports()).build();
     let state = AppState::new(db.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
     let run = record("acme", 0, RunStatus::Completed, None);
@@ -192,7 +192,7 @@ async fn a_stalled_journal_reader_is_closed_by_the_write_timeout() {
     // About 8 MB of journal: far more than the socket buffers hold.
     fill_journal(rt.store().as_ref(), &run.id, 4000, 2000, true).await;
     let budget = state.body_budget.clone();
-    let app = router_with(state, runs::routes(rt.clone()));
+    let app = router(state.with_runtime(rt.clone()));
     let s = serve(
         app,
         kindgi_serve::Limits {
@@ -258,7 +258,7 @@ fn whole(data: Vec<Value>, next: Option<String>) -> Vec<u8> {
 
 async fn paged_answers_are_byte_for_byte_whole_answers(kind: DatabaseKind) {
     let db = TestDatabase::new(kind).await.unwrap();
-    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
+    let rt = Runtime::over(db.db.ports()).build();
     let state = AppState::new(db.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
     let run = record("acme", 100, RunStatus::Completed, Some(json!({"n": 0})));
@@ -273,7 +273,7 @@ async fn paged_answers_are_byte_for_byte_whole_answers(kind: DatabaseKind) {
         );
         rt.store().insert_run(&r).await.unwrap();
     }
-    let client = TestClient::new(router_with(state, runs::routes(rt.clone())), Some(key));
+    let client = TestClient::new(router(state.with_runtime(rt.clone())), Some(key));
     let entries = rt.journal(&run.id, None, None).await.unwrap();
     let wire: Vec<Value> = entries
         .iter()

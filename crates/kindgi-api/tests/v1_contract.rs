@@ -4,7 +4,8 @@
 //! depth and parse errors, and `Idempotency-Key`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use kindgi_api::{AppState, router_with, runs};
+use kindgi_api::{AppState, router};
+use kindgi_runtime::Runtime;
 use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
 use kindgi_tools::{HandlerError, Tool};
@@ -52,7 +53,7 @@ fn flow(id: &str, tool: &str) -> String {
 
 async fn env(kind: DatabaseKind) -> Env {
     let db = TestDatabase::new(kind).await.unwrap();
-    let rt = kindgi_host::runtime_builder(db.db.clone()).build();
+    let rt = Runtime::over(db.db.ports()).build();
     rt.tools().insert_tool(tool("acme.echo", false));
     rt.tools().insert_tool(tool("acme.hold", true));
     rt.flows()
@@ -86,7 +87,7 @@ async fn env(kind: DatabaseKind) -> Env {
     state.tokens.revoke(&r.key_id).await.unwrap();
     let past = chrono::Utc::now().timestamp_millis() - 60_000;
     let expired = state.tokens.create("acme", Some(past)).await.unwrap().key;
-    let app = router_with(state, runs::routes(rt));
+    let app = router(state.with_runtime(rt));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });

@@ -6,7 +6,6 @@
 
 mod support;
 
-use axum::Extension;
 use axum::http::Method;
 use kindgi_api::projects::{default_project_id, tenant_uuid};
 use kindgi_api::routes::values::ValuesConfig;
@@ -33,8 +32,12 @@ async fn setup(kind: DatabaseKind) -> Setup {
     let a = state.tokens.create("acme", None).await.unwrap().key;
     let o = state.tokens.create("other", None).await.unwrap().key;
     let (seal, _) = SealKey::generate();
-    let app = router(state.clone()).layer(Extension(ValuesConfig::new("local", Some(seal))));
-    let keyless = router(state).layer(Extension(ValuesConfig::new("local", None)));
+    let app = router(
+        state
+            .clone()
+            .with_values(ValuesConfig::new("local", Some(seal))),
+    );
+    let keyless = router(state.with_values(ValuesConfig::new("local", None)));
     Setup {
         acme: TestClient::new(app.clone(), Some(a.clone())),
         other: TestClient::new(app.clone(), Some(o)),

@@ -11,7 +11,6 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use axum::Extension;
 use kindgi_api::routes::values::ValuesConfig;
 use kindgi_api::{AppState, router};
 use kindgi_store::seal::SealKey;
@@ -84,7 +83,7 @@ async fn the_official_cli_sets_and_lists_env_values_and_secrets() {
     let state = AppState::new(t.db.clone());
     let token = state.tokens.create("acme", None).await.unwrap().key;
     let (seal, _) = SealKey::generate();
-    let app = router(state).layer(Extension(ValuesConfig::new("local", Some(seal))));
+    let app = router(state.with_values(ValuesConfig::new("local", Some(seal))));
     let served = support::serve_loopback(app).await;
     let cli = Cli {
         bin,

@@ -5,7 +5,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use axum::Extension;
 use axum::http::Method;
 use kindgi_api::routes::values::ValuesConfig;
 use kindgi_api::testing::TestClient;
@@ -45,8 +44,12 @@ async fn no_secret_value_is_logged() {
     let state = AppState::new(t.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
     let (seal, _) = SealKey::generate();
-    let app = router(state.clone()).layer(Extension(ValuesConfig::new("local", Some(seal))));
-    let keyless = router(state).layer(Extension(ValuesConfig::new("local", None)));
+    let app = router(
+        state
+            .clone()
+            .with_values(ValuesConfig::new("local", Some(seal))),
+    );
+    let keyless = router(state.with_values(ValuesConfig::new("local", None)));
     let c = TestClient::new(app, Some(key.clone()));
     let k = TestClient::new(keyless, Some(key));
     let body = |name: &str, mode: &str| json!({"scope": {"kind": "tenant"}, "envName": "local", "name": name, "value": SECRET, "writeMode": mode});

@@ -208,6 +208,25 @@ pub struct TurnOpening {
     pub user_message: String,
 }
 
+/// The conversation a turn that names one continues: whom it is with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContinuedConversation {
+    pub agent_id: String,
+    pub agent_version: String,
+}
+
+/// Why a turn cannot continue the conversation it names.
+#[derive(Debug, thiserror::Error)]
+pub enum ContinueError {
+    /// Not the tenant's, or not there.
+    #[error("No conversation with id \"{id}\"")]
+    NotFound { id: String },
+    #[error("Conversation \"{id}\" is closed")]
+    Closed { id: String },
+    #[error(transparent)]
+    Storage(#[from] crate::error::StorageError),
+}
+
 /// The tool call a logged `tool` message answers: the tool and the invocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCallRef {

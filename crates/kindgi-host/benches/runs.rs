@@ -1,7 +1,7 @@
 //! Runs per second of a 3-step flow of in-process read-only tools, on the in-memory store,
 //! SQLite (a file in a temp dir) and PostgreSQL (`KINDGI_TEST_DATABASE_URL`, a fresh schema).
 //! Here, not in kindgi-runtime, because the database runtimes are the host's
-//! ([`kindgi_host::runtime_builder`]); the runtime is measured as before.
+//! (`Runtime::over(db.ports())`); the runtime is measured as before.
 //!
 //! `cargo bench -p kindgi-host --bench runs` — prints one line per store and mode:
 //! sequential (start with `wait`, one after another: latency) and concurrent (32 runs in
@@ -111,21 +111,11 @@ fn main() {
     tokio.block_on(async {
         measure("memory", &setup(Runtime::in_memory()), runs).await;
         let db = TestDatabase::new(DatabaseKind::Sqlite).await.unwrap();
-        measure(
-            "sqlite",
-            &setup(kindgi_host::runtime_builder(db.db.clone())),
-            runs,
-        )
-        .await;
+        measure("sqlite", &setup(Runtime::over(db.db.ports())), runs).await;
         db.cleanup().await.unwrap();
         match TestDatabase::new(DatabaseKind::Postgres).await {
             Ok(db) => {
-                measure(
-                    "postgres",
-                    &setup(kindgi_host::runtime_builder(db.db.clone())),
-                    runs,
-                )
-                .await;
+                measure("postgres", &setup(Runtime::over(db.db.ports())), runs).await;
                 db.cleanup().await.unwrap();
             }
             Err(e) => println!("postgres   skipped: {e}"),

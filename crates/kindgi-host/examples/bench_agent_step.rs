@@ -9,7 +9,7 @@
 //!
 //! `cargo run --release -p kindgi-host --example bench_agent_step -- --turns 50`
 //! (here, not in kindgi-runtime, because the SQLite runtime is the host's
-//! [`kindgi_host::runtime_builder`])
+//! `Runtime::over(db.ports())`)
 
 use async_trait::async_trait;
 use kindgi_runtime::model::{
@@ -271,17 +271,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = format!("sqlite://{}", dir.path().join("bench.db").display());
     let db = kindgi_store::Database::connect(&url).await?;
     db.migrate().await?;
-    report(
-        "sqlite",
-        run(kindgi_host::runtime_builder(db.clone()), turns).await?,
-    );
+    report("sqlite", run(Runtime::over(db.ports()), turns).await?);
     report_approvals(
         "memory",
         approval_to_completion(Runtime::in_memory(), turns).await?,
     );
     report_approvals(
         "sqlite",
-        approval_to_completion(kindgi_host::runtime_builder(db), turns).await?,
+        approval_to_completion(Runtime::over(db.ports()), turns).await?,
     );
     Ok(())
 }

@@ -77,7 +77,7 @@ async fn main() {
         .await
         .unwrap();
     db.migrate().await.unwrap();
-    let rt = kindgi_host::runtime_builder(db.clone()).build();
+    let rt = kindgi_runtime::Runtime::over(db.ports()).build();
     let slot = ServiceSlot::new();
     let caller = PackServiceCaller::new(slot.clone());
     let supervisor = Supervisor::start_with(prepared, dir, slot, SupervisorConfig::default())

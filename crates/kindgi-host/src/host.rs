@@ -104,7 +104,7 @@ impl Host {
         );
         let registry: std::sync::Arc<dyn kindgi_tools::registry::ToolRegistry> =
             state.registry.clone();
-        let mut builder = crate::runtime_builder(db.clone());
+        let mut builder = Runtime::over(db.ports());
         if !config.tenant_hitl.is_empty() {
             builder = builder.tenant_hitl_policy(std::sync::Arc::new(config.tenant_hitl.clone()));
         }
@@ -157,13 +157,12 @@ impl Host {
             Err(e) => say(name, &format!("could not resume unfinished runs: {e}")),
         }
 
-        let extra =
-            kindgi_api::runs::routes(rt.clone()).merge(kindgi_api::flows::routes(rt.clone()));
         let values = kindgi_api::routes::values::ValuesConfig::new(
             config.served_env.clone(),
             config.secrets_key.clone(),
         );
-        let app = kindgi_api::router_with(state.clone(), extra).layer(axum::Extension(values));
+        let state = state.with_runtime(rt.clone()).with_values(values);
+        let app = kindgi_api::router(state.clone());
         let server_stop = CancellationToken::new();
         let server = tokio::spawn(kindgi_api::serve(
             listener,

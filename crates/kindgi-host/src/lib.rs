@@ -8,7 +8,7 @@
 //! * the database (`kindgi-store`: SQLite or PostgreSQL, migrated) and the API state over it
 //!   (tool registry, API keys);
 //! * the runtime (`kindgi-runtime`: flows, durable runs, recovery) over the database's
-//!   stores ([`runtime_builder`]: the runtime knows only core's ports), whose tool catalogue
+//!   stores (`Runtime::over(db.ports())`: the runtime knows only core's ports), whose tool catalogue
 //!   holds [`ToolDispatcher`](kindgi_tools::dispatch::ToolDispatcher)s of every transport.
 //!   The transports implement the trait **below** the runtime: pack dispatch is
 //!   `kindgi_pack_client::dispatch` (a `PackServiceCaller` over "the service serving now" — a
@@ -18,7 +18,7 @@
 //!   only knows pack folders (detect, build, index, supervise, watch);
 //! * each pack's index ([`register`]): its tools as pack tools, its agents and flows, listed
 //!   for the pack's tenant in the API registry;
-//! * the `/v1` router (`kindgi_api::router_with` + runs and flows) served with
+//! * the `/v1` router (`kindgi_api::router` over the state and the runtime) served with
 //!   `kindgi-serve` (timeouts, connection caps, bounded drain).
 //!
 //! `kindgi dev DIR` is a host with one [`PackSource::Folder`] (watching) over
@@ -47,10 +47,8 @@ pub mod mcp;
 pub mod packs;
 pub mod register;
 pub mod registry_mcp;
-pub mod runtime;
 pub mod sources;
 
 pub use config::{ConfigFile, DEFAULT_TENANT, HostConfig, McpServer, PackSource};
 pub use error::HostError;
 pub use host::Host;
-pub use runtime::runtime_builder;

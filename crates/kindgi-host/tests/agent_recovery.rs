@@ -62,9 +62,7 @@ fn agent_runtime(
     block: Arc<AtomicBool>,
 ) -> Runtime {
     let model = OpenAiCompatProvider::new(base, None, "m").unwrap();
-    let rt = kindgi_host::runtime_builder(db)
-        .model(Arc::new(model))
-        .build();
+    let rt = Runtime::over(db.ports()).model(Arc::new(model)).build();
     rt.tools()
         .insert_tool(tool("t.write", json!({}), move |v: Value| {
             let (calls, block) = (calls.clone(), block.clone());

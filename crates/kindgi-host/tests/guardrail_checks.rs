@@ -104,7 +104,7 @@ async fn turn(rt: &Runtime, agent: &str) -> kindgi_runtime::RunRecord {
 }
 
 fn runtime(db: &kindgi_store::Database, services: &PackServices, says: &'static str) -> Runtime {
-    let rt = kindgi_host::runtime_builder(db.clone())
+    let rt = Runtime::over(db.ports())
         .model(Arc::new(Says(says)))
         .definition_source(Arc::new(Definitions::new(db.clone())))
         .guardrail_checks(Arc::new(services.clone()))
@@ -343,7 +343,7 @@ async fn a_rust_sdk_before_tool_check_refuses_a_pack_call() {
         step: AtomicUsize::new(0),
         results: Mutex::new(Vec::new()),
     });
-    let rt = kindgi_host::runtime_builder(db.clone())
+    let rt = Runtime::over(db.ports())
         .model(model.clone())
         .definition_source(Arc::new(defs))
         .guardrail_checks(Arc::new(services))

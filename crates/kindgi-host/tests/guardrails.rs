@@ -258,7 +258,7 @@ async fn a_resumed_turn_reads_its_verdicts_back_instead_of_judging_again() {
         let second_checks = Arc::new(AcmeChecks::default());
         let catalogue = GuardrailCatalogue::new();
         catalogue.insert(judge());
-        let rt2 = kindgi_host::runtime_builder(test_db.clone())
+        let rt2 = kindgi_runtime::Runtime::over(test_db.ports())
             .model(scripted(vec![], "done"))
             .guardrails(catalogue)
             .guardrail_checks(second_checks.clone())

@@ -82,7 +82,7 @@ async fn env(db_path: &Path, dir: &Path) -> Env {
         .await
         .unwrap();
     db.migrate().await.unwrap();
-    let rt = kindgi_host::runtime_builder(db.clone()).build();
+    let rt = Runtime::over(db.ports()).build();
     let slot = ServiceSlot::new();
     let caller = PackServiceCaller::new(slot.clone());
     let supervisor = Supervisor::start_with(fixture(), dir, slot, SupervisorConfig::default())

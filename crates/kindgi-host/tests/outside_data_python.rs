@@ -144,7 +144,7 @@ async fn a_python_tools_outside_data_reaches_the_model_as_data() {
         .unwrap();
     db.migrate().await.unwrap();
     let model = Arc::new(Recorded::default());
-    let rt = kindgi_host::runtime_builder(db.clone())
+    let rt = kindgi_runtime::Runtime::over(db.ports())
         .model(model.clone())
         .build();
     let slot = ServiceSlot::new();

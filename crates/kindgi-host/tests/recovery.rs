@@ -25,7 +25,7 @@ struct Counters {
 }
 
 fn durable_runtime(db: Database, c: &Counters) -> Runtime {
-    let rt = kindgi_host::runtime_builder(db).build();
+    let rt = Runtime::over(db.ports()).build();
     rt.tools().insert_tool(counting_tool(
         "t.setup",
         json!({"mutating": false}),

@@ -186,7 +186,7 @@ async fn agent_calls_the_highest_matching_version_and_a_new_one_mid_turn(kind: D
             .await;
         }))),
     };
-    let rt = kindgi_host::runtime_builder(tdb.db.clone())
+    let rt = kindgi_runtime::Runtime::over(tdb.db.ports())
         .registry(registry.clone())
         .model(Arc::new(model))
         .build();
@@ -228,7 +228,7 @@ async fn registry_http_tool_runs_from_a_flow(kind: DatabaseKind) {
     for v in ["1.0.0", "1.0.5", "1.4.0", "2.1.0"] {
         register(&registry, "acme", &http_manifest("t.lookup", v, &base)).await;
     }
-    let rt = kindgi_host::runtime_builder(tdb.db.clone())
+    let rt = kindgi_runtime::Runtime::over(tdb.db.ports())
         .registry(registry.clone())
         .build();
     let cases = [
@@ -293,7 +293,7 @@ async fn an_unresolvable_range_fails_the_step_with_tool_version_unresolvable() {
         step: AtomicUsize::new(0),
         between: Mutex::new(None),
     };
-    let rt = kindgi_host::runtime_builder(tdb.db.clone())
+    let rt = kindgi_runtime::Runtime::over(tdb.db.ports())
         .registry(registry)
         .model(Arc::new(model))
         .build();
@@ -359,7 +359,7 @@ async fn a_registry_pack_tool_without_a_factory_fails_naming_the_tool_and_why() 
         &manifest("t.packed", json!({"version": "1.1.0"})),
     )
     .await;
-    let rt = kindgi_host::runtime_builder(tdb.db.clone())
+    let rt = kindgi_runtime::Runtime::over(tdb.db.ports())
         .registry(registry)
         .build();
     rt.flows()
@@ -383,7 +383,7 @@ async fn a_registry_pack_tool_without_a_factory_fails_naming_the_tool_and_why() 
 async fn a_resumed_run_uses_the_exact_flow_version_it_started_with() {
     let tdb = database(DatabaseKind::Sqlite).await;
     let entered = Arc::new(tokio::sync::Notify::new());
-    let first = kindgi_host::runtime_builder(tdb.db.clone()).build();
+    let first = kindgi_runtime::Runtime::over(tdb.db.ports()).build();
     let signal = entered.clone();
     first
         .tools()
@@ -422,7 +422,7 @@ async fn a_resumed_run_uses_the_exact_flow_version_it_started_with() {
     first.abort_all();
 
     // After the crash, 2.0.0 is published; the resumed run still runs 1.0.0.
-    let second = kindgi_host::runtime_builder(tdb.reopen().await.unwrap()).build();
+    let second = kindgi_runtime::Runtime::over(tdb.reopen().await.unwrap().ports()).build();
     let hits = Arc::new(AtomicUsize::new(0));
     second
         .tools()
@@ -559,7 +559,7 @@ impl PackCaller for CountingPack {
 #[tokio::test]
 async fn a_pack_call_carries_exactly_its_declared_secrets_and_a_missing_one_fails_before_it() {
     let tdb = database(DatabaseKind::Sqlite).await;
-    let rt = kindgi_host::runtime_builder(tdb.db.clone())
+    let rt = kindgi_runtime::Runtime::over(tdb.db.ports())
         .call_values(Arc::new(Values::default()))
         .build();
     let pack = Arc::new(CountingPack::default());
@@ -618,7 +618,7 @@ async fn env_values_and_secrets_reach_the_call_and_a_missing_env_fails_before_th
         register(&registry, t, &private).await;
     }
     let values = Arc::new(Values::default());
-    let rt = kindgi_host::runtime_builder(tdb.db.clone())
+    let rt = kindgi_runtime::Runtime::over(tdb.db.ports())
         .registry(registry)
         .call_values(values.clone())
         .build();
@@ -717,7 +717,7 @@ async fn a_resumed_agent_step_runs_the_agent_version_it_started_with() {
         step: AtomicUsize::new(0),
         between: Mutex::new(None),
     };
-    let first = kindgi_host::runtime_builder(tdb.db.clone())
+    let first = kindgi_runtime::Runtime::over(tdb.db.ports())
         .model(Arc::new(caller(1)))
         .build();
     let signal = entered.clone();
@@ -751,7 +751,7 @@ async fn a_resumed_agent_step_runs_the_agent_version_it_started_with() {
     first.abort_all();
 
     // 2.0.0 no longer lists t.block: were it used, the recorded call would be refused.
-    let second = kindgi_host::runtime_builder(tdb.reopen().await.unwrap())
+    let second = kindgi_runtime::Runtime::over(tdb.reopen().await.unwrap().ports())
         .model(Arc::new(caller(0)))
         .build();
     second
@@ -830,7 +830,7 @@ async fn registry_pack_tools_go_to_the_host_factory_built_once_per_version() {
         register(&registry, "acme", &manifest(id, json!({"version": v}))).await;
     }
     let packs = Arc::new(Packs::default());
-    let rt = kindgi_host::runtime_builder(tdb.db.clone())
+    let rt = kindgi_runtime::Runtime::over(tdb.db.ports())
         .registry(registry)
         .registry_tools(packs.clone())
         .build();

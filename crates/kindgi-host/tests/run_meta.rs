@@ -151,7 +151,7 @@ async fn agent_turns_are_runs_that_recover() {
             // The stopped runtime's task has stored what it had and left the run unfinished.
             let left = rt.wait_for_run(&pending.id).await.unwrap();
             assert!(!left.status.is_terminal(), "{backend:?}: {left:?}");
-            let rt2 = kindgi_host::runtime_builder(test_db.db.clone()).build();
+            let rt2 = kindgi_runtime::Runtime::over(test_db.db.ports()).build();
             let mut agent = AgentSpec::new("a.greeter");
             agent.version = "2.0.0".into();
             rt2.agents().insert(agent);

@@ -70,9 +70,7 @@ async fn runtime(db_path: &Path, calls_file: PathBuf) -> Runtime {
         .await
         .unwrap();
     db.migrate().await.unwrap();
-    let rt = kindgi_host::runtime_builder(db)
-        .model(Arc::new(Model))
-        .build();
+    let rt = Runtime::over(db.ports()).model(Arc::new(Model)).build();
     let handler: kindgi_tools::Handler = Arc::new(move |_input, ctx: ToolContext| {
         let calls_file = calls_file.clone();
         let fut: BoxFuture<'static, Result<serde_json::Value, HandlerError>> =

@@ -139,7 +139,7 @@ async fn deadlines_survive_a_restart() {
     assert_eq!(run.status, RunStatus::Suspended);
     let db = test_db.as_ref().unwrap().db.clone();
     f.rt.shutdown(std::time::Duration::from_secs(5)).await;
-    let second = kindgi_host::runtime_builder(db).build();
+    let second = kindgi_runtime::Runtime::over(db.ports()).build();
     for id in f.rt.tools().ids() {
         second.tools().insert(f.rt.tools().get(&id).unwrap());
     }

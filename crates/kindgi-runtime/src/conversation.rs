@@ -5,7 +5,7 @@
 //! [`ConversationLog`] (core's port) is what a runtime is given
 //! ([`crate::RuntimeBuilder::conversations`]); kindgi-store's `ConversationStore` implements
 //! it over the `conversations` tables `/v1/conversations` serves, and is what the host's
-//! `kindgi_host::runtime_builder` plugs in. Without a log (an in-memory runtime) a turn
+//! `Runtime::over(db.ports())` plugs in. Without a log (an in-memory runtime) a turn
 //! has no history and keeps nothing. What is left here is the runtime's own rule for a
 //! history read back: [`well_formed`].
 

@@ -7,7 +7,7 @@
 //! every transport behind [`ToolDispatcher`]), flows ([`FlowCatalogue`], several versions
 //! per id, checked and schema-compiled at load) and agents ([`AgentCatalogue`]) — a
 //! [`RunStore`] (in memory, or the `runs`/`run_journal` tables of a SQLite or PostgreSQL
-//! database: kindgi-store implements the port, and the host's `kindgi_host::runtime_builder`
+//! database: kindgi-store implements the port, and the host's `Runtime::over(db.ports())`
 //! plugs it in — this crate knows only core's ports) and a [`ModelProvider`].
 //!
 //! Every lookup a run makes carries its tenant and goes through two seams: flows and agents
@@ -25,7 +25,7 @@
 //! ```no_run
 //! # async fn demo(tool: kindgi_tools::Tool, flow_json: &str) -> Result<(), Box<dyn std::error::Error>> {
 //! use kindgi_runtime::{Runtime, RunOptions};
-//! // In memory here; a host builds over its database with `kindgi_host::runtime_builder(db)`.
+//! // In memory here; a host builds over its database with `Runtime::over(db.ports())`.
 //! let rt = Runtime::in_memory().build();
 //! rt.tools().insert_tool(tool);
 //! rt.flows().insert_json(flow_json)?;
@@ -58,14 +58,15 @@ pub mod wait_store;
 // other crates import keep their names.
 pub use engine::{expr, scheduler};
 pub use service::approvals as approval;
+pub use service::conversation_turn;
 pub use service::waits as wait;
 pub use steps::{agent, guardrail};
 
 /// The runtime façade and its settings (the old `runtime` module's path).
 pub mod runtime {
     pub use crate::service::{
-        DEFAULT_TENANT, RunOptions, Runtime, RuntimeBuilder, RuntimeConfig, RuntimeError,
-        agent_turn_flow,
+        DEFAULT_TENANT, LookupError, RunOptions, Runtime, RuntimeBuilder, RuntimeConfig,
+        RuntimeError, agent_turn_flow,
     };
 }
 

@@ -27,8 +27,9 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use kindgi_core::StorageError;
 use kindgi_core::conversation::{
-    Conversation, ConversationError, ConversationMessage, ConversationQuery, Message,
-    NewConversation, Role, ToolCall, ToolCallRef, TurnOpening, UNTITLED,
+    ContinueError, ContinuedConversation, Conversation, ConversationError, ConversationMessage,
+    ConversationQuery, Message, NewConversation, Role, ToolCall, ToolCallRef, TurnOpening,
+    UNTITLED,
 };
 use kindgi_core::ports::ConversationLog;
 use serde_json::{Value, json};
@@ -660,8 +661,60 @@ fn log_error<E: Into<kindgi_core::BoxError>>(
     }
 }
 
+/// A store refusal as the log port's (a storage failure logged as `what` of `op`).
+fn continue_error(
+    op: &'static str,
+    conversation_id: &str,
+    what: &'static str,
+) -> impl FnOnce(ConversationError) -> ContinueError {
+    move |e| match e {
+        ConversationError::NotFound { id } => ContinueError::NotFound { id },
+        ConversationError::Closed { id } => ContinueError::Closed { id },
+        ConversationError::Storage(s) => {
+            ContinueError::Storage(log_error(op, conversation_id, what)(s))
+        }
+    }
+}
+
 #[async_trait]
 impl ConversationLog for ConversationStore {
+    async fn continued(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<ContinuedConversation, ContinueError> {
+        let c = self.check_open(tenant, id).await.map_err(continue_error(
+            "conversations.continued",
+            id,
+            "read it",
+        ))?;
+        Ok(ContinuedConversation {
+            agent_id: c.agent_id,
+            agent_version: c.agent_version,
+        })
+    }
+
+    async fn begin_turn(
+        &self,
+        tenant: &str,
+        id: &str,
+        user_message: &Value,
+    ) -> Result<(), ContinueError> {
+        self.append_message(tenant, id, Role::User, user_message, None, None)
+            .await
+            .map_err(continue_error(
+                "conversations.begin_turn",
+                id,
+                "append the user's message",
+            ))?;
+        self.bump_turn(tenant, id).await.map_err(continue_error(
+            "conversations.begin_turn",
+            id,
+            "count the turn",
+        ))?;
+        Ok(())
+    }
+
     async fn open(&self, tenant: &str, id: &str, opening: TurnOpening) -> Result<(), StorageError> {
         let new = NewConversation {
             agent_id: opening.agent_id,

@@ -17,6 +17,7 @@ pub mod file_mode;
 pub mod idempotency;
 pub mod mcp_endpoints;
 mod migrate;
+mod ports;
 pub mod runs;
 pub mod seal;
 pub mod service_accounts;

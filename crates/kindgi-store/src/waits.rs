@@ -279,7 +279,7 @@ fn approval_query(q: &ApprovalQuery) -> (String, Vec<Bind>) {
 
 /// Approvals and pauses over a migrated [`Database`]; the runtime's [`WaitStore`]. Its
 /// journaled moves append in their own transaction, so its database must be the one the
-/// run's journal is in (`kindgi_host::runtime_builder` builds both over one).
+/// run's journal is in (`Runtime::over(db.ports())` builds both over one).
 #[derive(Debug, Clone)]
 pub struct WaitsStore {
     db: Database,

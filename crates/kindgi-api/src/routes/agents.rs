@@ -169,8 +169,7 @@ async fn already_registered(
     let versions = state
         .definitions
         .versions(tenant, DefinitionKind::Agent, &agent.id)
-        .await
-        .map_err(registry::store_error)?;
+        .await?;
     let next = next_free_version(versions.iter().map(|r| r.version.as_str()));
     let suggestion = next
         .as_ref()

@@ -1,6 +1,6 @@
 //! `/v1/approvals` (platform-api.md §4, `OA approvals.*`) over a [`Runtime`]: list, get and
-//! decide the approvals a gated tool call waits on. Mounted with the run routes
-//! ([`crate::runs::routes`]), since an approval belongs to a run.
+//! decide the approvals a gated tool call waits on. Mounted by [`crate::router`] over the
+//! state's runtime, as the run routes are: an approval belongs to a run.
 //!
 //! | route | answer |
 //! |---|---|
@@ -16,7 +16,7 @@
 //! approval-terminal | run-already-terminal`, `403 insufficient-role`), which record nothing.
 
 use axum::body::Bytes;
-use axum::extract::{Extension, Path, RawQuery};
+use axum::extract::{Path, RawQuery, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use kindgi_runtime::approval::{Approval, ApprovalQuery, DecisionInput, DecisionKind};
@@ -24,20 +24,19 @@ use kindgi_runtime::{ReplayFilter, RunQuery, Runtime};
 use serde_json::{Map, Value, json};
 
 use super::approvals_query::{self, cursor_after};
-use super::approvals_wire::{approval_error, approval_json, completion_json, not_found};
+use super::approvals_wire::{approval_json, completion_json};
 use super::key_holder::KeyHolder;
 use super::reviewer::{self, Reviewer};
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
-use crate::runs_list::Params;
+use crate::query::QueryString;
 use crate::state::AppState;
 
 /// The subjects of an agent's gates: they resume on the decision alone.
 const TOOL_CALL_GATE: &str = "tool-call:pending";
 const SESSION_GATE: &str = "agent-turn:session-hitl-gate";
 
-/// The approvals routes over `runtime` (add an `Extension(runtime)` layer, as
-/// [`crate::runs::routes`] does).
+/// The approvals routes, over the state's runtime.
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/approvals", get(list))
@@ -48,22 +47,22 @@ pub fn routes() -> Router<AppState> {
 /// The approval `id` as `reviewer` may see it, else `404`.
 async fn visible(rt: &Runtime, reviewer: &Reviewer, id: &str) -> Result<Approval, ApiError> {
     if uuid::Uuid::parse_str(id).is_err() {
-        return Err(not_found(id));
+        return Err(ApiError::approval_not_found(id));
     }
     match rt.approval(&reviewer.tenant, id).await {
         Ok(Some(a)) if a.required_role <= reviewer.role => Ok(a),
-        Ok(_) => Err(not_found(id)),
-        Err(e) => Err(approval_error(e)),
+        Ok(_) => Err(ApiError::approval_not_found(id)),
+        Err(e) => Err(ApiError::from(e)),
     }
 }
 
 async fn list(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: KeyHolder,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let reviewer = reviewer::gate(&caller, "read")?;
-    let params = Params::parse(raw.as_deref())?;
+    let params = QueryString::bounded(raw.as_deref())?;
     let req = approvals_query::parse(&params, &reviewer)?;
     let mut extra = Map::new();
     extra.insert("order".into(), json!(req.order()));
@@ -78,9 +77,7 @@ async fn list(
     let mut rows = if req.include_descendants {
         with_descendants(&rt, &req.query).await?
     } else {
-        rt.list_approvals(&req.query)
-            .await
-            .map_err(approval_error)?
+        rt.list_approvals(&req.query).await?
     };
     // The store narrows by tier; this keeps a page right whatever it answers.
     rows.retain(|a| a.required_role <= reviewer.role);
@@ -113,8 +110,7 @@ async fn run_family(rt: &Runtime, tenant: &str, run_id: &str) -> Result<Vec<Stri
                 limit: Some((MAX_DESCENDANT_RUNS - family.len()) as u32),
                 ..RunQuery::default()
             })
-            .await
-            .map_err(crate::runs::runtime_error)?;
+            .await?;
         family.extend(children.into_iter().map(|r| r.id));
         next += 1;
     }
@@ -127,7 +123,7 @@ async fn run_family(rt: &Runtime, tenant: &str, run_id: &str) -> Result<Vec<Stri
 /// page's).
 async fn with_descendants(rt: &Runtime, query: &ApprovalQuery) -> Result<Vec<Approval>, ApiError> {
     let Some(run_id) = &query.run_id else {
-        return rt.list_approvals(query).await.map_err(approval_error);
+        return rt.list_approvals(query).await.map_err(ApiError::from);
     };
     let mut rows = Vec::new();
     for id in run_family(rt, &query.tenant_id, run_id).await? {
@@ -135,7 +131,7 @@ async fn with_descendants(rt: &Runtime, query: &ApprovalQuery) -> Result<Vec<App
             run_id: Some(id),
             ..query.clone()
         };
-        rows.extend(rt.list_approvals(&one).await.map_err(approval_error)?);
+        rows.extend(rt.list_approvals(&one).await?);
     }
     rows.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
     if !query.ascending {
@@ -146,7 +142,7 @@ async fn with_descendants(rt: &Runtime, query: &ApprovalQuery) -> Result<Vec<App
 }
 
 async fn get_one(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: KeyHolder,
     Path(approval_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
@@ -207,7 +203,7 @@ fn value_refused(subject_kind: &str) -> ApiError {
 }
 
 async fn complete(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: KeyHolder,
     Path(approval_id): Path<String>,
     body: Bytes,
@@ -232,8 +228,7 @@ async fn complete(
     };
     let done = rt
         .complete_approval(&reviewer.tenant, &approval.id, input)
-        .await
-        .map_err(approval_error)?;
+        .await?;
     Ok(Json(completion_json(&done)))
 }
 

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::reviewer::{Reviewer, above_role};
 use crate::error::ApiError;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor};
-use crate::runs_list::Params;
+use crate::query::QueryString;
 
 /// How many `waitTokenId` values a list takes, and how long each may be.
 pub const MAX_WAIT_TOKEN_IDS: usize = 50;
@@ -66,7 +66,7 @@ fn bad(field: &str, message: impl Into<String>) -> ApiError {
     ApiError::bad_input(message).with_details(json!({"field": field}))
 }
 
-fn statuses(p: &Params) -> Result<Vec<ApprovalStatus>, ApiError> {
+fn statuses(p: &QueryString) -> Result<Vec<ApprovalStatus>, ApiError> {
     let mut out: Vec<ApprovalStatus> = Vec::new();
     let mut unknown: Vec<&str> = Vec::new();
     for v in p.all("status") {
@@ -94,16 +94,16 @@ fn statuses(p: &Params) -> Result<Vec<ApprovalStatus>, ApiError> {
 }
 
 /// `me` or nothing.
-fn me(p: &Params, field: &str, message: &str) -> Result<bool, ApiError> {
-    match p.get(field) {
+fn me(p: &QueryString, field: &str, message: &str) -> Result<bool, ApiError> {
+    match p.last(field) {
         None => Ok(false),
         Some("me") => Ok(true),
         Some(_) => Err(bad(field, message)),
     }
 }
 
-fn required_role(p: &Params, reviewer: &Reviewer) -> Result<Option<ReviewerRole>, ApiError> {
-    let Some(raw) = p.get("requiredRole").filter(|r| !r.is_empty()) else {
+fn required_role(p: &QueryString, reviewer: &Reviewer) -> Result<Option<ReviewerRole>, ApiError> {
+    let Some(raw) = p.last("requiredRole").filter(|r| !r.is_empty()) else {
         return Ok(None);
     };
     let Some(role) = ReviewerRole::parse(raw) else {
@@ -118,8 +118,8 @@ fn required_role(p: &Params, reviewer: &Reviewer) -> Result<Option<ReviewerRole>
     Ok(Some(role))
 }
 
-fn created_after(p: &Params) -> Result<Option<String>, ApiError> {
-    let Some(raw) = p.get("createdAfter").filter(|r| !r.is_empty()) else {
+fn created_after(p: &QueryString) -> Result<Option<String>, ApiError> {
+    let Some(raw) = p.last("createdAfter").filter(|r| !r.is_empty()) else {
         return Ok(None);
     };
     chrono::DateTime::parse_from_rfc3339(raw)
@@ -127,7 +127,7 @@ fn created_after(p: &Params) -> Result<Option<String>, ApiError> {
         .map_err(|_| bad("createdAfter", "`createdAfter` must be an ISO date string"))
 }
 
-fn wait_tokens(p: &Params) -> Result<Vec<String>, ApiError> {
+fn wait_tokens(p: &QueryString) -> Result<Vec<String>, ApiError> {
     let tokens = p.all("waitTokenId");
     if tokens.len() > MAX_WAIT_TOKEN_IDS
         || tokens
@@ -145,9 +145,9 @@ fn wait_tokens(p: &Params) -> Result<Vec<String>, ApiError> {
 }
 
 /// `runId` and whether `includeDescendants=true`.
-fn run_filter(p: &Params) -> Result<(Option<String>, bool), ApiError> {
-    let run = p.get("runId");
-    let descendants = p.get("includeDescendants");
+fn run_filter(p: &QueryString) -> Result<(Option<String>, bool), ApiError> {
+    let run = p.last("runId");
+    let descendants = p.last("includeDescendants");
     if run.is_some_and(|r| uuid::Uuid::parse_str(r).is_err()) {
         return Err(bad("runId", "`runId` must be a run id (a UUID)"));
     }
@@ -167,15 +167,15 @@ fn run_filter(p: &Params) -> Result<(Option<String>, bool), ApiError> {
 }
 
 /// `(ascending, after)` from `order` and `cursor`.
-fn order_and_cursor(p: &Params) -> Result<(bool, Option<(String, String)>), ApiError> {
-    let order = p.get("order");
+fn order_and_cursor(p: &QueryString) -> Result<(bool, Option<(String, String)>), ApiError> {
+    let order = p.last("order");
     if order.is_some_and(|o| o != "asc" && o != "desc") {
         return Err(bad(
             "order",
             "`order` is `asc` (oldest first) or `desc` (newest first)",
         ));
     }
-    let (cursor_asc, after) = match p.get("cursor").filter(|c| !c.is_empty()) {
+    let (cursor_asc, after) = match p.last("cursor").filter(|c| !c.is_empty()) {
         None => (None, None),
         Some(raw) => {
             let (asc, body) = match raw.strip_prefix(ASC_CURSOR) {
@@ -203,7 +203,7 @@ fn order_and_cursor(p: &Params) -> Result<(bool, Option<(String, String)>), ApiE
 }
 
 /// Parses a list query for `reviewer`.
-pub fn parse(p: &Params, reviewer: &Reviewer) -> Result<ListRequest, ApiError> {
+pub fn parse(p: &QueryString, reviewer: &Reviewer) -> Result<ListRequest, ApiError> {
     // Scope: every approval is in its tenant's Default project, so a project scope only
     // has to name it (checked as the runs list checks it).
     crate::runs_list::scope_project(p)?;
@@ -223,7 +223,7 @@ pub fn parse(p: &Params, reviewer: &Reviewer) -> Result<ListRequest, ApiError> {
     let created_after = created_after(p)?;
     let wait_token_ids = wait_tokens(p)?;
     let (run_id, include_descendants) = run_filter(p)?;
-    let limit = clamp_limit(p.get("limit"));
+    let limit = clamp_limit(p.last("limit"));
     let decided_by = if decided_by_me {
         reviewer.decided_by()
     } else {
@@ -264,7 +264,7 @@ mod tests {
     }
 
     fn parse_q(q: &str, role: ReviewerRole) -> Result<ListRequest, ApiError> {
-        parse(&Params::parse(Some(q)).unwrap(), &reviewer(role))
+        parse(&QueryString::bounded(Some(q)).unwrap(), &reviewer(role))
     }
 
     #[test]

@@ -2,11 +2,9 @@
 //! from the runtime's records (tenant ids as UUIDs, the run as `provenanceRef {runId}`,
 //! only the fields the schemas allow), and the REST mapping of an [`ApprovalError`].
 
-use axum::http::StatusCode;
-use kindgi_runtime::approval::{Approval, ApprovalCompletion, ApprovalDecision, ApprovalError};
+use kindgi_runtime::approval::{Approval, ApprovalCompletion, ApprovalDecision};
 use serde_json::{Map, Value, json};
 
-use crate::error::ApiError;
 use crate::runs_list::put;
 
 fn text(v: &Option<String>) -> Option<Value> {
@@ -99,48 +97,6 @@ pub fn completion_json(c: &ApprovalCompletion) -> Value {
 }
 
 /// `404 approval-not-found` ``No approval with id <id>`` with `details.approvalId`.
-pub fn not_found(id: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        "approval-not-found",
-        format!("No approval with id {id}"),
-    )
-    .with_details(json!({"approvalId": id}))
-}
-
-/// The REST answer of a refused decision or read. A store failure is `503` with a fixed
-/// message (its cause is logged, never sent).
-pub fn approval_error(e: ApprovalError) -> ApiError {
-    let message = e.to_string();
-    match e {
-        ApprovalError::NotFound { id } => not_found(&id),
-        ApprovalError::AlreadyDecided { id, status } => {
-            ApiError::new(StatusCode::CONFLICT, "approval-already-decided", message)
-                .with_details(json!({"approvalId": id, "status": status}))
-        }
-        ApprovalError::Terminal { id, status } => {
-            ApiError::new(StatusCode::CONFLICT, "approval-terminal", message)
-                .with_details(json!({"approvalId": id, "status": status}))
-        }
-        ApprovalError::InsufficientRole { have, need } => {
-            ApiError::new(StatusCode::FORBIDDEN, "insufficient-role", message)
-                .with_details(json!({"reviewerRole": have, "requiredRole": need}))
-        }
-        ApprovalError::RunTerminal { run_id, status } => {
-            ApiError::new(StatusCode::CONFLICT, "run-already-terminal", message)
-                .with_details(json!({"runId": run_id, "status": status}))
-        }
-        ApprovalError::Store(cause) => {
-            tracing::error!(%cause, "approval store unavailable");
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "store-unavailable",
-                "The approval store is unavailable; nothing was read or decided. Retry shortly",
-            )
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,15 +145,5 @@ mod tests {
         // The record an approval carries has no id of its own; the completion's has.
         assert!(a["decision"].get("id").is_none());
         assert_eq!(a["decision"]["decidedBy"], "user:admin");
-    }
-
-    #[test]
-    fn store_failures_do_not_leak_their_cause() {
-        let e = approval_error(ApprovalError::Store(kindgi_core::StorageError::backend(
-            "waits.get_approval",
-            "password=hunter2",
-        )));
-        assert_eq!(e.status, StatusCode::SERVICE_UNAVAILABLE);
-        assert!(!e.message.contains("hunter2"));
     }
 }

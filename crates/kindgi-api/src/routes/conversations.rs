@@ -8,26 +8,24 @@
 //! [`ConversationStore::check_open`] refused (`404 conversation-not-found`,
 //! `409 conversation-closed`).
 
-use std::collections::HashMap;
-
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use kindgi_core::conversation::{
-    Conversation, ConversationError, ConversationMessage, ConversationQuery, NewConversation,
+    Conversation, ConversationMessage, ConversationQuery, NewConversation,
 };
 use kindgi_store::conversations::ConversationStore;
 use serde_json::{Map, Value, json};
 
-use super::scope_params::{self, Scope};
+use super::scope::{self, Scope};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::json_body::JsonBody;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::default_project_id;
+use crate::query::QueryString;
 use crate::state::AppState;
 
 /// The longest `agentId`, `agentVersion`, `title` or `participantId` accepted.
@@ -47,21 +45,6 @@ pub fn routes() -> Router<AppState> {
             "/v1/conversations/{conversation_id}/messages",
             get(messages),
         )
-}
-
-/// The API error for a conversation-domain failure (for the runs route too).
-pub fn conversation_error(e: ConversationError) -> ApiError {
-    match e {
-        ConversationError::Storage(s) => ApiError::internal(&s),
-        e => {
-            let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::NOT_FOUND);
-            let mut error = ApiError::new(status, e.code(), e.to_string());
-            if let Some(d) = e.details() {
-                error = error.with_details(d);
-            }
-            error
-        }
-    }
 }
 
 pub use crate::projects::tenant_uuid;
@@ -251,19 +234,19 @@ async fn open(
     Ok((StatusCode::CREATED, Json(serialize(&opened))).into_response())
 }
 
-fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
-    q.get(name).map(String::as_str).filter(|s| !s.is_empty())
+fn param<'a>(q: &'a QueryString, name: &str) -> Option<&'a str> {
+    q.last(name).filter(|s| !s.is_empty())
 }
 
 /// The list filter from the query (without paging).
-fn list_filter(tenant: &str, q: &HashMap<String, String>) -> Result<ConversationQuery, ApiError> {
+fn list_filter(tenant: &str, q: &QueryString) -> Result<ConversationQuery, ApiError> {
     let open = match param(q, "status") {
         None => None,
         Some("open") => Some(true),
         Some("closed") => Some(false),
         Some(_) => return Err(ApiError::bad_input("`status` must be one of: open, closed")),
     };
-    if q.get("openedBy").is_some_and(|o| o != "me") {
+    if q.last("openedBy").is_some_and(|o| o != "me") {
         return Err(ApiError::bad_input("`openedBy` must be `me`"));
     }
     if !matches!(
@@ -274,7 +257,7 @@ fn list_filter(tenant: &str, q: &HashMap<String, String>) -> Result<Conversation
             "`replays` must be `exclude`, `include` or `only`",
         ));
     }
-    let scope = scope_params::parse_query(
+    let scope = scope::parse_query(
         param(q, "scopeKind"),
         param(q, "scopeId"),
         param(q, "inherit"),
@@ -287,7 +270,7 @@ fn list_filter(tenant: &str, q: &HashMap<String, String>) -> Result<Conversation
             } else {
                 "a project"
             };
-            return Err(scope_params::scope_invalid(format!(
+            return Err(scope::scope_invalid(format!(
                 "scope query parameters malformed: scopeId must be {what} id (a UUID), got \"{}\"",
                 id.chars().take(200).collect::<String>()
             )));
@@ -312,14 +295,14 @@ fn list_filter(tenant: &str, q: &HashMap<String, String>) -> Result<Conversation
 async fn list(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let Query(q) =
-        query.map_err(|e| ApiError::bad_input(format!("The query string is not valid: {e}")))?;
-    let limit = clamp_limit(q.get("limit").map(String::as_str));
+    // A repeated key is read by its last value.
+    let q = QueryString::parse(query.as_deref());
+    let limit = clamp_limit(q.last("limit"));
     let mut filter = list_filter(&tenant, &q)?;
     let mut extra = Map::new();
-    let opened_by_me = q.get("openedBy").is_some_and(|o| o == "me");
+    let opened_by_me = q.last("openedBy").is_some_and(|o| o == "me");
     if opened_by_me {
         extra.insert("openedBy".into(), json!("me"));
     }
@@ -328,7 +311,7 @@ async fn list(
     if opened_by_me || param(&q, "replays") == Some("only") {
         return Ok(Json(page(Vec::new(), None, extra)).into_response());
     }
-    let cursor: Option<Value> = decode_cursor(q.get("cursor").map(String::as_str))?;
+    let cursor: Option<Value> = decode_cursor(q.last("cursor"))?;
     if let Some(c) = cursor {
         let at = c
             .get("createdAt")
@@ -363,10 +346,7 @@ async fn get_one(
     Path(raw): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = conversation_id(&raw)?;
-    let c = store(&state)
-        .require(&tenant, &id)
-        .await
-        .map_err(conversation_error)?;
+    let c = store(&state).require(&tenant, &id).await?;
     Ok(Json(serialize(&c)).into_response())
 }
 
@@ -376,10 +356,7 @@ async fn close(
     Path(raw): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = conversation_id(&raw)?;
-    let c = store(&state)
-        .close(&tenant, &id)
-        .await
-        .map_err(conversation_error)?;
+    let c = store(&state).close(&tenant, &id).await?;
     Ok(Json(serialize(&c)).into_response())
 }
 
@@ -399,13 +376,13 @@ async fn messages(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
     Path(raw): Path<String>,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let id = conversation_id(&raw)?;
-    let Query(q) =
-        query.map_err(|e| ApiError::bad_input(format!("The query string is not valid: {e}")))?;
-    let limit = clamp_limit(q.get("limit").map(String::as_str));
-    let cursor: Option<Value> = decode_cursor(q.get("cursor").map(String::as_str))?;
+    // A repeated key is read by its last value.
+    let q = QueryString::parse(query.as_deref());
+    let limit = clamp_limit(q.last("limit"));
+    let cursor: Option<Value> = decode_cursor(q.last("cursor"))?;
     let from = match cursor {
         None => 0,
         Some(c) => c
@@ -416,8 +393,7 @@ async fn messages(
     };
     let mut rows = store(&state)
         .messages(&tenant, &id, from, limit + 1)
-        .await
-        .map_err(conversation_error)?;
+        .await?;
     let more = rows.len() > limit;
     rows.truncate(limit);
     let next = more

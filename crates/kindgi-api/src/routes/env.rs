@@ -4,8 +4,7 @@
 //! is `409 env-write-conflict`.
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query};
+use axum::extract::{Path, RawQuery};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -14,13 +13,11 @@ use serde_json::{Map, Value, json};
 
 use super::values::{
     MAX_NAME, Position, Values, clip, cursor, env_name, object_body, params, query_scope,
-    resolve_scope, revision_field, scope_json, scopes_equal, store_error, tags, time,
+    resolve_scope, revision_field, scope_json, scopes_equal, tags, time,
 };
 use crate::error::ApiError;
 use crate::page::{clamp_limit, encode_cursor, page};
 use crate::state::AppState;
-
-type Q = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 /// The env routes, to merge into the `/v1` router.
 pub fn routes() -> Router<AppState> {
@@ -47,7 +44,7 @@ pub fn record_json(r: &EnvRecord) -> Value {
 
 /// The key a request names: `envName`, the scope triplet and the name.
 fn key_of(values: &Values, p: &super::values::Params, name: &str) -> Result<ValueKey, ApiError> {
-    let env = env_name(p.get("envName").map(String::as_str))?;
+    let env = env_name(p.first("envName"))?;
     let raw = query_scope(p)?;
     Ok(ValueKey {
         tenant: values.tenant().to_owned(),
@@ -57,24 +54,21 @@ fn key_of(values: &Values, p: &super::values::Params, name: &str) -> Result<Valu
     })
 }
 
-async fn list(values: Values, query: Q) -> Result<Json<Value>, ApiError> {
-    let p = params(query)?;
+async fn list(values: Values, RawQuery(query): RawQuery) -> Result<Json<Value>, ApiError> {
+    let p = params(query.as_deref());
     let key = key_of(&values, &p, "")?;
-    let limit = clamp_limit(p.get("limit").map(String::as_str));
+    let limit = clamp_limit(p.first("limit"));
     let after = cursor(&p, "env")?.map(|c| c.name);
     let q = ListQuery {
         tenant: &key.tenant,
         scope: &key.scope,
         env_name: &key.env_name,
-        name_prefix: p
-            .get("namePrefix")
-            .map(String::as_str)
-            .filter(|s| !s.is_empty()),
+        name_prefix: p.non_empty("namePrefix"),
         after: after.as_deref(),
         limit,
         include_revoked: false,
     };
-    let (rows, more) = values.store.env_list(&q).await.map_err(store_error)?;
+    let (rows, more) = values.store.env_list(&q).await?;
     let next = match (more, rows.last()) {
         (true, Some(last)) => Some(encode_cursor(&Position {
             list: "env".into(),
@@ -87,10 +81,14 @@ async fn list(values: Values, query: Q) -> Result<Json<Value>, ApiError> {
     Ok(Json(page(data, next, Map::new())))
 }
 
-async fn read(values: Values, Path(name): Path<String>, query: Q) -> Result<Json<Value>, ApiError> {
-    let p = params(query)?;
+async fn read(
+    values: Values,
+    Path(name): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let p = params(query.as_deref());
     let key = key_of(&values, &p, &name)?;
-    match values.store.env_get(&key).await.map_err(store_error)? {
+    match values.store.env_get(&key).await? {
         Some(r) => Ok(Json(record_json(&r))),
         None => Err(not_found(&name)),
     }
@@ -108,13 +106,13 @@ fn not_found(name: &str) -> ApiError {
 async fn put(
     values: Values,
     Path(name): Path<String>,
-    query: Q,
+    RawQuery(query): RawQuery,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     values.require("env:write")?;
     let b = object_body(&body)?;
-    let p = params(query)?;
-    let env = env_name(p.get("envName").map(String::as_str))?;
+    let p = params(query.as_deref());
+    let env = env_name(p.first("envName"))?;
     let raw = query_scope(&p)?;
     check_body_matches(&values, &b, &env, &raw, &name)?;
     let Some(value) = b.get("value").and_then(Value::as_str) else {
@@ -155,7 +153,7 @@ async fn put(
             "`value` is {len} bytes; an env value is at most {max} bytes"
         ))
         .with_details(json!({"field": "value", "maxBytes": max}))),
-        Err(e) => Err(store_error(e)),
+        Err(e) => Err(ApiError::from(e)),
     }
 }
 
@@ -205,11 +203,11 @@ fn check_body_matches(
 async fn delete(
     values: Values,
     Path(name): Path<String>,
-    query: Q,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     values.require("env:write")?;
-    let p = params(query)?;
+    let p = params(query.as_deref());
     let key = key_of(&values, &p, &name)?;
-    let deleted = values.store.env_delete(&key).await.map_err(store_error)?;
+    let deleted = values.store.env_delete(&key).await?;
     Ok(Json(json!({ "deleted": deleted })))
 }

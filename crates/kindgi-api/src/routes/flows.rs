@@ -122,8 +122,7 @@ async fn pins(state: &AppState, tenant: &str, flow: &Flow) -> Result<Option<Valu
             LeafKind::Agent => match state
                 .definitions
                 .get_agent(tenant, &leaf.ref_, None)
-                .await
-                .map_err(registry::store_error)?
+                .await?
             {
                 Some(agent) => {
                     agents.insert(leaf.ref_.clone(), agent.version);

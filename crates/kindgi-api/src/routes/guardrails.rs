@@ -239,7 +239,7 @@ async fn register(
             StatusCode::CREATED,
             Json(json!({"guardrailId": guardrail.id})),
         )),
-        Err(kindgi_store::definitions::DefinitionError::Store(e)) => Err(registry::store_error(e)),
+        Err(kindgi_store::definitions::DefinitionError::Store(e)) => Err(ApiError::from(e)),
         Err(_) => Err(ApiError::new(
             StatusCode::CONFLICT,
             "guardrail-already-registered",
@@ -259,8 +259,7 @@ async fn list(
     let found = state
         .definitions
         .list(&tenant, DefinitionKind::Guardrail, &query)
-        .await
-        .map_err(registry::store_error)?;
+        .await?;
     registry::list_page(WIRE_KEYS, &found.items, found.has_more).map(Json)
 }
 
@@ -273,8 +272,7 @@ async fn get_one(
     let record = state
         .definitions
         .get_guardrail(&tenant, &id)
-        .await
-        .map_err(registry::store_error)?
+        .await?
         .ok_or_else(|| not_found(&id, ""))?;
     registry::wire(WIRE_KEYS, &record).map(Json)
 }
@@ -289,8 +287,7 @@ async fn unregister(
     let changed = state
         .definitions
         .set_unregistered(&tenant, DefinitionKind::Guardrail, &id, "", true)
-        .await
-        .map_err(registry::store_error)?;
+        .await?;
     if changed != Some(true) {
         return Err(not_found(&id, " to unregister"));
     }

@@ -11,14 +11,11 @@
 //! `toolIds` (what the last sync registered) and, when it registered nothing because it
 //! failed, `syncError`.
 
-use std::collections::HashMap;
-
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 use kindgi_store::mcp_endpoints::{
     McpEndpointFilter, McpEndpointRecord, McpEndpointStore, RegisterOutcome,
 };
@@ -26,13 +23,14 @@ use serde_json::{Map, Value, json};
 
 use super::mcp_sync;
 use super::mcp_validate::{self, TRANSPORTS};
-use super::scope_params::{self, Scope};
-use super::values::{self, ValuesConfig};
+use super::scope::{self, Scope};
+use super::values;
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::json_body::JsonBody;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::default_project_id;
+use crate::query::QueryString;
 use crate::routes::key_holder::KeyHolder;
 use crate::routes::secret_binding;
 use crate::state::AppState;
@@ -89,12 +87,12 @@ fn check_scope(tenant: &str, scope: Scope) -> Result<Scope, ApiError> {
         Scope::Project(id) if id.eq_ignore_ascii_case(&default_project_id(tenant)) => {
             Ok(Scope::Project(default_project_id(tenant)))
         }
-        Scope::Project(id) => Err(scope_params::scope_invalid(format!(
+        Scope::Project(id) => Err(scope::scope_invalid(format!(
             "Project \"{}\" not found for tenant",
             echo(&id)
         ))
         .with_details(json!({ "projectId": echo(&id) }))),
-        Scope::Org(id) => Err(scope_params::scope_invalid(format!(
+        Scope::Org(id) => Err(scope::scope_invalid(format!(
             "Org \"{}\" not found for tenant",
             echo(&id)
         ))
@@ -143,7 +141,6 @@ async fn check_egress(state: &AppState, endpoint_id: &str, body: &Value) -> Resu
 async fn register(
     State(state): State<AppState>,
     caller: KeyHolder,
-    config: Option<Extension<ValuesConfig>>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let value: Value = serde_json::from_slice(&body)
@@ -173,7 +170,7 @@ async fn register(
     )?;
     let tenant = caller.tenant.clone();
     check_egress(&state, &endpoint_id, &endpoint).await?;
-    let scope = scope_params::parse_body(object.get("scopeKind"), object.get("scopeId"))?;
+    let scope = scope::parse_body(object.get("scopeKind"), object.get("scopeId"))?;
     let scope = check_scope(&tenant, scope)?;
     let (scope_kind, scope_id) = scope.key();
     let mut record = McpEndpointRecord {
@@ -206,7 +203,7 @@ async fn register(
         .with_details(json!({ "endpointId": echo(&endpoint_id) })));
     }
     let project = tools_project(&tenant, &scope);
-    let values = values::store_for(&state.db, &values::config_or_process(config.as_deref()));
+    let values = values::store_for(&state.db, &state.values);
     match mcp_sync::sync(
         &*state.registry,
         &values,
@@ -239,19 +236,15 @@ async fn register(
         .into_response())
 }
 
-fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
-    q.get(name).map(String::as_str)
-}
-
 async fn list(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let Query(q) =
-        query.map_err(|e| ApiError::bad_input(format!("The query string is not valid: {e}")))?;
-    let limit = clamp_limit(param(&q, "limit"));
-    let transport = param(&q, "transport").filter(|t| !t.is_empty());
+    // A repeated key is read by its last value.
+    let q = QueryString::parse(query.as_deref());
+    let limit = clamp_limit(q.last("limit"));
+    let transport = q.last("transport").filter(|t| !t.is_empty());
     if let Some(t) = transport {
         if !TRANSPORTS.contains(&t) {
             return Err(ApiError::bad_input(format!(
@@ -261,18 +254,14 @@ async fn list(
             )));
         }
     }
-    let scope = scope_params::parse_query(
-        param(&q, "scopeKind"),
-        param(&q, "scopeId"),
-        param(&q, "inherit"),
-    )?;
+    let scope = scope::parse_query(q.last("scopeKind"), q.last("scopeId"), q.last("inherit"))?;
     let inherit = scope.inherit.unwrap_or(true);
     let scopes: Vec<(String, String)> = match &scope.scope {
         None => Vec::new(),
         Some(s) if inherit && *s != Scope::Tenant => vec![s.key(), Scope::Tenant.key()],
         Some(s) => vec![s.key()],
     };
-    let after: Option<Value> = decode_cursor(param(&q, "cursor"))?;
+    let after: Option<Value> = decode_cursor(q.last("cursor"))?;
     let after = match after {
         None => None,
         Some(v) => Some(
@@ -349,8 +338,9 @@ async fn unregister(
 /// sync registered no tools.
 pub async fn sync_all(state: &AppState) -> Result<Vec<(String, String)>, kindgi_store::StoreError> {
     let store = store(state);
-    // At boot there is no request: the process's configuration (`KINDGI_ENV`, the key).
-    let values = values::store_for(&state.db, &values::config_or_process(None));
+    // The process's configuration (`KINDGI_ENV`, the key), as boot syncs have always read:
+    // a host may give the state its own only after syncing.
+    let values = values::store_for(&state.db, &values::ValuesConfig::process());
     let mut failed = Vec::new();
     for record in store.all_active().await? {
         let scope = match record.scope_kind.as_str() {

@@ -18,14 +18,14 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 use kindgi_mcp::{ConnectOptions, McpClient};
 use kindgi_store::mcp_endpoints::McpEndpointStore;
 use serde_json::{Map, Value, json};
 
 use super::mcp_auth::{self, EndpointAuth};
 use super::mcp_sync::{SYNC_TIMEOUT, endpoint_uri};
-use super::values::{self, ValuesConfig};
+use super::values;
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::projects::default_project_id;
@@ -73,7 +73,6 @@ async fn connect(
     tenant: &str,
     endpoint_id: &str,
     kind: Kind,
-    config: Option<&ValuesConfig>,
 ) -> Result<(McpClient, EndpointAuth), ApiError> {
     let record = McpEndpointStore::new(state.db.clone())
         .get(tenant, endpoint_id)
@@ -95,7 +94,7 @@ async fn connect(
         "project" => record.scope_id.clone(),
         _ => default_project_id(tenant),
     };
-    let values = values::store_for(&state.db, &values::config_or_process(config));
+    let values = values::store_for(&state.db, &state.values);
     let auth = mcp_auth::resolve(&values, &record, &project)
         .await
         .map_err(|why| upstream(kind, endpoint_id, why))?;
@@ -125,17 +124,9 @@ fn pick(v: &Value, keys: &[&str]) -> Value {
 async fn resources(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
-    config: Option<Extension<ValuesConfig>>,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (client, auth) = connect(
-        &state,
-        &tenant,
-        &endpoint_id,
-        Kind::Resource,
-        config.as_deref(),
-    )
-    .await?;
+    let (client, auth) = connect(&state, &tenant, &endpoint_id, Kind::Resource).await?;
     let listed = client.list_resources().await;
     client.close().await;
     let listed =
@@ -150,17 +141,9 @@ async fn resources(
 async fn read_resource(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
-    config: Option<Extension<ValuesConfig>>,
     Path((endpoint_id, uri)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let (client, auth) = connect(
-        &state,
-        &tenant,
-        &endpoint_id,
-        Kind::Resource,
-        config.as_deref(),
-    )
-    .await?;
+    let (client, auth) = connect(&state, &tenant, &endpoint_id, Kind::Resource).await?;
     let read = client.read_resource(&uri).await;
     let known = match &read {
         Ok(_) => true,
@@ -218,17 +201,9 @@ async fn read_resource(
 async fn prompts(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
-    config: Option<Extension<ValuesConfig>>,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (client, auth) = connect(
-        &state,
-        &tenant,
-        &endpoint_id,
-        Kind::Prompt,
-        config.as_deref(),
-    )
-    .await?;
+    let (client, auth) = connect(&state, &tenant, &endpoint_id, Kind::Prompt).await?;
     let listed = client.list_prompts().await;
     client.close().await;
     let listed =
@@ -275,19 +250,11 @@ fn prompt_arguments(body: &[u8]) -> Result<Option<Map<String, Value>>, ApiError>
 async fn get_prompt(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
-    config: Option<Extension<ValuesConfig>>,
     Path((endpoint_id, name)): Path<(String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let arguments = prompt_arguments(&body)?;
-    let (client, auth) = connect(
-        &state,
-        &tenant,
-        &endpoint_id,
-        Kind::Prompt,
-        config.as_deref(),
-    )
-    .await?;
+    let (client, auth) = connect(&state, &tenant, &endpoint_id, Kind::Prompt).await?;
     let got = client.get_prompt(&name, arguments).await;
     let known = match &got {
         Ok(_) => true,

@@ -1,6 +1,5 @@
-//! Route groups. The registries (tools, flows, agents, guardrails) and the Default project
-//! are part of every `/v1` router ([`crate::router_with`]); [`registry`] holds what the
-//! versioned registries share.
+//! Route groups, each mounted by [`crate::router`]; [`registry`] holds what the versioned
+//! registries (flows, agents, guardrails) share, [`scope`] the one scope triplet.
 
 pub mod agents;
 pub mod approvals;
@@ -18,11 +17,9 @@ pub mod mcp_proxy;
 pub mod mcp_sync;
 pub mod mcp_validate;
 pub mod projects;
-pub mod query;
 pub mod registry;
 pub mod reviewer;
 pub mod scope;
-pub mod scope_params;
 pub mod secret_binding;
 pub mod secrets;
 pub mod service_accounts;

@@ -14,12 +14,11 @@
 //! | `POST …/{id}/versions/{version}/reinstate` | `{<kind>Id, version, wasTombstoned}` |
 
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Extension, FromRequestParts, Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use kindgi_store::StoreError;
 use kindgi_store::definitions::{
     DefinitionError, DefinitionKind, DefinitionRecord, Latest, ListDefinitions, NewDefinition,
     SOURCE_API,
@@ -30,7 +29,7 @@ use serde_json::{Map, Value, json};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
-use crate::routes::query;
+use crate::query::QueryString;
 use crate::state::AppState;
 
 /// One versioned registry kind.
@@ -54,21 +53,47 @@ pub struct Kind {
 
 /// The shared routes of `kind` (its publish route is the kind's own).
 pub fn routes(kind: &'static Kind) -> Router<AppState> {
+    // Each handler is given `kind` by its route (a closure), not by a request extension.
+    type Id = Result<Path<String>, PathRejection>;
+    type Version = Result<Path<(String, String)>, PathRejection>;
     let item = format!("{}/{{id}}", kind.path);
     Router::new()
-        .route(kind.path, get(list))
-        .route(&item, get(get_latest))
-        .route(&format!("{item}/versions"), get(list_versions))
-        .route(&format!("{item}/versions/{{version}}"), get(get_version))
+        .route(
+            kind.path,
+            get(move |s: State<AppState>, t: Tenant, q: RawQuery| list(kind, s, t, q)),
+        )
+        .route(
+            &item,
+            get(move |s: State<AppState>, t: Tenant, p: Id, q: RawQuery| {
+                get_latest(kind, s, t, p, q)
+            }),
+        )
+        .route(
+            &format!("{item}/versions"),
+            get(move |s: State<AppState>, t: Tenant, p: Id, q: RawQuery| {
+                list_versions(kind, s, t, p, q)
+            }),
+        )
+        .route(
+            &format!("{item}/versions/{{version}}"),
+            get(move |s: State<AppState>, t: Tenant, p: Version| get_version(kind, s, t, p)),
+        )
         .route(
             &format!("{item}/versions/{{version}}/unregister"),
-            post(unregister),
+            post(
+                move |s: State<AppState>, t: Tenant, w: Writable, p: Version| {
+                    unregister(kind, s, t, w, p)
+                },
+            ),
         )
         .route(
             &format!("{item}/versions/{{version}}/reinstate"),
-            post(reinstate),
+            post(
+                move |s: State<AppState>, t: Tenant, w: Writable, p: Version| {
+                    reinstate(kind, s, t, w, p)
+                },
+            ),
         )
-        .layer(Extension(kind))
 }
 
 /// An extractor that refuses the request when the registries are read-only
@@ -94,11 +119,6 @@ impl FromRequestParts<AppState> for Writable {
 /// `409 registry-read-only` with `reason` as its message.
 pub fn read_only(reason: &str) -> ApiError {
     ApiError::new(StatusCode::CONFLICT, "registry-read-only", reason)
-}
-
-/// A store failure: `500`, the cause logged, not sent.
-pub fn store_error(e: StoreError) -> ApiError {
-    ApiError::internal(&e)
 }
 
 fn path_error(e: PathRejection) -> ApiError {
@@ -169,13 +189,14 @@ struct VersionCursor {
 
 /// `?limit, cursor, name, includeRetired` of a list route, as a store query.
 pub fn list_query(q: Option<&str>) -> Result<ListDefinitions, ApiError> {
-    crate::routes::scope::check(q)?;
-    let cursor: Option<IdCursor> = decode_cursor(query::param(q, "cursor").as_deref())?;
+    let q = QueryString::clipped(q);
+    crate::routes::scope::check(&q)?;
+    let cursor: Option<IdCursor> = decode_cursor(q.first("cursor"))?;
     Ok(ListDefinitions {
-        limit: clamp_limit(query::param(q, "limit").as_deref()),
+        limit: clamp_limit(q.first("limit")),
         after: cursor.map(|c| c.id),
-        prefix: query::non_empty(q, "name"),
-        include_retired: query::flag(q, "includeRetired"),
+        prefix: q.non_empty("name").map(str::to_owned),
+        include_retired: q.flag("includeRetired"),
     })
 }
 
@@ -200,32 +221,28 @@ pub fn list_page(
 }
 
 async fn list(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     RawQuery(q): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let query = list_query(q.as_deref())?;
-    let found = state
-        .definitions
-        .list(&tenant, kind.store, &query)
-        .await
-        .map_err(store_error)?;
+    let found = state.definitions.list(&tenant, kind.store, &query).await?;
     list_page(kind.wire_keys, &found.items, found.has_more).map(Json)
 }
 
 /// `?projectId=` of an item read: a UUID naming the tenant's project (this runtime has one,
 /// so it narrows nothing).
 pub fn check_project_query(tenant: &str, q: Option<&str>) -> Result<(), ApiError> {
-    match query::non_empty(q, "projectId") {
-        Some(p) => crate::projects::check_project_id(tenant, Some(&p)).map(drop),
+    match QueryString::clipped(q).non_empty("projectId") {
+        Some(p) => crate::projects::check_project_id(tenant, Some(p)).map(drop),
         None => Ok(()),
     }
 }
 
 async fn get_latest(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     path: Result<Path<String>, PathRejection>,
     RawQuery(q): RawQuery,
@@ -235,8 +252,7 @@ async fn get_latest(
     match state
         .definitions
         .latest(&tenant, kind.store, &id)
-        .await
-        .map_err(store_error)?
+        .await?
     {
         Latest::Active(r) => wire(kind.wire_keys, &r).map(Json),
         Latest::Gone(_) => Err(ApiError::new(
@@ -253,22 +269,18 @@ async fn get_latest(
 }
 
 async fn list_versions(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     path: Result<Path<String>, PathRejection>,
     RawQuery(q): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let Path(id) = path.map_err(path_error)?;
-    let q = q.as_deref();
-    let limit = clamp_limit(query::param(q, "limit").as_deref());
-    let cursor: Option<VersionCursor> = decode_cursor(query::param(q, "cursor").as_deref())?;
-    let include = query::flag(q, "includeTombstoned");
-    let all = state
-        .definitions
-        .versions(&tenant, kind.store, &id)
-        .await
-        .map_err(store_error)?;
+    let q = QueryString::clipped(q.as_deref());
+    let limit = clamp_limit(q.first("limit"));
+    let cursor: Option<VersionCursor> = decode_cursor(q.first("cursor"))?;
+    let include = q.flag("includeTombstoned");
+    let all = state.definitions.versions(&tenant, kind.store, &id).await?;
     if all.is_empty() {
         return Err(not_found(kind, &id));
     }
@@ -307,8 +319,8 @@ async fn list_versions(
 }
 
 async fn get_version(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
@@ -316,8 +328,7 @@ async fn get_version(
     match state
         .definitions
         .get_version(&tenant, kind.store, &id, &version)
-        .await
-        .map_err(store_error)?
+        .await?
     {
         Some(r) => wire(kind.wire_keys, &r).map(Json),
         None => Err(version_not_found(kind, &id, &version, "")),
@@ -325,8 +336,8 @@ async fn get_version(
 }
 
 async fn unregister(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     _writable: Writable,
     path: Result<Path<(String, String)>, PathRejection>,
@@ -335,8 +346,7 @@ async fn unregister(
     state
         .definitions
         .set_unregistered(&tenant, kind.store, &id, &version, true)
-        .await
-        .map_err(store_error)?
+        .await?
         .ok_or_else(|| version_not_found(kind, &id, &version, " to unregister"))?;
     Ok(Json(
         json!({ kind.id_field: id, "version": version, "unregistered": true }),
@@ -344,8 +354,8 @@ async fn unregister(
 }
 
 async fn reinstate(
+    kind: &'static Kind,
     State(state): State<AppState>,
-    Extension(kind): Extension<&'static Kind>,
     Tenant(tenant): Tenant,
     _writable: Writable,
     path: Result<Path<(String, String)>, PathRejection>,
@@ -354,8 +364,7 @@ async fn reinstate(
     let changed = state
         .definitions
         .set_unregistered(&tenant, kind.store, &id, &version, false)
-        .await
-        .map_err(store_error)?
+        .await?
         .ok_or_else(|| version_not_found(kind, &id, &version, " to reinstate"))?;
     Ok(Json(
         json!({ kind.id_field: id, "version": version, "wasTombstoned": changed }),
@@ -437,7 +446,7 @@ pub fn publish_error(kind: &Kind, e: DefinitionError) -> ApiError {
             ),
         )
         .with_details(json!({ kind.id_field: id })),
-        DefinitionError::Store(e) => store_error(e),
+        DefinitionError::Store(e) => ApiError::from(e),
     }
 }
 

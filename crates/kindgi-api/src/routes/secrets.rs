@@ -5,8 +5,7 @@
 //! saying how to set one. Rotation is `501 secret-operation-unsupported`.
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query};
+use axum::extract::{Path, RawQuery};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -19,14 +18,11 @@ use serde_json::{Map, Value, json};
 
 use super::values::{
     Params, Position, RawScope, Values, clip, cursor, env_name, key_problem, names_tenant,
-    object_body, params, query_scope, resolve_scope, revision_field, scope_json, store_error, tags,
-    time,
+    object_body, params, query_scope, resolve_scope, revision_field, scope_json, tags, time,
 };
 use crate::error::ApiError;
 use crate::page::{clamp_limit, encode_cursor, page};
 use crate::state::AppState;
-
-type Q = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 /// Names starting with this are the runtime's own (`400 reserved-name-prefix`).
 pub const RESERVED_PREFIX: &str = "kindgi.";
@@ -88,7 +84,7 @@ pub fn version_json(v: &SecretVersion) -> Value {
 }
 
 fn key_of(values: &Values, p: &Params, name: &str) -> Result<ValueKey, ApiError> {
-    let env = env_name(p.get("envName").map(String::as_str))?;
+    let env = env_name(p.first("envName"))?;
     let raw = query_scope(p)?;
     Ok(ValueKey {
         tenant: values.tenant().to_owned(),
@@ -107,24 +103,21 @@ fn not_found(name: &str) -> ApiError {
     .with_details(json!({"name": clip(name)}))
 }
 
-async fn list(values: Values, query: Q) -> Result<Json<Value>, ApiError> {
-    let p = params(query)?;
+async fn list(values: Values, RawQuery(query): RawQuery) -> Result<Json<Value>, ApiError> {
+    let p = params(query.as_deref());
     let key = key_of(&values, &p, "")?;
-    let limit = clamp_limit(p.get("limit").map(String::as_str));
+    let limit = clamp_limit(p.first("limit"));
     let after = cursor(&p, "secrets")?.map(|c| c.name);
     let q = ListQuery {
         tenant: &key.tenant,
         scope: &key.scope,
         env_name: &key.env_name,
-        name_prefix: p
-            .get("namePrefix")
-            .map(String::as_str)
-            .filter(|s| !s.is_empty()),
+        name_prefix: p.non_empty("namePrefix"),
         after: after.as_deref(),
         limit,
-        include_revoked: p.get("includeRevoked").map(String::as_str) == Some("true"),
+        include_revoked: p.first("includeRevoked") == Some("true"),
     };
-    let (rows, more) = values.store.secret_list(&q).await.map_err(store_error)?;
+    let (rows, more) = values.store.secret_list(&q).await?;
     let next = match (more, rows.last()) {
         (true, Some(last)) => Some(encode_cursor(&Position {
             list: "secrets".into(),
@@ -140,10 +133,14 @@ async fn list(values: Values, query: Q) -> Result<Json<Value>, ApiError> {
     )))
 }
 
-async fn read(values: Values, Path(name): Path<String>, query: Q) -> Result<Json<Value>, ApiError> {
-    let p = params(query)?;
+async fn read(
+    values: Values,
+    Path(name): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let p = params(query.as_deref());
     let key = key_of(&values, &p, &name)?;
-    match values.store.secret_get(&key).await.map_err(store_error)? {
+    match values.store.secret_get(&key).await? {
         Some(r) => Ok(Json(record_json(&r))),
         None => Err(not_found(&name)),
     }
@@ -234,7 +231,7 @@ fn parse_set_body(values: &Values, p: &Params, body: &[u8]) -> Result<SetBody, A
     let env_raw = match b.get("envName") {
         Some(Value::String(s)) => Some(s.as_str()),
         Some(_) => Some(""),
-        None => p.get("envName").map(String::as_str),
+        None => p.first("envName"),
     };
     let env = env_name(env_raw)?;
     let raw_scope = body_scope(values, &b)?;
@@ -307,9 +304,9 @@ fn parse_time(v: &Value) -> Option<i64> {
     (ms != 0 || s.starts_with("1970-01-01T00:00:00")).then_some(ms)
 }
 
-async fn set(values: Values, query: Q, body: Bytes) -> Result<Response, ApiError> {
+async fn set(values: Values, RawQuery(query): RawQuery, body: Bytes) -> Result<Response, ApiError> {
     values.require("secrets:write")?;
-    let p = params(query)?;
+    let p = params(query.as_deref());
     let SetBody {
         raw_scope,
         env,
@@ -324,13 +321,8 @@ async fn set(values: Values, query: Q, body: Bytes) -> Result<Response, ApiError
         name: name.clone(),
     };
     if let Some(refusal) = name_refusal(&name) {
-        let stored = write.mode == WriteMode::AddVersion
-            && values
-                .store
-                .secret_get(&key)
-                .await
-                .map_err(store_error)?
-                .is_some();
+        let stored =
+            write.mode == WriteMode::AddVersion && values.store.secret_get(&key).await?.is_some();
         if !stored {
             return Err(refusal);
         }
@@ -370,29 +362,28 @@ async fn set(values: Values, query: Q, body: Bytes) -> Result<Response, ApiError
             format!("Stored version is {current}; retry with the current value."),
         )
         .with_details(json!({"currentVersion": current}))),
-        Err(e) => Err(store_error(e)),
+        Err(e) => Err(ApiError::from(e)),
     }
 }
 
 async fn revoke(
     values: Values,
     Path(name): Path<String>,
-    query: Q,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    let p = params(query)?;
-    let hard = p.get("hard").map(String::as_str) == Some("true");
+    let p = params(query.as_deref());
+    let hard = p.first("hard") == Some("true");
     values.require(if hard {
         "secrets:revoke:hard"
     } else {
         "secrets:revoke"
     })?;
     let key = key_of(&values, &p, &name)?;
-    let reason = p.get("reason").map(|r| clip(r)).filter(|r| !r.is_empty());
+    let reason = p.first("reason").map(clip).filter(|r| !r.is_empty());
     match values
         .store
         .secret_revoke(&key, hard, reason.as_deref())
-        .await
-        .map_err(store_error)?
+        .await?
     {
         Some(revoked) => Ok(Json(json!({"revoked": revoked, "hard": hard}))),
         None => Err(not_found(&name)),
@@ -402,17 +393,13 @@ async fn revoke(
 async fn versions(
     values: Values,
     Path(name): Path<String>,
-    query: Q,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    let p = params(query)?;
+    let p = params(query.as_deref());
     let key = key_of(&values, &p, &name)?;
-    let limit = clamp_limit(p.get("limit").map(String::as_str));
+    let limit = clamp_limit(p.first("limit"));
     let after = cursor(&p, "versions")?.map_or(0, |c| c.version);
-    let (rows, more) = values
-        .store
-        .secret_versions(&key, after, limit)
-        .await
-        .map_err(store_error)?;
+    let (rows, more) = values.store.secret_versions(&key, after, limit).await?;
     let next = match (more, rows.last()) {
         (true, Some(last)) => Some(encode_cursor(&Position {
             list: "versions".into(),
@@ -431,21 +418,16 @@ async fn versions(
 async fn version(
     values: Values,
     Path((name, version)): Path<(String, String)>,
-    query: Q,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let Some(n) = version.parse::<i64>().ok().filter(|n| *n >= 1) else {
         return Err(ApiError::bad_input(
             "`versionId` must be a positive integer.",
         ));
     };
-    let p = params(query)?;
+    let p = params(query.as_deref());
     let key = key_of(&values, &p, &name)?;
-    match values
-        .store
-        .secret_version(&key, n)
-        .await
-        .map_err(store_error)?
-    {
+    match values.store.secret_version(&key, n).await? {
         Some(v) => Ok(Json(version_json(&v))),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,

@@ -15,10 +15,11 @@ use kindgi_store::service_accounts::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::key_holder::{KeyHolder, denied, iso, object_body, opt_str, query_param};
+use super::key_holder::{KeyHolder, denied, iso, object_body, opt_str};
 use crate::error::ApiError;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::check_project_id;
+use crate::query::QueryString;
 use crate::state::AppState;
 
 /// The most grants one request names.
@@ -204,10 +205,10 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     admin_only(&caller)?;
-    let q = query.as_deref();
-    let limit = clamp_limit(query_param(q, "limit").as_deref());
-    let cursor: Option<Position> = decode_cursor(query_param(q, "cursor").as_deref())?;
-    let include_unregistered = query_param(q, "includeUnregistered").as_deref() == Some("true");
+    let q = QueryString::parse(query.as_deref());
+    let limit = clamp_limit(q.first("limit"));
+    let cursor: Option<Position> = decode_cursor(q.first("cursor"))?;
+    let include_unregistered = q.first("includeUnregistered") == Some("true");
     let mut rows = ServiceAccountStore::new(state.db.clone())
         .list(
             &caller.tenant,

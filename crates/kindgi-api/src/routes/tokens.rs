@@ -14,7 +14,7 @@
 //! key (§1.5 rule 5); the middleware replays that record.
 
 use axum::body::Bytes;
-use axum::extract::{Extension, Path, RawQuery, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -28,12 +28,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::key_holder::{
-    KeyHolder, denied, iso, object_body, opt_str, parse_principal_ref, principal_json, query_param,
+    KeyHolder, denied, iso, object_body, opt_str, parse_principal_ref, principal_json,
 };
 use crate::error::ApiError;
 use crate::idempotency::{AnswerRecorded, IdempotencyContext};
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::check_project_id;
+use crate::query::QueryString;
 use crate::state::AppState;
 
 /// The most capabilities one key carries.
@@ -334,7 +335,7 @@ fn check_project(
 async fn mint(
     State(state): State<AppState>,
     caller: KeyHolder,
-    idempotency: Option<Extension<IdempotencyContext>>,
+    idempotency: Option<IdempotencyContext>,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     needs_admin_or_own_keys(&caller)?;
@@ -348,7 +349,7 @@ async fn mint(
     let mut answer = token_json(&minted.record);
     answer.insert("token".into(), Value::String(minted.key));
     let mut response = (StatusCode::CREATED, Json(Value::Object(answer))).into_response();
-    if let Some(Extension(context)) = idempotency {
+    if let Some(context) = idempotency {
         withhold(&state, &context, minted.record.created_at).await;
         response.extensions_mut().insert(AnswerRecorded::Recorded);
     }
@@ -386,17 +387,21 @@ async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     needs_admin_or_own_keys(&caller)?;
-    let q = query.as_deref();
-    let limit = clamp_limit(query_param(q, "limit").as_deref());
-    let cursor: Option<Position> = decode_cursor(query_param(q, "cursor").as_deref())?;
-    let asked = match query_param(q, "principal").filter(|s| !s.is_empty()) {
+    let q = QueryString::parse(query.as_deref());
+    let limit = clamp_limit(q.first("limit"));
+    let cursor: Option<Position> = decode_cursor(q.first("cursor"))?;
+    let asked = match q
+        .first("principal")
+        .map(str::to_owned)
+        .filter(|s| !s.is_empty())
+    {
         None => None,
         Some(s) => Some(parse_principal_ref(&s).ok_or_else(|| {
             ApiError::bad_input("`principal` must be `user:<id>` or `service-account:<id>`")
                 .with_details(json!({"field": "principal"}))
         })?),
     };
-    let created_by = created_by_filter(&caller, query_param(q, "createdBy"))?;
+    let created_by = created_by_filter(&caller, q.first("createdBy").map(str::to_owned))?;
     let principal = if caller.is_admin() {
         asked
     } else {

@@ -7,7 +7,7 @@
 
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Extension, Path, RawQuery, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -26,12 +26,11 @@ use crate::idempotency::{AnswerRecorded, IdempotencyContext};
 use crate::json_body::JsonBody;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::check_project_id;
+use crate::query::QueryString;
 use crate::routes::key_holder::KeyHolder;
-use crate::routes::query;
 use crate::routes::registry::{self, Writable};
 use crate::routes::secret_binding;
 use crate::state::AppState;
-use crate::version_cache::VersionBodies;
 use bytes::Bytes;
 
 /// The properties of `OA:Tool` (and `OA:ToolVersionRow`), in order.
@@ -216,7 +215,7 @@ async fn register(
     State(state): State<AppState>,
     caller: KeyHolder,
     _writable: Writable,
-    idempotency: Option<Extension<IdempotencyContext>>,
+    idempotency: Option<IdempotencyContext>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let value: Value = serde_json::from_slice(&body)
@@ -270,7 +269,7 @@ async fn register(
     };
     let answer = json!({ "toolId": manifest.id.as_str() }).to_string();
     // With an Idempotency-Key on the persistent registry, the answer commits with the version.
-    if let (Some(Extension(context)), Some(store)) = (idempotency, &state.store_registry) {
+    if let (Some(context), Some(store)) = (idempotency, &state.store_registry) {
         let recorded = store
             .register_answered(
                 &tenant,
@@ -301,16 +300,16 @@ async fn list(
     Tenant(tenant): Tenant,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let q = query.as_deref();
-    crate::routes::scope::check(q)?;
-    let limit = clamp_limit(query::param(q, "limit").as_deref());
-    let after: Option<After> = decode_cursor(query::param(q, "cursor").as_deref())?;
+    let q = QueryString::clipped(query.as_deref());
+    crate::routes::scope::check(&q)?;
+    let limit = clamp_limit(q.first("limit"));
+    let after: Option<After> = decode_cursor(q.first("cursor"))?;
     let list = ListQuery {
         limit,
         after: after.map(|a| a.after),
-        name: query::non_empty(q, "name"),
+        name: q.non_empty("name").map(str::to_owned),
     };
-    let include_retired = query::flag(q, "includeRetired");
+    let include_retired = q.flag("includeRetired");
     let page_found = match &state.store_registry {
         Some(store) => store.list_with(&tenant, list, include_retired).await,
         None => state.registry.list(&tenant, list).await,
@@ -359,11 +358,11 @@ async fn list_versions(
 ) -> Result<Response, ApiError> {
     let Path(tool_id) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
-    let q = query.as_deref();
-    let limit = clamp_limit(query::param(q, "limit").as_deref());
-    let after: Option<After> = decode_cursor(query::param(q, "cursor").as_deref())?;
+    let q = QueryString::clipped(query.as_deref());
+    let limit = clamp_limit(q.first("limit"));
+    let after: Option<After> = decode_cursor(q.first("cursor"))?;
     let after = after.map(|a| a.after);
-    let include = query::flag(q, "includeTombstoned");
+    let include = q.flag("includeTombstoned");
     let mut versions = state
         .registry
         .versions(&tenant, &tool_id, include)
@@ -413,7 +412,7 @@ async fn get_version(
     check_tool_id(&tool_id)?;
     check_version(&version)?;
     // Read before the record: a change committed after this moves the epoch on.
-    let epoch = VersionBodies::epoch(&state);
+    let epoch = state.version_epoch();
     if let Some(e) = epoch
         && let Some(body) = state.version_bodies.get(e, &tenant, &tool_id, &version)
     {

@@ -2,29 +2,30 @@
 //! secrets key ([`ValuesConfig`]), the [`Values`] extractor, the `envName` and scope-triplet
 //! rules, the capability check, body parsing and the wire shapes of scopes and times.
 //!
-//! The host gives its configuration as a request extension
-//! (`router.layer(axum::Extension(ValuesConfig::new(..)))`); without one, the process
-//! environment is read once: `KINDGI_ENV` (default `local`) and `KINDGI_SECRETS_KEY` /
+//! The host gives its configuration in the state
+//! (`AppState::with_values(ValuesConfig::new(..))`); without one, the process environment
+//! is read once: `KINDGI_ENV` (default `local`) and `KINDGI_SECRETS_KEY` /
 //! `KINDGI_SECRETS_KEY_FILE` ([`kindgi_store::seal`]).
 
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
-use axum::extract::Query;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
-use kindgi_store::seal::SealKey;
 use kindgi_store::tokens::HeldCapabilities;
-use kindgi_store::values::{Tags, ValueScope, ValuesError, ValuesStore};
+use kindgi_store::values::{Tags, ValueScope, ValuesStore};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
 use crate::projects::{default_project_id, tenant_uuid};
+use crate::query::QueryString;
 use crate::state::AppState;
 
+/// The host's configuration, the env-name rule and the echo limit (a leaf module, so the
+/// state can hold the configuration).
+pub use crate::values_config::{KeyState, ValuesConfig, clip, is_env_name};
 /// The env a runtime serves when `KINDGI_ENV` is unset.
 pub use kindgi_store::values::DEFAULT_SERVED_ENV;
 /// The most tags on one value, and the longest tag key and value (characters).
@@ -33,77 +34,6 @@ pub const MAX_TAG_KEY: usize = 128;
 pub const MAX_TAG_VALUE: usize = 512;
 /// The longest env value name.
 pub const MAX_NAME: usize = 255;
-
-/// The secrets key as configured.
-#[derive(Debug, Clone)]
-pub enum KeyState {
-    Ready(SealKey),
-    /// No key configured: secret writes answer 503 saying how to set one.
-    Missing,
-    /// A key is configured but unusable (the reason names the variable or file, never the key).
-    Invalid(String),
-}
-
-/// The served env and the secrets key.
-#[derive(Debug, Clone)]
-pub struct ValuesConfig {
-    pub served_env: String,
-    pub key: KeyState,
-}
-
-impl ValuesConfig {
-    /// A configuration from its parts.
-    pub fn new(served_env: impl Into<String>, key: Option<SealKey>) -> ValuesConfig {
-        ValuesConfig {
-            served_env: served_env.into(),
-            key: key.map_or(KeyState::Missing, KeyState::Ready),
-        }
-    }
-
-    /// `KINDGI_ENV` (default `local`) and the key from `KINDGI_SECRETS_KEY[_FILE]`.
-    pub fn from_env() -> ValuesConfig {
-        let served_env = std::env::var("KINDGI_ENV")
-            .ok()
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| DEFAULT_SERVED_ENV.to_owned());
-        if !is_env_name(&served_env) {
-            tracing::warn!(
-                served_env = %clip(&served_env),
-                "KINDGI_ENV is not an env name ([a-z][a-z0-9-]{{0,62}}): every env and secret write will be refused"
-            );
-        }
-        let key = match SealKey::from_env() {
-            Ok(Some(key)) => KeyState::Ready(key),
-            Ok(None) => KeyState::Missing,
-            Err(e) => {
-                tracing::warn!(error = %e, "the secrets key is not usable; secret writes will be refused");
-                KeyState::Invalid(e.to_string())
-            }
-        };
-        ValuesConfig { served_env, key }
-    }
-
-    fn seal_key(&self) -> Option<SealKey> {
-        match &self.key {
-            KeyState::Ready(k) => Some(k.clone()),
-            _ => None,
-        }
-    }
-}
-
-static PROCESS_CONFIG: OnceLock<Arc<ValuesConfig>> = OnceLock::new();
-
-/// The host's configuration: the request's extension when there is one, else the process
-/// environment's (read once).
-pub fn config_or_process(extension: Option<&ValuesConfig>) -> Arc<ValuesConfig> {
-    match extension {
-        Some(c) => Arc::new(c.clone()),
-        None => PROCESS_CONFIG
-            .get_or_init(|| Arc::new(ValuesConfig::from_env()))
-            .clone(),
-    }
-}
 
 /// The values store under `config`'s secrets key.
 pub fn store_for(db: &kindgi_store::Database, config: &ValuesConfig) -> ValuesStore {
@@ -125,7 +55,7 @@ impl FromRequestParts<AppState> for Values {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Values, ApiError> {
         let caller = Caller::from_request_parts(parts, state).await?;
-        let config = config_or_process(parts.extensions.get::<ValuesConfig>());
+        let config = state.values.clone();
         let store = store_for(&state.db, &config);
         Ok(Values {
             caller: Tenant(caller.tenant),
@@ -174,35 +104,12 @@ impl Values {
     }
 }
 
-/// Echo at most 200 characters of client input.
-pub fn clip(s: &str) -> String {
-    s.chars().take(200).collect()
-}
-
 /// The query parameters (first value of each name).
-pub type Params = HashMap<String, String>;
+pub type Params = QueryString;
 
-/// Parse the query string; a malformed one is `400 bad-input`.
-pub fn params(
-    query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
-) -> Result<Params, ApiError> {
-    let Query(pairs) =
-        query.map_err(|e| ApiError::bad_input(format!("The query string is not valid: {e}")))?;
-    let mut out = Params::new();
-    for (k, v) in pairs {
-        out.entry(k).or_insert(v);
-    }
-    Ok(out)
-}
-
-/// Whether `s` is an env name: `[a-z][a-z0-9-]{0,62}`.
-pub fn is_env_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_lowercase()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+/// The query string of a values route: the first value of a repeated key counts.
+pub fn params(raw: Option<&str>) -> Params {
+    QueryString::parse(raw)
 }
 
 /// `envName`: required (`400 env-name-required`), `[a-z][a-z0-9-]{0,62}`.
@@ -231,7 +138,7 @@ pub struct RawScope {
 /// The `?scopeKind` + `?scopeId` + `?inherit` triplet (§1.8): `400 scope-invalid` for a
 /// malformed one, `400 scope-kind-required` when `scopeKind` is missing.
 pub fn query_scope(p: &Params) -> Result<RawScope, ApiError> {
-    let get = |n: &str| p.get(n).map(String::as_str).filter(|s| !s.is_empty());
+    let get = |n: &str| p.first(n).filter(|s| !s.is_empty());
     if let Some(inherit) = get("inherit") {
         if inherit != "true" && inherit != "false" {
             return Err(scope_invalid(format!(
@@ -432,42 +339,13 @@ pub struct Position {
 
 /// Decode `?cursor` for `list`; one another list issued is `400 bad-input` (malformed).
 pub fn cursor(p: &Params, list: &str) -> Result<Option<Position>, ApiError> {
-    let pos: Option<Position> = crate::page::decode_cursor(p.get("cursor").map(String::as_str))?;
+    let pos: Option<Position> = crate::page::decode_cursor(p.first("cursor"))?;
     match pos {
         Some(pos) if pos.list != list => {
             Err(ApiError::bad_input("`cursor` is malformed")
                 .with_details(json!({"field": "cursor"})))
         }
         other => Ok(other),
-    }
-}
-
-/// The API error of a store error (values never appear in it).
-pub fn store_error(e: ValuesError) -> ApiError {
-    match e {
-        ValuesError::NoKey => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "secret-provider-unavailable",
-            format!(
-                "This runtime has no secrets key, so it cannot store or read secret values: {}",
-                kindgi_store::seal::KEY_HOWTO
-            ),
-        ),
-        ValuesError::ValueTooLarge { len, max } => ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "secret-value-too-large",
-            format!("The value is {len} bytes; a secret value is at most {max} bytes"),
-        )
-        .with_details(json!({"maxBytes": max})),
-        ValuesError::Seal(e) => {
-            tracing::error!(error = %e, "a secret value did not open");
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal-server-error",
-                "A stored secret value cannot be decrypted with this runtime's secrets key",
-            )
-        }
-        other => ApiError::internal(&other),
     }
 }
 

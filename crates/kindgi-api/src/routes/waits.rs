@@ -16,82 +16,29 @@
 //! wait-expired`, `400 wait-answer-invalid` (`details.issues`: the answer against the
 //! tool's output schema; the run keeps waiting), `409 run-already-terminal`.
 //! A token never appears in an answer, a log, the journal or the idempotency store (whose key
-//! names the path: [`path_without_token`]) — only its id (the first 40 hex digits of its
+//! names the path: [`crate::redact::path_without_token`]) — only its id (the first 40 hex digits of its
 //! SHA-256).
 
 use axum::body::Bytes;
-use axum::extract::{Extension, Path};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
-use kindgi_runtime::wait::WaitError;
 use kindgi_runtime::{JournalKind, RunRecord, RunStatus, Runtime};
 use serde_json::{Map, Value, json};
 
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
+use crate::redact::token_id;
 use crate::state::AppState;
 
 /// The longest token read (a longer one is not a token: `404`).
 const MAX_TOKEN_LEN: usize = 256;
 
-/// `POST /v1/waits/{token}` (add an `Extension(runtime)` layer, as [`crate::runs::routes`]
-/// does).
+/// `POST /v1/waits/{token}`, over the state's runtime.
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v1/waits/{token}", post(answer))
-}
-
-/// The id a token is journaled under: the first 40 hex digits of its SHA-256 (core's, the
-/// one the runtime stores waits under).
-pub use kindgi_core::ids::token_id;
-
-/// `path` with a `/v1/waits/{token}` token replaced by its id, for what is kept about a
-/// request (the idempotency store's key): the token itself is a secret and is never stored.
-pub fn path_without_token(path: &str) -> std::borrow::Cow<'_, str> {
-    match path.strip_prefix("/v1/waits/") {
-        Some(token) => format!("/v1/waits/{}", token_id(token)).into(),
-        None => path.into(),
-    }
-}
-
-/// The REST answer of a refused answer.
-pub fn wait_error(e: WaitError) -> ApiError {
-    let message = e.to_string();
-    match e {
-        WaitError::NotFound => wait_not_found(),
-        WaitError::AlreadyAnswered => {
-            ApiError::new(StatusCode::CONFLICT, "wait-already-answered", message)
-        }
-        WaitError::Expired { expired_at } => {
-            ApiError::new(StatusCode::GONE, "wait-expired", message)
-                .with_details(json!({"expiredAt": expired_at}))
-        }
-        WaitError::Invalid {
-            tool_id, issues, ..
-        } => ApiError::new(StatusCode::BAD_REQUEST, "wait-answer-invalid", message)
-            .with_details(json!({"toolId": tool_id, "issues": issues})),
-        WaitError::RunTerminal { run_id, status } => {
-            ApiError::new(StatusCode::CONFLICT, "run-already-terminal", message)
-                .with_details(json!({"runId": run_id, "status": status}))
-        }
-        WaitError::Store(cause) => {
-            tracing::error!(%cause, "wait store unavailable");
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "store-unavailable",
-                "The wait store is unavailable; nothing was answered. Retry shortly",
-            )
-        }
-    }
-}
-
-fn wait_not_found() -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        "wait-not-found",
-        WaitError::NotFound.to_string(),
-    )
 }
 
 /// The `value` of an answer body (required: the answer is the call's result).
@@ -105,7 +52,7 @@ fn answer_value(body: &mut Map<String, Value>) -> Result<Value, ApiError> {
 }
 
 async fn answer(
-    Extension(rt): Extension<Runtime>,
+    State(rt): State<Runtime>,
     caller: Caller,
     Path(token): Path<String>,
     body: Bytes,
@@ -113,12 +60,9 @@ async fn answer(
     let JsonObject(mut body) = JsonObject::or_empty(&body)?;
     let value = answer_value(&mut body)?;
     if token.is_empty() || token.len() > MAX_TOKEN_LEN {
-        return Err(wait_not_found());
+        return Err(ApiError::wait_not_found());
     }
-    let done = rt
-        .answer_wait(&caller.tenant, &token, value)
-        .await
-        .map_err(wait_error)?;
+    let done = rt.answer_wait(&caller.tenant, &token, value).await?;
     Ok(Json(
         json!({"runId": done.run_id, "runStatus": done.run_status.as_str()}),
     ))
@@ -151,15 +95,11 @@ pub async fn resume(
     // reviewer points at the approval; the rest is not this run's wait.
     if waitpoint.len() > MAX_TOKEN_LEN || !waits_on(rt, &run.id, &token_id(&waitpoint)).await? {
         approval_required(rt, run).await?;
-        return Err(wait_not_found());
+        return Err(ApiError::wait_not_found());
     }
     let value = answer_value(&mut body)?;
-    rt.answer_wait(&run.tenant_id, &waitpoint, value)
-        .await
-        .map_err(wait_error)?;
-    rt.get_run(&run.id)
-        .await
-        .map_err(crate::runs::runtime_error)
+    rt.answer_wait(&run.tenant_id, &waitpoint, value).await?;
+    rt.get_run(&run.id).await.map_err(ApiError::from)
 }
 
 /// `409` unless the run is suspended.
@@ -187,10 +127,7 @@ fn check_suspended(run: &RunRecord) -> Result<(), ApiError> {
 
 /// `409 approval-required` when the run waits on an open approval: a reviewer decides it.
 async fn approval_required(rt: &Runtime, run: &RunRecord) -> Result<(), ApiError> {
-    let waiting = rt
-        .waiting_for(run)
-        .await
-        .map_err(crate::runs::runtime_error)?;
+    let waiting = rt.waiting_for(run).await?;
     let Some(first) = waiting.as_ref().and_then(|w| w.approvals.first()) else {
         return Ok(());
     };
@@ -215,10 +152,7 @@ async fn approval_required(rt: &Runtime, run: &RunRecord) -> Result<(), ApiError
 
 /// Whether the run's journal has ever suspended on the token id `id`.
 async fn waits_on(rt: &Runtime, run_id: &str, id: &str) -> Result<bool, ApiError> {
-    let journal = rt
-        .journal(run_id, None, None)
-        .await
-        .map_err(crate::runs::runtime_error)?;
+    let journal = rt.journal(run_id, None, None).await?;
     Ok(journal.iter().any(|e| {
         e.kind == JournalKind::WaitSuspended
             && e.payload
@@ -227,53 +161,4 @@ async fn waits_on(rt: &Runtime, run_id: &str, id: &str) -> Result<bool, ApiError
                 .and_then(Value::as_str)
                 == Some(id)
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_token_is_named_by_its_hash() {
-        let id = token_id("kgw_abc");
-        assert_eq!(id.len(), 40);
-        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
-        assert_ne!(id, token_id("kgw_abd"));
-    }
-
-    #[test]
-    fn the_idempotency_key_of_an_answer_holds_no_token() {
-        let kept = path_without_token("/v1/waits/kgw_secret");
-        assert!(!kept.contains("kgw_secret"));
-        assert_eq!(kept, format!("/v1/waits/{}", token_id("kgw_secret")));
-        assert_eq!(path_without_token("/v1/runs"), "/v1/runs");
-    }
-
-    #[test]
-    fn refusals_map_to_their_statuses() {
-        assert_eq!(
-            wait_error(WaitError::NotFound).status,
-            StatusCode::NOT_FOUND
-        );
-        assert_eq!(
-            wait_error(WaitError::AlreadyAnswered).status,
-            StatusCode::CONFLICT
-        );
-        let gone = wait_error(WaitError::Expired {
-            expired_at: "2026-01-01T00:00:00.000Z".into(),
-        });
-        assert_eq!((gone.status, gone.code), (StatusCode::GONE, "wait-expired"));
-        let invalid = wait_error(WaitError::Invalid {
-            tool_id: "t".into(),
-            summary: "bad".into(),
-            issues: vec![],
-        });
-        assert_eq!(invalid.status, StatusCode::BAD_REQUEST);
-        assert_eq!(invalid.details.unwrap()["issues"], json!([]));
-        let store = wait_error(WaitError::Store(kindgi_core::StorageError::backend(
-            "waits.get_pause",
-            "secret",
-        )));
-        assert!(!store.message.contains("secret"));
-    }
 }

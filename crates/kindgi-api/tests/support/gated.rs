@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use kindgi_api::{AppState, router_with, runs};
+use kindgi_api::{AppState, router};
 use kindgi_runtime::model::{
     FinishReason, ModelError, ModelProvider, ModelRequest, ModelResponse, Role, ToolCall,
 };
@@ -150,7 +150,7 @@ fn runtime(
     writes: &Arc<AtomicUsize>,
     tickets: &Arc<Mutex<Vec<WaitTicket>>>,
 ) -> Runtime {
-    let rt = kindgi_host::runtime_builder(db.clone())
+    let rt = Runtime::over(db.ports())
         .model(Arc::new(AsksToWrite))
         .build();
     let counter = writes.clone();
@@ -250,7 +250,7 @@ pub async fn server(kind: DatabaseKind) -> Server {
 
 /// Serves `rt` and `state` on a fresh loopback socket; answers its base URL.
 async fn serve(state: &AppState, rt: &Runtime) -> String {
-    let app = router_with(state.clone(), runs::routes(rt.clone()));
+    let app = router(state.clone().with_runtime(rt.clone()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let stop = kindgi_serve::CancellationToken::new();

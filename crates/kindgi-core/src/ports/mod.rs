@@ -3,6 +3,7 @@
 //! lives here; its implementations live in [`crate::memory`] (in memory) and in
 //! kindgi-store (SQLite, PostgreSQL) or the host.
 
+mod bundle;
 mod call_values;
 mod conversation_log;
 mod definition_source;
@@ -11,6 +12,7 @@ mod run_store;
 mod tenant_policy;
 mod wait_store;
 
+pub use bundle::StoragePorts;
 pub use call_values::CallValues;
 pub use conversation_log::ConversationLog;
 pub use definition_source::DefinitionSource;

@@ -1,6 +1,6 @@
 //! Runtimes over each store backend (memory, SQLite, PostgreSQL at
 //! `KINDGI_TEST_DATABASE_URL`), for the runtime tests that run on every store: the database
-//! ones are built as the host builds its runtime ([`kindgi_host::runtime_builder`]).
+//! ones are built as the host builds its runtime (`Runtime::over(db.ports())`).
 #![allow(clippy::expect_used)]
 
 use kindgi_runtime::{Runtime, RuntimeBuilder};
@@ -30,7 +30,7 @@ pub async fn builder(backend: Backend) -> (RuntimeBuilder, Option<TestDatabase>)
             let db = TestDatabase::new(kind)
                 .await
                 .expect("test database (PostgreSQL at KINDGI_TEST_DATABASE_URL)");
-            (kindgi_host::runtime_builder(db.db.clone()), Some(db))
+            (Runtime::over(db.db.ports()), Some(db))
         }
     }
 }

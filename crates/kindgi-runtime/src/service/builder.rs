@@ -103,7 +103,7 @@ impl RuntimeBuilder {
         self
     }
     /// Where approvals and pauses are kept (default: in memory; the host's
-    /// `kindgi_host::runtime_builder` sets the database's).
+    /// `Runtime::over(db.ports())` sets the database's).
     pub fn wait_store(mut self, waits: Arc<dyn WaitStore>) -> Self {
         self.waits = Some(waits);
         self
@@ -133,7 +133,7 @@ impl RuntimeBuilder {
         self
     }
     /// Where agent turns read their conversation's history and keep what they said (see
-    /// [`crate::conversation`]); the host's `kindgi_host::runtime_builder` plugs in the
+    /// [`crate::conversation`]); the host's `Runtime::over(db.ports())` plugs in the
     /// database's.
     pub fn conversations(mut self, log: Arc<dyn ConversationLog>) -> Self {
         self.conversations = Some(log);

@@ -5,46 +5,65 @@ use crate::record::RunStatus;
 use crate::resolve::ResolveError;
 use crate::store::RunStoreError;
 
-/// Why a run API call was refused (nothing was started or changed).
+/// Why a run API call was refused (nothing was started or changed). The code is data
+/// ([`RuntimeError::code`]) and so is the message ([`RuntimeError::message`]); `Display` is
+/// `code: message` (a lookup's or store's is its cause's text).
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
-    #[error("flow-not-found: no flow \"{flow_id}\"{}", version.as_ref().map(|v| format!(" version {v}")).unwrap_or_default())]
+    #[error("{}: {}", self.code(), self.message())]
     FlowNotFound {
         flow_id: String,
         version: Option<String>,
     },
-    #[error(
-        "flow-unbound: flow \"{flow_id}\" node \"{node_id}\" names {kind} \"{reference}\", which is not registered"
-    )]
+    #[error("{}: {}", self.code(), self.message())]
     FlowUnbound {
         flow_id: String,
         node_id: String,
         kind: &'static str,
         reference: String,
     },
-    #[error(
-        "input-validation-failed: the input does not match flow \"{flow_id}\" input schema: {details}"
-    )]
+    #[error("{}: {}", self.code(), self.message())]
     InvalidInput {
         flow_id: String,
         details: String,
         issues: Vec<kindgi_schema::Issue>,
     },
-    #[error("agent-not-found: no agent \"{agent_id}\"{}", version.as_ref().map(|v| format!(" version {v}")).unwrap_or_default())]
+    #[error("{}: {}", self.code(), self.message())]
     AgentNotFound {
         agent_id: String,
         version: Option<String>,
     },
-    #[error("run-not-found: no run \"{run_id}\"")]
+    #[error("{}: {}", self.code(), self.message())]
     RunNotFound { run_id: String },
-    #[error("run-already-terminal: run \"{run_id}\" is already {status}")]
+    #[error("{}: {}", self.code(), self.message())]
     RunAlreadyTerminal { run_id: String, status: RunStatus },
     #[error("{0}")]
     Store(#[from] RunStoreError),
     /// A flow, agent or tool could not be looked up (its source failed, or answered a
-    /// definition that does not load); `code` is the message's prefix.
-    #[error("{message}")]
-    Lookup { code: &'static str, message: String },
+    /// definition that does not load): `code` says which, `cause` is the typed failure
+    /// (kept as a field, not a `source`, because the message is its text already).
+    #[error("{cause}")]
+    Lookup {
+        code: &'static str,
+        cause: LookupError,
+    },
+}
+
+/// Why a [`RuntimeError::Lookup`] happened, typed.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    #[error(transparent)]
+    Definition(DefinitionError),
+    #[error(transparent)]
+    Resolve(ResolveError),
+}
+
+/// ` version <v>` when a version was asked for.
+fn version_suffix(version: &Option<String>) -> String {
+    version
+        .as_ref()
+        .map(|v| format!(" version {v}"))
+        .unwrap_or_default()
 }
 
 impl From<DefinitionError> for RuntimeError {
@@ -57,7 +76,7 @@ impl From<DefinitionError> for RuntimeError {
         };
         RuntimeError::Lookup {
             code,
-            message: e.to_string(),
+            cause: LookupError::Definition(e),
         }
     }
 }
@@ -66,12 +85,41 @@ impl From<ResolveError> for RuntimeError {
     fn from(e: ResolveError) -> Self {
         RuntimeError::Lookup {
             code: e.code(),
-            message: e.to_string(),
+            cause: LookupError::Resolve(e),
         }
     }
 }
 
 impl RuntimeError {
+    /// What the error says, without its code.
+    pub fn message(&self) -> String {
+        match self {
+            RuntimeError::FlowUnbound {
+                flow_id,
+                node_id,
+                kind,
+                reference,
+            } => format!(
+                "flow \"{flow_id}\" node \"{node_id}\" names {kind} \"{reference}\", which is not registered"
+            ),
+            RuntimeError::InvalidInput {
+                flow_id, details, ..
+            } => format!("the input does not match flow \"{flow_id}\" input schema: {details}"),
+            RuntimeError::FlowNotFound { flow_id, version } => {
+                format!("no flow \"{flow_id}\"{}", version_suffix(version))
+            }
+            RuntimeError::AgentNotFound { agent_id, version } => {
+                format!("no agent \"{agent_id}\"{}", version_suffix(version))
+            }
+            RuntimeError::RunNotFound { run_id } => format!("no run \"{run_id}\""),
+            RuntimeError::RunAlreadyTerminal { run_id, status } => {
+                format!("run \"{run_id}\" is already {status}")
+            }
+            RuntimeError::Store(e) => e.to_string(),
+            RuntimeError::Lookup { cause, .. } => cause.to_string(),
+        }
+    }
+
     /// The machine-readable code (the message's prefix).
     pub fn code(&self) -> &'static str {
         match self {

@@ -17,6 +17,7 @@
 pub mod approvals;
 mod bindings;
 mod builder;
+pub mod conversation_turn;
 mod decide;
 mod error;
 mod lifecycle;
@@ -41,7 +42,7 @@ use crate::wait_store::WaitStore;
 
 pub use crate::engine::shared::{DEFAULT_TENANT, RuntimeConfig, agent_turn_flow};
 pub use builder::RuntimeBuilder;
-pub use error::RuntimeError;
+pub use error::{LookupError, RuntimeError};
 pub use start::RunOptions;
 
 /// The runtime. Cheap to clone; must be used inside a tokio runtime.
@@ -59,6 +60,15 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
+    /// A builder over one backend's storage ports — a database's are
+    /// `kindgi_store::Database::ports()`: runs, waits and conversations kept there. The rest
+    /// (tools, model, definition source, …) is the caller's to add.
+    pub fn over(ports: kindgi_core::ports::StoragePorts) -> RuntimeBuilder {
+        Runtime::builder(ports.runs)
+            .wait_store(ports.waits)
+            .conversations(ports.conversations)
+    }
+
     /// A builder over an in-memory store.
     pub fn in_memory() -> RuntimeBuilder {
         Runtime::builder(Arc::new(MemoryRunStore::new()))

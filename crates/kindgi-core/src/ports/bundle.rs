@@ -1,0 +1,24 @@
+//! One backend's implementations of the ports a run engine keeps its state in, handed over
+//! together: what a storage crate gives the composition root (`kindgi_store::Database::ports`)
+//! and the runtime is built over (`Runtime::over`). A bundle, so that a caller cannot pair one
+//! database's runs with another's waits, and so a new port (a trigger store, a lease table) is
+//! one more field here rather than one more builder call in every host, test and benchmark.
+
+use std::sync::Arc;
+
+use super::{ConversationLog, RunStore, WaitStore};
+
+/// Runs and their journal, approvals and pauses, and agent turns' conversations, all kept by
+/// one backend.
+#[derive(Clone)]
+pub struct StoragePorts {
+    pub runs: Arc<dyn RunStore>,
+    pub waits: Arc<dyn WaitStore>,
+    pub conversations: Arc<dyn ConversationLog>,
+}
+
+impl std::fmt::Debug for StoragePorts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoragePorts").finish_non_exhaustive()
+    }
+}

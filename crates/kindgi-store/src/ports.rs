@@ -1,0 +1,25 @@
+//! The database as core's storage ports ([`Database::ports`]): runs and their journal
+//! ([`RunsStore`]), approvals and pauses ([`WaitsStore`]) and agent turns' conversations
+//! ([`ConversationStore`]), each implementing its port directly. Like `migrate.rs`, this knows
+//! every table's module and nothing imports it back.
+
+use std::sync::Arc;
+
+use kindgi_core::ports::StoragePorts;
+
+use crate::conversations::ConversationStore;
+use crate::db::Database;
+use crate::runs::RunsStore;
+use crate::waits::WaitsStore;
+
+impl Database {
+    /// This database (migrated, SQLite or PostgreSQL) as the ports a runtime keeps its runs,
+    /// waits and conversations in: `Runtime::over(db.ports())`.
+    pub fn ports(&self) -> StoragePorts {
+        StoragePorts {
+            runs: Arc::new(RunsStore::new(self.clone())),
+            waits: Arc::new(WaitsStore::new(self.clone())),
+            conversations: Arc::new(ConversationStore::new(self.clone())),
+        }
+    }
+}
