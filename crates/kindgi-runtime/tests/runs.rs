@@ -698,6 +698,17 @@ async fn bad_input_gets_clear_errors_before_a_run_exists() {
         run.failure_message.as_deref(),
         Some("input-validation-failed: Input for tool \"t.strict\" failed validation")
     );
+    // Which field was wrong is kept: the step's `step.failed` carries the schema issues.
+    let j = rt.journal(&run.id, None, None).await.unwrap();
+    let failed = j
+        .iter()
+        .find(|e| e.kind == JournalKind::StepFailed)
+        .expect("a step.failed entry");
+    let payload = failed.payload.as_ref().expect("a payload");
+    let issues = payload["issues"].as_array().expect("issues");
+    assert_eq!(issues.len(), 1, "{payload}");
+    assert_eq!(issues[0]["keyword"], "required");
+    assert_eq!(issues[0]["params"]["missingProperty"], "a");
 
     let err = rt.get_run("nope").await.unwrap_err();
     assert_eq!(err.to_string(), "run-not-found: no run \"nope\"");

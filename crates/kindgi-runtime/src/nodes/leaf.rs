@@ -2,7 +2,8 @@
 //! agent step (handed to [`crate::agent`]).
 
 use kindgi_spec::flow::{LeafKind, LeafNode};
-use serde_json::Value;
+use kindgi_tools::dispatch::ToolCallError;
+use serde_json::{Map, Value};
 
 use crate::dispatch::dry_run_refusal;
 use crate::engine::ctx::{RunCtx, child_scope};
@@ -68,14 +69,30 @@ impl RunCtx {
             Ok(ctx) => ctx,
             Err(e) => return Err(Failure::new(e.to_string())),
         };
-        tool.call(input, ctx).await.map_err(|e| {
-            if e.transport {
-                Failure::new(format!("{e} (node \"{node_id}\")"))
-            } else {
-                Failure::new(e.to_string())
-            }
-        })
+        tool.call(input, ctx)
+            .await
+            .map_err(|e| call_failure(e, node_id))
     }
+}
+
+/// A failed call as the step's failure. Validation issues are kept (`step.failed`'s
+/// `issues`, Ajv-shaped as the API answers them), so a caller can see which field was wrong
+/// and not only that the input or output failed validation.
+fn call_failure(e: ToolCallError, node_id: &str) -> Failure {
+    let failure = if e.transport {
+        Failure::new(format!("{e} (node \"{node_id}\")"))
+    } else {
+        Failure::new(e.to_string())
+    };
+    if e.issues.is_empty() {
+        return failure;
+    }
+    let mut extra = Map::new();
+    extra.insert(
+        "issues".into(),
+        serde_json::to_value(&e.issues).unwrap_or(Value::Null),
+    );
+    failure.with_extra(extra)
 }
 
 /// A tool node's tool id and version range: `ref: "<id>@<range>"`, else `ref: "<id>"` with
