@@ -17,7 +17,7 @@
 //!   output validated — with the reference's codes and messages ([`InvokeError`]).
 //! - **Dispatch** ([`dispatch`]): the trait every transport implements ([`dispatch::ToolDispatcher`]),
 //!   so the runtime calls tools without knowing transports and transports need no runtime.
-//! - **Egress** ([`egress`]): the host's address policy for outbound connections a tenant's
+//! - **Egress** ([`egress`], `http` feature): the host's address policy for outbound connections a tenant's
 //!   definitions cause (the http synthesizer, MCP endpoints).
 //! - [`tool_idempotency_key`]: the reference's per-call UUIDv5.
 //!
@@ -29,9 +29,10 @@
 //!   that only defines, derives and invokes its own tools depends on this crate with
 //!   `default-features = false` and compiles no HTTP client: its builtin registry then knows
 //!   no kind, so a declarative `spec` tool is refused at definition with the usual "no
-//!   synthesizer registered" error. No type changes with the feature.
-//! - `testing`: the test kits other crates' tests use ([`testing`], the registry
-//!   conformance suite).
+//!   synthesizer registered" error. Nothing outside those two modules changes with the
+//!   feature (the pack seam's transport causes are boxed, [`pack_call::TransportSource`]).
+//! - `testing`: the test kits other crates' tests use (`testing`, the registry conformance
+//!   suite).
 
 pub mod compiled;
 pub mod context;
