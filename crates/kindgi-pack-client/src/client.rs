@@ -452,7 +452,10 @@ impl PackClient {
     fn transport_error(&self, error: reqwest::Error, waited_ms: u64) -> PackCallError {
         let url = self.invoke_url.clone();
         if error.is_connect() {
-            PackCallError::Connect { url, source: error }
+            PackCallError::Connect {
+                url,
+                source: Box::new(error),
+            }
         } else if error.is_timeout() {
             PackCallError::Timeout {
                 url,
@@ -461,7 +464,10 @@ impl PackClient {
                 ),
             }
         } else {
-            PackCallError::Interrupted { url, source: error }
+            PackCallError::Interrupted {
+                url,
+                source: Box::new(error),
+            }
         }
     }
 

@@ -17,18 +17,33 @@
 //!   output validated — with the reference's codes and messages ([`InvokeError`]).
 //! - **Dispatch** ([`dispatch`]): the trait every transport implements ([`dispatch::ToolDispatcher`]),
 //!   so the runtime calls tools without knowing transports and transports need no runtime.
-//! - **Egress** ([`egress`]): the host's address policy for outbound connections a tenant's
+//! - **Egress** ([`egress`], `http` feature): the host's address policy for outbound connections a tenant's
 //!   definitions cause (the http synthesizer, MCP endpoints).
 //! - [`tool_idempotency_key`]: the reference's per-call UUIDv5.
+//!
+//! # Features
+//!
+//! - `http` (default): the http-tool side — the declarative http synthesizer ([`http`], the
+//!   `http` kind of [`synth::SynthesizerRegistry::builtin`]) and the egress policy
+//!   ([`egress`]), with the HTTP client (`reqwest`, rustls) they need. Hosts keep it. A pack
+//!   that only defines, derives and invokes its own tools depends on this crate with
+//!   `default-features = false` and compiles no HTTP client: its builtin registry then knows
+//!   no kind, so a declarative `spec` tool is refused at definition with the usual "no
+//!   synthesizer registered" error. Nothing outside those two modules changes with the
+//!   feature (the pack seam's transport causes are boxed, [`pack_call::TransportSource`]).
+//! - `testing`: the test kits other crates' tests use (`testing`, the registry conformance
+//!   suite).
 
 pub mod compiled;
 pub mod context;
 pub mod define;
 pub mod derive;
 pub mod dispatch;
+#[cfg(feature = "http")]
 pub mod egress;
 pub mod engine;
 pub mod error;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod idempotency;
 pub mod invoke;

@@ -11,8 +11,13 @@
 //! that is no answer), which is what a caller needs before it runs a mutating tool again.
 //!
 //! It lives at this floor (beside [`crate::dispatch::PackCaller`]) so that the runtime's test
-//! doubles and the client build the same type; the client's variants carry `reqwest`'s error
-//! as their source, which this crate already depends on for declarative http tools.
+//! doubles and the client build the same type. The client's transport variants carry its
+//! HTTP client's error boxed ([`TransportSource`]): nothing looks inside it (the client
+//! decides connect / timeout / interrupted where it builds the error), and a pack author's
+//! build of this crate needs no HTTP client for it (the `http` feature off).
+
+/// The cause of a transport failure, as the pack client's HTTP client reported it.
+pub type TransportSource = Box<dyn std::error::Error + Send + Sync>;
 
 /// What the relay rule says about a pack call that got no answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,7 +87,7 @@ pub enum PackCallError {
     Connect {
         url: String,
         #[source]
-        source: reqwest::Error,
+        source: TransportSource,
     },
     /// No answer within the deadline (+ grace): the call may have run.
     #[error(
@@ -97,7 +102,7 @@ pub enum PackCallError {
     Interrupted {
         url: String,
         #[source]
-        source: reqwest::Error,
+        source: TransportSource,
     },
     /// 500, 502 or another status that says the service (or a proxy) failed mid-call.
     #[error("the pack service at {url} answered HTTP {status}: {error}; the call may have run")]

@@ -1,7 +1,8 @@
 //! Spec synthesizers: turn a declarative `spec` (by its `kind`) into a handler at definition
 //! time — the counterpart of the reference `registerToolSpecSynthesizer`. `http` is built in:
 //! [`SynthesizerRegistry::builtin`] is defined beside it in [`crate::http`], so this registry
-//! starts empty and knows no kind itself.
+//! starts empty and knows no kind itself. Without the `http` feature there is no built-in
+//! kind, and [`SynthesizerRegistry::builtin`] (defined here then) is an empty registry.
 
 use kindgi_spec::{ToolManifest, ToolSpec};
 use std::collections::HashMap;
@@ -49,5 +50,14 @@ impl SynthesizerRegistry {
 
     pub fn get(&self, kind: &str) -> Option<Arc<dyn SpecSynthesizer>> {
         self.inner.read().ok()?.get(kind).cloned()
+    }
+}
+
+#[cfg(not(feature = "http"))]
+impl SynthesizerRegistry {
+    /// A registry with the built-in kinds: none without the `http` feature, so a declarative
+    /// tool is refused at definition ("no synthesizer registered for tool spec kind").
+    pub fn builtin() -> Self {
+        Self::empty()
     }
 }

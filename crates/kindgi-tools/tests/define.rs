@@ -435,6 +435,8 @@ fn http_builder() -> kindgi_tools::ToolBuilder {
         .spec(http_spec())
 }
 
+// The builtin `http` kind: the `http` feature.
+#[cfg(feature = "http")]
 #[test]
 fn a_declarative_tool_gets_a_synthesized_handler() {
     let tool = http_builder().build().unwrap();
@@ -484,6 +486,17 @@ fn an_unknown_spec_kind_is_refused() {
     assert_eq!(err.problems[0].message, "unknown kind \"http\"");
 }
 
+// Without the `http` feature the builtin registry knows no kind: a declarative tool is refused
+// with the unknown-kind error, as with an empty registry.
+#[cfg(not(feature = "http"))]
+#[test]
+fn without_http_the_builtin_registry_knows_no_kind() {
+    let err = http_builder().build().unwrap_err();
+    assert_eq!(err.code, DefineErrorCode::InvalidToolDefinition);
+    assert_eq!(err.problems[0].path, "/spec/kind");
+    assert_eq!(err.problems[0].message, "unknown kind \"http\"");
+}
+
 struct Constant;
 
 impl SpecSynthesizer for Constant {
@@ -510,6 +523,8 @@ async fn a_registered_synthesizer_builds_the_handler() {
     assert_eq!(out, json!({"synthesized": true}));
 }
 
+// The builtin `http` kind: the `http` feature.
+#[cfg(feature = "http")]
 #[test]
 fn url_template_hosts_are_checked() {
     let err = http_builder()
@@ -599,6 +614,8 @@ fn derived_schemas_of_richer_types_compile_in_strict_mode() {
     assert!(tool.is_ok(), "{tool:?}");
 }
 
+// The builtin `http` kind: the `http` feature.
+#[cfg(feature = "http")]
 #[test]
 fn bad_http_specs_are_refused_at_spec() {
     let spec = json!({"kind":"http","method":"FETCH","urlTemplate":"https://x.example/{id}"});
