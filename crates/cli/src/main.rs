@@ -18,7 +18,8 @@ mod logging;
 #[derive(Debug, Parser)]
 #[command(
     name = "kindgi",
-    version,
+    // Says which `kindgi` answered when the official CLI (PyPI kindgi-cli) is also installed.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (kindgi-rs, the Rust runtime)"),
     about = "Kindgi: an agent runtime whose unit of work is the tool"
 )]
 struct Cli {

@@ -1,5 +1,5 @@
-//! `kindgi dev` refusing to start: a pack that does not build, a folder with no pack. Exit 1
-//! with a message that names what failed and where.
+//! `kindgi dev` refusing to start: a pack that does not build, a folder with no pack, a Python
+//! without the official SDK. Exit 1 with a message that names what failed and where.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod dev_common;
@@ -50,4 +50,38 @@ fn a_missing_folder_is_refused() {
     let out = kindgi_in(tmp.path(), &["dev", "does-not-exist", "--port", "0"]);
     assert_eq!(out.code, 1, "{out:?}");
     assert!(out.stderr.contains("does-not-exist"), "{}", out.stderr);
+}
+
+#[test]
+fn a_python_without_the_sdk_is_named_with_how_to_pick_another() {
+    let pack = copy_pack(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/my-pack-python"),
+    );
+    // A fresh virtual environment: a Python that surely has no `kindgi` package.
+    let venv = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(venv.path())
+        .status()
+        .unwrap();
+    assert!(made.success(), "python3 -m venv: {made}");
+    let python = venv.path().join("bin/python");
+    let out = std::process::Command::new(kindgi())
+        .args(["dev", ".", "--port", "0", "--no-watch"])
+        .current_dir(pack.path())
+        .env("KINDGI_PYTHON", &python)
+        .env_remove("KINDGI_API_URL")
+        .env_remove("KINDGI_API_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("failed to index"), "{stderr}");
+    assert!(stderr.contains("No module named 'kindgi'"), "{stderr}");
+    assert!(
+        stderr.contains("KINDGI_PYTHON=/path/to/venv/bin/python"),
+        "says how to pick another Python: {stderr}"
+    );
+    assert!(stderr.contains("pip install kindgi==0.1.10"), "{stderr}");
 }

@@ -133,10 +133,12 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
             ];
             let (ok, out, err) = run(dir, python, &args).await?;
             if !ok {
+                let mut output = tail(&format!("{out}{err}"), 40);
+                output.push_str(python_hint(&err));
                 return Err(DevError::Index {
                     dir: dir.to_owned(),
                     command: format!("{} -m kindgi.pack index", python.display()),
-                    output: tail(&format!("{out}{err}"), 40),
+                    output,
                 });
             }
             report_file_errors(&out);
@@ -160,6 +162,19 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
         index_path,
         index,
     })
+}
+
+/// What to do when the Python that indexed the pack has no official SDK: a bare
+/// `ModuleNotFoundError` does not say how to pick another Python (the error's command names
+/// the one used).
+fn python_hint(stderr: &str) -> &'static str {
+    if stderr.contains("No module named 'kindgi'") || stderr.contains("No module named kindgi") {
+        "\nhint: this Python has no official Kindgi SDK. Install it there (`pip install kindgi==0.1.10`), \
+         or point `kindgi dev` at a Python that has it: KINDGI_PYTHON=/path/to/venv/bin/python \
+         (else a .venv in the pack folder or above it is used, else python3)."
+    } else {
+        ""
+    }
 }
 
 /// How long `node --version` may take.
