@@ -1,7 +1,9 @@
 //! `kindgi pack conformance` end to end: the real `kindgi` binary runs the kit against the
 //! Rust fixture (`target/debug/conformance-pack`, built beforehand with
 //! `cargo build -p conformance-pack`) and against the official Python service running the
-//! Python twin (`examples/conformance-pack-python`). Also the CLI's usage errors.
+//! Python twin (`examples/conformance-pack-python`), and against the official TypeScript
+//! service on the echo-only fixture (`examples/conformance-pack-ts-echo`), whose missing
+//! members are skipped by name. Also the CLI's usage errors.
 //!
 //! Missing prerequisites skip with a message, or fail when `KINDGI_REQUIRE_REFERENCE=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -50,7 +52,7 @@ fn the_rust_fixture_passes_every_check() {
     }
     let index = workspace().join("examples/conformance-pack/index.json");
     let out = kindgi()
-        .args(["pack", "conformance", "--"])
+        .args(["pack", "conformance", "--require-all", "--"])
         .arg(&fixture)
         .arg("serve")
         .arg("--index")
@@ -105,6 +107,112 @@ fn the_official_python_service_passes_or_diverges_knowingly() {
         .count() as u32;
     assert_eq!(passed + divergences, 84, "{report}");
     assert_eq!(out.status.code(), Some(0), "{report}");
+}
+
+/// The official TypeScript service's command on `examples/conformance-pack-ts-echo`, or `None`
+/// (skipped, or failed under `KINDGI_REQUIRE_REFERENCE`) without the kindgi-cli wheel.
+fn typescript_echo_command() -> Option<Vec<String>> {
+    let (Ok(node), Ok(modules)) = (
+        std::env::var("KINDGI_NODE24_DIR"),
+        std::env::var("KINDGI_CLI_NODE_MODULES"),
+    ) else {
+        unavailable(
+            "KINDGI_NODE24_DIR / KINDGI_CLI_NODE_MODULES are not set (source .cache/reference.env)",
+        );
+        return None;
+    };
+    let index = workspace().join("examples/conformance-pack-ts-echo/index.json");
+    Some(vec![
+        format!("{node}/bin/node"),
+        format!("{modules}/@kindgi/handler-runtime/dist/pack-service/main.js"),
+        "--index".to_owned(),
+        index.display().to_string(),
+    ])
+}
+
+#[test]
+fn the_official_typescript_service_on_a_partial_fixture_skips_by_name() {
+    let Some(command) = typescript_echo_command() else {
+        return;
+    };
+    let out = kindgi()
+        .args(["pack", "conformance", "--"])
+        .args(&command)
+        .output()
+        .unwrap();
+    let report = stdout(&out);
+    let (passed, failed) = summary(&report);
+    let failures: Vec<&str> = report.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert_eq!(failed, 0, "failures:\n{}", failures.join("\n"));
+    assert!(
+        report.starts_with("# pack service: ")
+            && report
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with("(implementation: typescript 0.1.10)"),
+        "detected from the command: {report}"
+    );
+    let skipped: Vec<&str> = report.lines().filter(|l| l.starts_with("skip ")).collect();
+    assert!(
+        skipped.iter().any(|l| l.starts_with("skip 47 ")
+            && l.ends_with("the fixture has no tool \"conformance.sleep\"")),
+        "{report}"
+    );
+    assert!(
+        skipped.iter().any(|l| l.starts_with("skip 53 ")
+            && l.ends_with("the fixture has no check \"conformance.checks.min-length\"")),
+        "{report}"
+    );
+    assert!(
+        skipped.iter().any(|l| l.starts_with("skip 17 ")
+            && l.ends_with("the fixture has no index variant index.extras.json")),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "{} skipped: the fixture lacks what they need",
+            skipped.len()
+        )),
+        "{report}"
+    );
+    let divergences = report
+        .lines()
+        .filter(|l| l.starts_with("known-divergence"))
+        .count();
+    assert_eq!(
+        passed as usize + skipped.len() + divergences,
+        84,
+        "{report}"
+    );
+    assert!(
+        report.lines().any(|l| l.starts_with("ok 11 ")),
+        "echo checks run: {report}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{report}");
+
+    // --require-all: the same missing member is a failure, exit 1.
+    let out = kindgi()
+        .args([
+            "pack",
+            "conformance",
+            "--require-all",
+            "--only",
+            "1,47",
+            "--",
+        ])
+        .args(&command)
+        .output()
+        .unwrap();
+    let report = stdout(&out);
+    assert!(report.lines().any(|l| l.starts_with("ok 1 ")), "{report}");
+    assert!(
+        report.lines().any(|l| l.starts_with("FAIL 47 ")
+            && l.ends_with("the fixture has no tool \"conformance.sleep\" (--require-all)")),
+        "{report}"
+    );
+    assert_eq!(summary(&report), (1, 1), "{report}");
+    assert_eq!(out.status.code(), Some(1), "{report}");
 }
 
 #[test]

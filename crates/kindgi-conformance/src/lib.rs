@@ -8,12 +8,15 @@
 //!
 //! Each check prints one line — `ok N title`, `FAIL N title: expected … got …`, or
 //! `known-divergence N title (python 0.1.10: …)` when the implementation under test is a
-//! known one whose documented divergence this is — and the run ends with
-//! `N passed, M failed` alone on its line. Known divergences never pass and never fail.
+//! known one whose documented divergence this is, or `skip N title: the fixture has no …` when
+//! the fixture lacks a tool, check or index variant the check needs ([`needs`]) — and the run
+//! ends with `N passed, M failed` alone on its line. Known divergences and skips never pass and
+//! never fail; `--require-all` ([`KitOptions::require_all`]) makes a skip a failure.
 
 mod cases_process;
 mod cases_wire;
 pub mod http;
+mod needs;
 pub mod service;
 
 use std::collections::BTreeSet;
@@ -36,6 +39,9 @@ pub enum Implementation {
     Rust,
     /// The official Python service, `kindgi==0.1.10` (`python -m kindgi.pack serve`).
     Python0110,
+    /// The official TypeScript service of `kindgi-cli==0.1.10`
+    /// (`@kindgi/handler-runtime/dist/pack-service/main.js`).
+    TypeScript0110,
     /// Named by the user; no divergences are known for it.
     Other(String),
 }
@@ -46,21 +52,30 @@ impl Implementation {
         match name {
             "rust" => Self::Rust,
             "python-0.1.10" | "python" => Self::Python0110,
+            "typescript-0.1.10" | "typescript" => Self::TypeScript0110,
             other => Self::Other(other.to_owned()),
         }
     }
 
-    /// What the command is: `-m kindgi.pack` is the official Python service.
+    /// What the command is: `-m kindgi.pack` is the official Python service, a script of
+    /// `@kindgi/handler-runtime` the official TypeScript one.
     pub fn detect(argv: &[String]) -> Option<Self> {
-        argv.windows(2)
+        if argv
+            .windows(2)
             .any(|w| w[0] == "-m" && w[1] == "kindgi.pack")
-            .then_some(Self::Python0110)
+        {
+            return Some(Self::Python0110);
+        }
+        argv.iter()
+            .any(|a| a.contains("@kindgi/handler-runtime/"))
+            .then_some(Self::TypeScript0110)
     }
 
     /// The reason check `n` is a known divergence of this implementation.
     pub fn divergence(&self, n: u32) -> Option<&'static str> {
         match self {
             Self::Python0110 => python_0_1_10_divergence(n),
+            Self::TypeScript0110 => typescript_0_1_10_divergence(n),
             _ => None,
         }
     }
@@ -71,6 +86,7 @@ impl fmt::Display for Implementation {
         match self {
             Self::Rust => f.write_str("rust"),
             Self::Python0110 => f.write_str("python 0.1.10"),
+            Self::TypeScript0110 => f.write_str("typescript 0.1.10"),
             Self::Other(n) => f.write_str(n),
         }
     }
@@ -92,6 +108,18 @@ fn python_0_1_10_divergence(n: u32) -> Option<&'static str> {
     })
 }
 
+/// Where `kindgi-cli==0.1.10`'s TypeScript service differs from the documented behaviour
+/// (observed against it with examples/conformance-pack-ts-echo).
+fn typescript_0_1_10_divergence(n: u32) -> Option<&'static str> {
+    Some(match n {
+        81 => {
+            "with nothing in flight it closes its listener on SIGTERM and exits about 70 ms \
+             later, so no /readyz answer ever says draining"
+        }
+        _ => return None,
+    })
+}
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct KitOptions {
@@ -100,6 +128,9 @@ pub struct KitOptions {
     /// Only these checks (all when `None`).
     pub only: Option<BTreeSet<u32>>,
     pub implementation: Implementation,
+    /// A check whose tool, check or index variant the fixture lacks fails instead of being
+    /// skipped (for a fixture that must have every member, as this repository's do).
+    pub require_all: bool,
 }
 
 /// The tally of a run.
@@ -108,6 +139,8 @@ pub struct Summary {
     pub passed: u32,
     pub failed: u32,
     pub known_divergences: u32,
+    /// Checks not run because the fixture lacks what they need.
+    pub skipped: u32,
 }
 
 /// A kit that cannot start at all.
@@ -335,6 +368,20 @@ pub async fn run(options: KitOptions, out: &mut dyn Write) -> Result<Summary, Ki
         if options.only.as_ref().is_some_and(|o| !o.contains(&case.n)) {
             continue;
         }
+        if let Some(what) = needs::unmet(case.n, &kit.base_index, &kit.cmd) {
+            let line = if options.require_all {
+                summary.failed += 1;
+                format!(
+                    "FAIL {} {}: the fixture has no {what} (--require-all)",
+                    case.n, case.title
+                )
+            } else {
+                summary.skipped += 1;
+                format!("skip {} {}: the fixture has no {what}", case.n, case.title)
+            };
+            writeln!(out, "{line}").map_err(KitError::Write)?;
+            continue;
+        }
         let outcome = (case.run)(&mut kit).await;
         let line = match (&outcome, options.implementation.divergence(case.n)) {
             (Ok(()), _) => {
@@ -367,6 +414,14 @@ pub async fn run(options: KitOptions, out: &mut dyn Write) -> Result<Summary, Ki
             out,
             "{} known divergence(s) of {}",
             summary.known_divergences, options.implementation
+        )
+        .map_err(KitError::Write)?;
+    }
+    if summary.skipped > 0 {
+        writeln!(
+            out,
+            "{} skipped: the fixture lacks what they need (--require-all fails them)",
+            summary.skipped
         )
         .map_err(KitError::Write)?;
     }
@@ -453,6 +508,43 @@ mod tests {
         assert!(Implementation::Rust.divergence(39).is_none());
         assert!(Implementation::Python0110.divergence(39).is_some());
         assert!(Implementation::Python0110.divergence(14).is_none());
+        assert_eq!(
+            Implementation::detect(&argv(
+                "node nm/@kindgi/handler-runtime/dist/pack-service/main.js --index i.json"
+            )),
+            Some(Implementation::TypeScript0110)
+        );
+        assert!(Implementation::TypeScript0110.divergence(81).is_some());
+    }
+
+    /// Every member a check needs is one the repository's fixture has, so a need is never a
+    /// typo that would skip a check on a complete fixture.
+    #[test]
+    fn every_need_is_a_member_of_the_rust_fixture() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let index_path = root.join("examples/conformance-pack/index.json");
+        let text = std::fs::read_to_string(&index_path).unwrap();
+        let index: Value = serde_json::from_str(&text).unwrap();
+        let argv = vec![
+            "svc".to_owned(),
+            "--index".to_owned(),
+            index_path.display().to_string(),
+        ];
+        let cmd = ServiceCommand::parse(&argv).unwrap();
+        for case in cases() {
+            assert_eq!(needs::unmet(case.n, &index, &cmd), None, "check {}", case.n);
+        }
+        let bare = serde_json::json!({"tools": [{"id": "conformance.echo"}], "guardrails": []});
+        assert_eq!(needs::unmet(6, &bare, &cmd), None);
+        assert_eq!(
+            needs::unmet(47, &bare, &cmd).as_deref(),
+            Some("tool \"conformance.sleep\"")
+        );
+        assert_eq!(
+            needs::unmet(53, &bare, &cmd).as_deref(),
+            Some("check \"conformance.checks.min-length\"")
+        );
+        assert_eq!(needs::unmet(1, &bare, &cmd), None);
     }
 
     #[test]

@@ -19,9 +19,13 @@ pub struct ConformanceArgs {
     #[arg(long, value_name = "N,M,A-B")]
     pub only: Option<String>,
     /// The implementation under test, for its known divergences: `rust` (default; none),
-    /// `python-0.1.10`. Detected as python-0.1.10 when the command runs `-m kindgi.pack`.
+    /// `python-0.1.10`, `typescript-0.1.10`. Detected from the command: `-m kindgi.pack` is
+    /// the official Python service, `@kindgi/handler-runtime/…` the official TypeScript one.
     #[arg(long, value_name = "NAME")]
     pub implementation: Option<String>,
+    /// Fail, rather than skip, a check whose tool, check or index variant the fixture lacks.
+    #[arg(long)]
+    pub require_all: bool,
     /// The service's command line; it must name the base index with `--index PATH`.
     #[arg(last = true, required = true, num_args = 1.., value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -51,6 +55,7 @@ fn conformance_cmd(
         command: args.command,
         only,
         implementation,
+        require_all: args.require_all,
     };
     let mut out = std::io::stdout();
     let summary = runtime.block_on(conformance::run(options, &mut out))?;
