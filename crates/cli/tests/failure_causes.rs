@@ -59,7 +59,9 @@ async fn server(kind: DatabaseKind) -> Server {
                       "properties": {"orderId": {"type": "string"}}}))
         .output(json!({"type": "object"}))
         .mutating(false)
-        .handler(|input: Value, _ctx| async move { Ok::<Value, HandlerError>(json!({"found": input})) })
+        .handler(
+            |input: Value, _ctx| async move { Ok::<Value, HandlerError>(json!({"found": input})) },
+        )
         .build()
         .unwrap();
     rt.tools().insert_tool(strict);
