@@ -2,8 +2,14 @@
 //! fields it allows — the input stays stored, never sent), `OA:RunProgress` and journal
 //! entries as `OA:RunJournalPage` items. `waitingFor` is the runtime's
 //! (`Runtime::waiting_for`), added by `GET /v1/runs/{id}`.
+//!
+//! A run that failed because a value failed its schema carries the schema issues
+//! (`{instancePath, schemaPath, keyword, params, message}`) in `failure.details.issues`,
+//! read from the failing step's `step.failed` entry — our extension: `OA:RunFailure` keeps
+//! `details` for "the error's own facts", and a bare `input failed validation` hides which
+//! field was wrong.
 
-use kindgi_runtime::{JournalEntry, RunRecord, RunStatus};
+use kindgi_runtime::{JournalEntry, JournalKind, RunRecord, RunStatus};
 use serde_json::{Map, Value, json};
 
 use crate::runs_list::put;
@@ -107,4 +113,22 @@ pub fn entry_json(e: &JournalEntry) -> Value {
     put(&mut o, "payload", e.payload.clone());
     o.insert("timestamp".into(), json!(e.timestamp));
     Value::Object(o)
+}
+
+/// Adds the schema issues of a failed run's last `step.failed` entry (when it has any) to
+/// the run's `failure` as `details.issues`.
+pub fn add_failure_issues(body: &mut Value, journal: &[JournalEntry]) {
+    let Some(issues) = journal
+        .iter()
+        .rev()
+        .find(|e| e.kind == JournalKind::StepFailed)
+        .and_then(|e| e.payload.as_ref())
+        .and_then(|p| p.get("issues"))
+        .filter(|i| i.as_array().is_some_and(|a| !a.is_empty()))
+    else {
+        return;
+    };
+    if let Some(Value::Object(failure)) = body.get_mut("failure") {
+        failure.insert("details".into(), json!({"issues": issues}));
+    }
 }

@@ -393,6 +393,11 @@ async fn get_run(
 ) -> Result<Json<Value>, ApiError> {
     let run = owned_run(&rt, &caller.tenant, &run_id).await?;
     let mut body = run_json(&run, true);
+    if run.status == RunStatus::Failed {
+        // Which field failed validation is the failure's cause: kept by its `step.failed`.
+        let journal = rt.journal(&run.id, None, None).await?;
+        crate::run_wire::add_failure_issues(&mut body, &journal);
+    }
     // Omitted when it cannot be read, as the reference does (`kindgi runs resume` then
     // works it out from the journal).
     if run.status == RunStatus::Suspended

@@ -360,8 +360,7 @@ impl PackServiceCaller {
                     .issues
                     .unwrap_or_default()
                     .into_iter()
-                    .filter_map(|i| serde_json::to_value(i).ok())
-                    .filter_map(|v| serde_json::from_value(v).ok())
+                    .map(schema_issue)
                     .collect(),
             }),
             Response::CheckResult(_) => Err(failed(
@@ -453,4 +452,18 @@ pub fn manifest_of(tool: &IndexTool) -> Result<ToolManifest, String> {
         m.insert("resultIsOutsideData".into(), flag.clone());
     }
     serde_json::from_value(Value::Object(m)).map_err(|e| e.to_string())
+}
+
+/// A pack's issue as a schema issue, every one kept: a Zod refinement or a pydantic
+/// validator reports only `{instancePath, message}` (pack-protocol.md §3), so an absent
+/// `schemaPath` or `keyword` is left empty rather than the issue dropped — which field was
+/// wrong is the point of it.
+fn schema_issue(w: kindgi_spec::pack_protocol::WireIssue) -> kindgi_schema::Issue {
+    kindgi_schema::Issue::new(
+        w.instance_path,
+        w.schema_path.unwrap_or_default(),
+        w.keyword.as_deref().unwrap_or_default(),
+        w.params.unwrap_or_default(),
+        w.message,
+    )
 }

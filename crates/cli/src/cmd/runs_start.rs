@@ -6,7 +6,9 @@
 //! handful more reads of a finished-or-not run in the first half second, and an answer
 //! 250 ms sooner). Five failed reads in a row end it with the last error. It
 //! prints the run; a `failed` run exits 1 with `Error [<failure.code>]: <failure.message>`
-//! on stderr (else `failureMessage`, else `run-failed`); each `output.warnings[].message`
+//! on stderr (else `failureMessage`, else `run-failed`), then each schema issue of
+//! `failure.details.issues` as `  ✗ <path>: <reason>` (the reference CLI's way of listing
+//! validation issues, runtime.md §9); each `output.warnings[].message`
 //! is printed as `⚠ …`. Ctrl-C while following exits 130 and says the run goes on.
 
 use std::process::ExitCode;
@@ -242,6 +244,34 @@ fn outcome(run: &Value, out: &Output) -> ExitCode {
             .and_then(Value::as_str)
             .unwrap_or("the run failed");
         eprintln!("Error [{code}]: {message}");
+        for line in issue_lines(run) {
+            eprintln!("{line}");
+        }
     }
     ExitCode::from(1)
+}
+
+/// The failure's schema issues, one `  ✗ <instancePath or />: <message>` line each.
+fn issue_lines(run: &Value) -> Vec<String> {
+    let Some(issues) = run
+        .pointer("/failure/details/issues")
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    issues
+        .iter()
+        .map(|i| {
+            let path = i
+                .get("instancePath")
+                .and_then(Value::as_str)
+                .filter(|p| !p.is_empty())
+                .unwrap_or("/");
+            let reason = i
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("failed validation");
+            format!("  \u{2717} {path}: {reason}")
+        })
+        .collect()
 }

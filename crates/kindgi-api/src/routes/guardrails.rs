@@ -260,7 +260,13 @@ async fn list(
         .definitions
         .list(&tenant, DefinitionKind::Guardrail, &query)
         .await?;
-    registry::list_page(WIRE_KEYS, &found.items, found.has_more).map(Json)
+    let mut page = registry::list_page(WIRE_KEYS, &found.items, found.has_more)?;
+    if let Some(Value::Array(data)) = page.get_mut("data") {
+        for (item, record) in data.iter_mut().zip(&found.items) {
+            add_pack_check(item, record)?;
+        }
+    }
+    Ok(Json(page))
 }
 
 async fn get_one(
@@ -274,7 +280,33 @@ async fn get_one(
         .get_guardrail(&tenant, &id)
         .await?
         .ok_or_else(|| not_found(&id, ""))?;
-    registry::wire(WIRE_KEYS, &record).map(Json)
+    let mut item = registry::wire(WIRE_KEYS, &record)?;
+    add_pack_check(&mut item, &record)?;
+    Ok(Json(item))
+}
+
+/// A pack's guardrail is registered from its pack index, which names its check `checkId`
+/// (absent: the guardrail's own id, pack-index.schema.json) and has no `check`: `OA:Guardrail`
+/// requires `check`, so it is served as the index's `checkId`, else the guardrail's `id`.
+fn add_pack_check(
+    item: &mut Value,
+    record: &kindgi_store::definitions::DefinitionRecord,
+) -> Result<(), ApiError> {
+    let Value::Object(out) = item else {
+        return Ok(());
+    };
+    if out.contains_key("check") {
+        return Ok(());
+    }
+    let definition = record.definition().map_err(|e| ApiError::internal(&e))?;
+    let check = definition
+        .get("checkId")
+        .or_else(|| definition.get("id"))
+        .and_then(Value::as_str)
+        .unwrap_or(&record.id)
+        .to_owned();
+    out.insert("check".into(), Value::String(check));
+    Ok(())
 }
 
 async fn unregister(

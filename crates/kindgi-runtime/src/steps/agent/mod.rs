@@ -15,7 +15,8 @@
 //!   step.
 //!
 //! The output of the step: `{text, output, finishReason, steps, usage, costUsd, providerId,
-//! model, toolCalls, warnings?}` — `text` is what a flow maps (`nodeOutputs.<id>.text`).
+//! model, toolCalls, warnings?}` — `text` is what a flow maps (`nodeOutputs.<id>.text`);
+//! each warning is `{code, message}` (the provider's stable code, and words for a person).
 //!
 //! - Each of the agent's `tools[]` is `{id, version}` with an npm semver range: the tools
 //!   offered to the model are resolved when the step starts, and each call resolves its tool
@@ -102,9 +103,23 @@ fn step_output(
     if !warnings.is_empty()
         && let Value::Object(m) = &mut out
     {
-        m.insert("warnings".into(), json!(warnings));
+        let objects: Vec<Value> = warnings.iter().map(|c| turn_warning(c)).collect();
+        m.insert("warnings".into(), Value::Array(objects));
     }
     out
+}
+
+/// A turn warning as the contract has it (`AgentTurnResult.warnings[]`: `{code, message}`),
+/// from a provider's warning code: the official CLI prints each `message` as `⚠ <message>`.
+/// A code this runtime has no words for is its own message.
+fn turn_warning(code: &str) -> Value {
+    let message = match code {
+        crate::model::dev_echo::WARNING_CODE => crate::model::dev_echo::WARNING
+            .trim_start_matches('\u{26a0}')
+            .trim_start(),
+        other => other,
+    };
+    json!({"code": code, "message": message})
 }
 
 /// Runs one agent step of a flow: the agent `agent_id` as the run's tenant sees it, at
