@@ -129,13 +129,24 @@ impl ProjectDirectory for ProjectStore {
     async fn project(&self, tenant: &str, id: &str) -> Result<Option<ProjectRecord>, StorageError> {
         let sql = format!("SELECT {PROJECT_COLUMNS} FROM projects WHERE tenant = $1 AND id = $2");
         crate::on_pool!(self.db, read, |pool| {
-            match sqlx::query(&sql).bind(tenant).bind(id).fetch_optional(pool).await {
+            match sqlx::query(&sql)
+                .bind(tenant)
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+            {
                 Ok(Some(row)) => project_from_row(&row).map(Some),
                 Ok(None) => Ok(None),
                 Err(e) => Err(e),
             }
         })
-        .map_err(|e| StoreError::Query { op: "projects.get", source: e }.into_storage("projects.get"))
+        .map_err(|e| {
+            StoreError::Query {
+                op: "projects.get",
+                source: e,
+            }
+            .into_storage("projects.get")
+        })
     }
 
     async fn projects(
@@ -160,7 +171,13 @@ impl ProjectDirectory for ProjectStore {
                 Err(e) => Err(e),
             }
         })
-        .map_err(|e| StoreError::Query { op: "projects.list", source: e }.into_storage("projects.list"))
+        .map_err(|e| {
+            StoreError::Query {
+                op: "projects.list",
+                source: e,
+            }
+            .into_storage("projects.list")
+        })
     }
 
     async fn tenant_settings(&self, tenant: &str) -> Result<Option<TenantSettings>, StorageError> {

@@ -24,15 +24,28 @@ async fn directory(kind: DatabaseKind) {
     let t = TestDatabase::new(kind).await.unwrap();
     let store = ProjectStore::new(t.db.clone());
     let a = project("acme", "00000000-0000-4000-8000-00000000000a", "support");
-    assert_eq!(store.put_project(&a).await.unwrap(), DirectoryWrite::Written);
+    assert_eq!(
+        store.put_project(&a).await.unwrap(),
+        DirectoryWrite::Written
+    );
     assert_eq!(store.project("acme", &a.id).await.unwrap(), Some(a.clone()));
-    assert_eq!(store.project("other", &a.id).await.unwrap(), None, "tenant-scoped");
+    assert_eq!(
+        store.project("other", &a.id).await.unwrap(),
+        None,
+        "tenant-scoped"
+    );
 
     // Same slug, same tenant: refused; another tenant may have it.
     let b = project("acme", "00000000-0000-4000-8000-00000000000b", "support");
-    assert_eq!(store.put_project(&b).await.unwrap(), DirectoryWrite::SlugTaken);
+    assert_eq!(
+        store.put_project(&b).await.unwrap(),
+        DirectoryWrite::SlugTaken
+    );
     let theirs = project("other", "00000000-0000-4000-8000-00000000000c", "support");
-    assert_eq!(store.put_project(&theirs).await.unwrap(), DirectoryWrite::Written);
+    assert_eq!(
+        store.put_project(&theirs).await.unwrap(),
+        DirectoryWrite::Written
+    );
 
     // A rename replaces the row, keeping its creation time.
     let b = project("acme", "00000000-0000-4000-8000-00000000000b", "billing");
@@ -45,7 +58,12 @@ async fn directory(kind: DatabaseKind) {
     store.put_project(&renamed).await.unwrap();
     let got = store.project("acme", &a.id).await.unwrap().unwrap();
     assert_eq!(
-        (got.name.as_str(), got.description.as_deref(), got.created_at, got.updated_at),
+        (
+            got.name.as_str(),
+            got.description.as_deref(),
+            got.created_at,
+            got.updated_at
+        ),
         ("Support bot", Some("answers"), 1, 5)
     );
 
@@ -54,7 +72,10 @@ async fn directory(kind: DatabaseKind) {
     assert_eq!(first.len(), 1);
     assert_eq!(first[0].id, a.id);
     let rest = store.projects("acme", Some(&a.id), 10).await.unwrap();
-    assert_eq!(rest.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), [b.id.as_str()]);
+    assert_eq!(
+        rest.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+        [b.id.as_str()]
+    );
 
     // Tenant settings: absent until set; slugs unique across tenants.
     assert_eq!(store.tenant_settings("acme").await.unwrap(), None);
@@ -65,13 +86,35 @@ async fn directory(kind: DatabaseKind) {
         created_at: 1,
         updated_at: 2,
     };
-    assert_eq!(store.put_tenant_settings(&s).await.unwrap(), DirectoryWrite::Written);
-    assert_eq!(store.tenant_settings("acme").await.unwrap(), Some(s.clone()));
-    let clash = TenantSettings { tenant: "other".into(), ..s.clone() };
-    assert_eq!(store.put_tenant_settings(&clash).await.unwrap(), DirectoryWrite::SlugTaken);
-    let again = TenantSettings { name: "Acme".into(), updated_at: 3, ..s };
-    assert_eq!(store.put_tenant_settings(&again).await.unwrap(), DirectoryWrite::Written);
-    assert_eq!(store.tenant_settings("acme").await.unwrap().unwrap().name, "Acme");
+    assert_eq!(
+        store.put_tenant_settings(&s).await.unwrap(),
+        DirectoryWrite::Written
+    );
+    assert_eq!(
+        store.tenant_settings("acme").await.unwrap(),
+        Some(s.clone())
+    );
+    let clash = TenantSettings {
+        tenant: "other".into(),
+        ..s.clone()
+    };
+    assert_eq!(
+        store.put_tenant_settings(&clash).await.unwrap(),
+        DirectoryWrite::SlugTaken
+    );
+    let again = TenantSettings {
+        name: "Acme".into(),
+        updated_at: 3,
+        ..s
+    };
+    assert_eq!(
+        store.put_tenant_settings(&again).await.unwrap(),
+        DirectoryWrite::Written
+    );
+    assert_eq!(
+        store.tenant_settings("acme").await.unwrap().unwrap().name,
+        "Acme"
+    );
 
     // It survives a reopen (stored, not cached).
     let reopened = ProjectStore::new(t.reopen().await.unwrap());

@@ -74,8 +74,17 @@ async fn list(
     all.extend(stored.into_iter().filter(|p| p.id != default_id));
     let more = all.len() > limit;
     all.truncate(limit);
+    // After the Default project the cursor is "": every stored id sorts after it.
     let next = more
-        .then(|| all.last().map(|p| encode_cursor(&p.id)))
+        .then(|| {
+            all.last().map(|p| {
+                encode_cursor(&if p.id == default_id {
+                    ""
+                } else {
+                    p.id.as_str()
+                })
+            })
+        })
         .flatten();
     let data = all
         .iter()
@@ -93,7 +102,9 @@ fn org_not_found(org: &str) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
         "org-not-found",
-        format!("No org with id \"{org}\" in this tenant: this runtime has no orgs; leave `orgId` out"),
+        format!(
+            "No org with id \"{org}\" in this tenant: this runtime has no orgs; leave `orgId` out"
+        ),
     )
     .with_details(json!({"orgId": org}))
 }
@@ -122,7 +133,10 @@ fn check_fields(body: &Map<String, Value>, allowed: &[&str]) -> Result<ProjectFi
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "unknown-field",
-            format!("Unknown field `{field}`; a project takes {}", allowed.join(", ")),
+            format!(
+                "Unknown field `{field}`; a project takes {}",
+                allowed.join(", ")
+            ),
         )
         .with_details(json!({"field": field})));
     }
@@ -138,7 +152,10 @@ fn check_fields(body: &Map<String, Value>, allowed: &[&str]) -> Result<ProjectFi
         }
     };
     let name = text("name")?;
-    if name.as_deref().is_some_and(|n| n.trim().is_empty() || n.chars().count() > 100) {
+    if name
+        .as_deref()
+        .is_some_and(|n| n.trim().is_empty() || n.chars().count() > 100)
+    {
         return Err(
             ApiError::bad_input("`name` must be 1 to 100 characters, not only spaces")
                 .with_details(json!({"field": "name"})),
@@ -159,7 +176,9 @@ fn check_fields(body: &Map<String, Value>, allowed: &[&str]) -> Result<ProjectFi
 pub fn check_slug(slug: &str) -> Result<(), ApiError> {
     let ok = !slug.is_empty()
         && slug.len() <= 63
-        && slug.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && slug
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !slug.starts_with('-')
         && !slug.ends_with('-')
         && !slug.contains("--");
@@ -204,7 +223,10 @@ async fn create(
 ) -> Result<Response, ApiError> {
     require_admin(&caller, "create a project")?;
     let body = object_body(&body, false)?;
-    let fields = check_fields(&body, &["name", "slug", "description", "orgId", "isDefault"])?;
+    let fields = check_fields(
+        &body,
+        &["name", "slug", "description", "orgId", "isDefault"],
+    )?;
     if body.get("isDefault") == Some(&Value::Bool(true)) {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -213,7 +235,11 @@ async fn create(
         ));
     }
     let (Some(name), Some(slug)) = (fields.name, fields.slug) else {
-        let missing = if body.contains_key("name") { "slug" } else { "name" };
+        let missing = if body.contains_key("name") {
+            "slug"
+        } else {
+            "name"
+        };
         return Err(ApiError::bad_input(format!("`{missing}` is required"))
             .with_details(json!({"field": missing})));
     };

@@ -33,7 +33,11 @@ fn slug_of(name: &str) -> String {
         }
     }
     let slug: String = slug.trim_end_matches('-').chars().take(63).collect();
-    if slug.is_empty() { "tenant".into() } else { slug }
+    if slug.is_empty() {
+        "tenant".into()
+    } else {
+        slug
+    }
 }
 
 async fn settings(projects: &Projects, tenant: &str) -> Result<TenantSettings, ApiError> {
@@ -94,7 +98,10 @@ async fn rename(
             .with_details(json!({"field": f}))),
     };
     let (name, slug) = (field("name")?, field("slug")?);
-    if name.as_deref().is_some_and(|n| n.trim().is_empty() || n.chars().count() > 100) {
+    if name
+        .as_deref()
+        .is_some_and(|n| n.trim().is_empty() || n.chars().count() > 100)
+    {
         return Err(
             ApiError::bad_input("`name` must be 1 to 100 characters, not only spaces")
                 .with_details(json!({"field": "name"})),
