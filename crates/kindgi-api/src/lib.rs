@@ -81,6 +81,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::agents::routes())
         .merge(routes::guardrails::routes())
         .merge(routes::projects::routes())
+        .merge(routes::identity::routes().merge(routes::tenant::routes()))
         .merge(routes::env::routes().merge(routes::secrets::routes()))
         .merge(routes::mcp::routes())
         .merge(routes::conversations::routes())

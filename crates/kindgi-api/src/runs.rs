@@ -253,6 +253,7 @@ fn parse_start(mut body: Map<String, Value>) -> Result<StartRequest, ApiError> {
 
 async fn start(
     State(rt): State<Runtime>,
+    State(projects): State<crate::projects::Projects>,
     trace: Trace,
     caller: Caller,
     JsonObject(body): JsonObject,
@@ -265,7 +266,9 @@ async fn start(
             .begin_conversation_turn(&caller.tenant, agent, req.version.take(), &req.input)
             .await?;
     }
-    let project_id = crate::projects::check_project_id(&caller.tenant, req.project_id.as_deref())?;
+    let project_id = projects
+        .check(&caller.tenant, req.project_id.as_deref())
+        .await?;
     let options = RunOptions {
         dry_run: req.dry_run,
         wait: false,

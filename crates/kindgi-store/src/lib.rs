@@ -18,6 +18,7 @@ pub mod idempotency;
 pub mod mcp_endpoints;
 mod migrate;
 mod ports;
+pub mod projects;
 pub mod runs;
 pub mod seal;
 pub mod service_accounts;

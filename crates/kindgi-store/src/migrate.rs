@@ -20,6 +20,7 @@ impl Database {
         crate::mcp_endpoints::migrate(self).await?;
         crate::conversations::migrate(self).await?;
         crate::waits::migrate(self).await?;
+        crate::projects::migrate(self).await?;
         self.apply_schema("epoch", &[], crate::epoch::DDL).await?;
         Ok(())
     }

@@ -144,7 +144,7 @@ async fn publish(
     _writable: Writable,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let (project_id, definition) = registry::split_publish_body(&tenant, &body)?;
+    let (project_id, definition) = registry::split_publish_body(&state, &tenant, &body).await?;
     let stored = Value::Object(definition.clone());
     let agent = cpu::run(move || check_agent(definition)).await??;
     let annotations = pins(&state, &tenant, &agent).await;

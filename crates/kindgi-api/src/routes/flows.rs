@@ -93,7 +93,7 @@ async fn publish(
     _writable: Writable,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let (project_id, definition) = registry::split_publish_body(&tenant, &body)?;
+    let (project_id, definition) = registry::split_publish_body(&state, &tenant, &body).await?;
     let stored = Value::Object(definition.clone());
     // Loading compiles the flow's schemas: CPU work, off the async workers.
     let flow = cpu::run(move || check_flow(definition)).await??;

@@ -219,7 +219,7 @@ async fn register(
     _writable: Writable,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let (project_id, definition) = registry::split_publish_body(&tenant, &body)?;
+    let (project_id, definition) = registry::split_publish_body(&state, &tenant, &body).await?;
     let stored = Value::Object(definition.clone());
     let guardrail = cpu::run(move || check(definition)).await??;
     let new = NewDefinition {

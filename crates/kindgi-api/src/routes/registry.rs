@@ -373,7 +373,8 @@ async fn reinstate(
 
 /// A publish body split into its `projectId` (checked: required, a UUID, the tenant's
 /// project) and the definition (an object without it).
-pub fn split_publish_body(
+pub async fn split_publish_body(
+    state: &crate::state::AppState,
     tenant: &str,
     body: &[u8],
 ) -> Result<(String, Map<String, Value>), ApiError> {
@@ -389,7 +390,8 @@ pub fn split_publish_body(
                 .with_details(json!({"field": "projectId"})));
         }
     };
-    let project_id = crate::projects::check_project_id(tenant, Some(&project))?;
+    let projects = <crate::projects::Projects as axum::extract::FromRef<_>>::from_ref(state);
+    let project_id = projects.check(tenant, Some(&project)).await?;
     Ok((project_id, object))
 }
 

@@ -25,7 +25,6 @@ use crate::error::ApiError;
 use crate::idempotency::{AnswerRecorded, IdempotencyContext};
 use crate::json_body::JsonBody;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
-use crate::projects::check_project_id;
 use crate::query::QueryString;
 use crate::routes::key_holder::KeyHolder;
 use crate::routes::registry::{self, Writable};
@@ -231,7 +230,9 @@ async fn register(
         }
     };
     let tenant = caller.tenant.clone();
-    let project_id = check_project_id(&tenant, Some(&project_id))?;
+    let project_id = <crate::projects::Projects as axum::extract::FromRef<_>>::from_ref(&state)
+        .check(&tenant, Some(&project_id))
+        .await?;
     let checked = object.clone();
     // Validation compiles the input/output schemas: CPU work, off the async workers.
     let raw = Value::Object(object);
