@@ -69,7 +69,10 @@ pub fn build(pack_dir: &Path) -> Result<Built, DevError> {
         if typescript {
             let text = std::fs::read_to_string(&from)
                 .map_err(|source| io("cannot read", &from, source))?;
-            let js = transform(&from, &text)?;
+            let mut js = transform(&from, &text)?;
+            if rel.parent() == Some(Path::new("")) && is_config(&rel) {
+                js = js_globs(&js);
+            }
             std::fs::write(&to, js).map_err(|source| io("cannot write", &to, source))?;
             built.transformed += 1;
         } else {
@@ -110,6 +113,60 @@ pub fn emitted_name(rel: &Path) -> Option<PathBuf> {
         _ => return None,
     };
     Some(rel.with_extension(js))
+}
+
+fn is_config(rel: &Path) -> bool {
+    rel.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| crate::typescript::CONFIG_FILES.contains(&n))
+}
+
+/// The pack config with its discovery globs (`'tools/**/*.ts'`, the scaffolds' default) made
+/// to match the emitted files (`'tools/**/*.js'`): every string literal holding a `*` whose
+/// pattern ends in `.ts`/`.mts`/`.cts`. The config is data the indexer reads, so only glob
+/// strings change.
+pub fn js_globs(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find(['"', '\'', '`']) {
+        let quote = rest[at..].chars().next().unwrap_or('"');
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let mut end = None;
+        let mut escaped = false;
+        for (i, c) in rest.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                c if c == quote => {
+                    end = Some(i);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            break;
+        };
+        let literal = &rest[..end];
+        out.push_str(&glob_to_js(literal));
+        out.push(quote);
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn glob_to_js(literal: &str) -> String {
+    if !literal.contains('*') {
+        return literal.to_owned();
+    }
+    for (ts, js) in [(".mts", ".mjs"), (".cts", ".cjs"), (".ts", ".js")] {
+        if let Some(stem) = literal.strip_suffix(ts) {
+            return format!("{stem}{js}");
+        }
+    }
+    literal.to_owned()
 }
 
 fn is_declaration(name: &str) -> bool {
@@ -223,6 +280,15 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(err.contains("src/bad.ts"), "{err}");
+    }
+
+    #[test]
+    fn discovery_globs_follow_the_emitted_files() {
+        let config = "export default { discovery: { tools: \"tools/**/*.ts\", flows: 'flows/*.mts' }, pack: { id: \"a.ts\", note: \"say \\\"*.ts\" } };";
+        let js = js_globs(config);
+        assert!(js.contains("\"tools/**/*.js\""), "{js}");
+        assert!(js.contains("'flows/*.mjs'"), "{js}");
+        assert!(js.contains("\"a.ts\""), "{js}");
     }
 
     #[test]
