@@ -71,7 +71,10 @@ fn serve(template: &str, test: &str) -> Option<(tempfile::TempDir, Dev, serde_js
     let modules = r.node_modules.display().to_string();
     let dev = start_dev(
         &dir,
-        &[("KINDGI_NODE", &node), ("KINDGI_CLI_NODE_MODULES", &modules)],
+        &[
+            ("KINDGI_NODE", &node),
+            ("KINDGI_CLI_NODE_MODULES", &modules),
+        ],
         &["--no-watch"],
     );
     let err = dev.stderr();
@@ -83,10 +86,9 @@ fn serve(template: &str, test: &str) -> Option<(tempfile::TempDir, Dev, serde_js
     );
     assert!(err.contains("transforming TypeScript (oxc"), "{err}");
     assert!(dir.join(".kindgi/dev/build/lib").is_dir() || template == "sample");
-    let index: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join(".kindgi/index.json")).unwrap(),
-    )
-    .unwrap();
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(".kindgi/index.json")).unwrap())
+            .unwrap();
     assert!(!err.contains("was left out"), "{err}");
     Some((tmp, dev, index))
 }
@@ -138,7 +140,11 @@ fn the_sample_template_loads() {
     };
     assert_eq!(
         ids(&index, "tools"),
-        ["acme.sample.echo", "acme.sample.fetch-httpbin", "acme.sample.greet"]
+        [
+            "acme.sample.echo",
+            "acme.sample.fetch-httpbin",
+            "acme.sample.greet"
+        ]
     );
     assert_eq!(ids(&index, "flows"), ["acme.sample.echo-flow"]);
     assert!(dev.stop().success());

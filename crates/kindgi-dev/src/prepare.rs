@@ -173,7 +173,10 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
 /// `node_modules` of the pack's has `@kindgi/*`, links the kindgi-cli wheel's into it.
 fn typescript_build(dir: &Path, runtime: &Path) -> Result<PathBuf, DevError> {
     let build = crate::ts_build::build_dir(dir);
-    progress(&format!("transforming TypeScript (oxc, into {})", build.display()));
+    progress(&format!(
+        "transforming TypeScript (oxc, into {})",
+        build.display()
+    ));
     let built = crate::ts_build::build(dir)?;
     report_built(&built);
     if typescript::own_runtime(dir).is_none() {

@@ -42,9 +42,8 @@ pub fn config_file(dir: &Path) -> Option<PathBuf> {
 /// The `@kindgi/handler-runtime` package folder that resolves from `dir`, else the one in
 /// the kindgi-cli wheel's `node_modules` ([`wheel_node_modules`]).
 pub fn find_runtime(dir: &Path) -> Option<PathBuf> {
-    own_runtime(dir).or_else(|| {
-        wheel_node_modules(dir).map(|m| m.join("@kindgi").join("handler-runtime"))
-    })
+    own_runtime(dir)
+        .or_else(|| wheel_node_modules(dir).map(|m| m.join("@kindgi").join("handler-runtime")))
 }
 
 /// The `@kindgi/handler-runtime` a `node_modules` in `dir` or above holds, if any.
