@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn parameter_properties_enums_and_specifiers_become_javascript() {
-        let ts = "import { woo } from './lib/woo.ts';\nenum Kind { A, B }\nexport class Shop { constructor(private readonly url: string) {} kind(): Kind { return Kind.B; } }\n";
+        let ts = "import { woo } from './lib/woo.ts';\nexport const client = woo;\nenum Kind { A, B }\nexport class Shop { constructor(private readonly url: string) {} kind(): Kind { return Kind.B; } }\n";
         let js = transform(Path::new("src/shop.ts"), ts).unwrap_or_else(|e| e.to_string());
         assert!(js.contains("this.url = url"), "{js}");
         assert!(js.contains("./lib/woo.js"), "{js}");
