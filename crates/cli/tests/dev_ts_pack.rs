@@ -64,7 +64,7 @@ fn the_typescript_example_pack_runs_the_guides_dry_runs() {
     );
     assert_eq!(
         index["tools"][2]["modulePath"],
-        "tools/lookup-order/index.ts"
+        "tools/lookup-order/index.js"
     );
     assert_eq!(index["tools"][2]["mutating"], false);
     assert!(
@@ -184,19 +184,23 @@ fn a_typescript_pack_without_its_packages_or_with_an_old_node_is_refused_clearly
     ) else {
         return;
     };
-    // No node_modules: what to install, or what to link.
+    // No node_modules, and no kindgi-cli wheel's: what to install, or what to link.
     let bare = copy_pack(&repo_root().join("examples/my-pack-ts"));
-    let err = failed_start(bare.path(), &[]);
+    let none = bare.path().join("no-such-node-modules");
+    let err = failed_start(
+        bare.path(),
+        &[("KINDGI_CLI_NODE_MODULES", none.to_str().unwrap())],
+    );
     assert!(err.contains("@kindgi/handler-runtime"), "{err}");
     assert!(err.contains("npm install"), "{err}");
-    // A Node without type stripping (v20): which Node is needed and how to pick one.
+    // A Node too old for the SDK (v20): which Node is needed and how to pick one.
     let tmp = ts_pack(&r);
     let old = tmp.path().join("old-node");
     std::fs::write(&old, "#!/bin/sh\necho v20.20.2\n").unwrap();
     std::fs::set_permissions(&old, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let err = failed_start(tmp.path(), &[("KINDGI_NODE", old.to_str().unwrap())]);
     assert!(err.contains("Node v20.20.2"), "{err}");
-    assert!(err.contains("type stripping"), "{err}");
+    assert!(err.contains("22.12"), "{err}");
     assert!(err.contains("KINDGI_NODE"), "{err}");
     // A file that does not import is named with the indexer's reason; the rest serves.
     std::fs::write(
@@ -208,7 +212,7 @@ fn a_typescript_pack_without_its_packages_or_with_an_old_node_is_refused_clearly
     let dev = start_dev(tmp.path(), &[("KINDGI_NODE", &node)], &["--no-watch"]);
     let err = dev.stderr();
     assert!(
-        err.contains("indexer: tools/broken.ts was left out"),
+        err.contains("indexer: tools/broken.js was left out"),
         "{err}"
     );
     assert!(err.contains("broken on purpose"), "{err}");

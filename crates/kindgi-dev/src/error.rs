@@ -49,6 +49,10 @@ pub enum DevError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "the TypeScript file {path} could not be transformed to JavaScript (fix the file; kindgi dev rebuilds on save):\n{message}"
+    )]
+    Transform { path: PathBuf, message: String },
     #[error("{what} {path}: {source}")]
     Io {
         what: &'static str,

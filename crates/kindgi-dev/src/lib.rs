@@ -37,6 +37,7 @@ pub mod pack_env;
 pub mod parent_death;
 pub mod prepare;
 pub mod supervisor;
+pub mod ts_build;
 pub mod typescript;
 pub mod upwards;
 pub mod watch;

@@ -20,6 +20,9 @@ pub struct Prepared {
     /// The index file the service is started with.
     pub index_path: PathBuf,
     pub index: PackIndex,
+    /// Where the index's module paths resolve, when not the pack folder (a TypeScript pack's
+    /// build tree, crate::ts_build).
+    pub module_root: Option<PathBuf>,
 }
 
 impl Prepared {
@@ -98,6 +101,7 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
         )?;
     }
     let index_path = state.join("index.json");
+    let mut module_root = None;
     let (program, args) = match kind {
         PackKind::Rust => {
             let exe = cargo_build(dir, release).await?;
@@ -148,7 +152,9 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
             )
         }
         PackKind::TypeScript { node, runtime } => {
-            typescript_index(dir, node, runtime, &index_path).await?;
+            let build = typescript_build(dir, runtime)?;
+            typescript_index(&build, node, runtime, &index_path).await?;
+            module_root = Some(build);
             (
                 node.clone(),
                 vec![typescript::service_main(runtime).display().to_string()],
@@ -161,6 +167,7 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
         args,
         index_path,
         index,
+        module_root,
     })
 }
 
@@ -177,12 +184,42 @@ fn python_hint(stderr: &str) -> &'static str {
     }
 }
 
+/// Transforms the pack's TypeScript into its build tree (crate::ts_build) and, when no
+/// `node_modules` of the pack's has `@kindgi/*`, links the kindgi-cli wheel's into it.
+fn typescript_build(dir: &Path, runtime: &Path) -> Result<PathBuf, DevError> {
+    let build = crate::ts_build::build_dir(dir);
+    progress(&format!(
+        "transforming TypeScript (oxc, into {})",
+        build.display()
+    ));
+    let built = crate::ts_build::build(dir)?;
+    report_built(&built);
+    if typescript::own_runtime(dir).is_none() {
+        // runtime is `<node_modules>/@kindgi/handler-runtime`.
+        if let Some(modules) = runtime.parent().and_then(Path::parent) {
+            progress(&format!(
+                "the pack has no node_modules/@kindgi: using the kindgi-cli wheel's packages in {}",
+                modules.display()
+            ));
+            crate::ts_build::link_node_modules(dir, modules)?;
+        }
+    }
+    Ok(build)
+}
+
+/// One progress line: how many files a TypeScript build wrote.
+fn report_built(built: &crate::ts_build::Built) {
+    progress(&format!(
+        "built {} TypeScript files, copied {} others",
+        built.transformed, built.copied
+    ));
+}
+
 /// How long `node --version` may take.
 const NODE_VERSION_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Checks the Node, then runs the official TypeScript indexer (`kindgi-index --pack-dir DIR
-/// --output INDEX`) on the pack's sources: Node strips their types as it imports them, so
-/// there is no build step (the official bundler is not in the PyPI kindgi-cli).
+/// --output INDEX`) on the pack's build tree `dir` (JavaScript, crate::ts_build).
 async fn typescript_index(
     dir: &Path,
     node: &Path,

@@ -292,7 +292,7 @@ async fn boot(spec: &Spec) -> Result<(Child, Arc<Service>), DevError> {
         .arg("--index")
         .arg(&p.index_path)
         .arg("--module-root")
-        .arg(&spec.dir)
+        .arg(p.module_root.as_deref().unwrap_or(&spec.dir))
         .arg("--host")
         .arg("127.0.0.1")
         .current_dir(&spec.dir)

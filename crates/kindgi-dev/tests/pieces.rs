@@ -29,9 +29,21 @@ fn packs_are_detected_by_their_manifest() {
         r#"{"name": "p", "dependencies": {"@kindgi/sdk": "0.1.10"}}"#,
     )
     .unwrap();
-    let err = detect(ts.path()).unwrap_err().to_string();
-    assert!(err.contains("@kindgi/handler-runtime"), "{err}");
-    assert!(err.contains("npm install"), "{err}");
+    // Without its own packages, the pack runs on the kindgi-cli wheel's when one is found
+    // ($KINDGI_CLI_NODE_MODULES, a .venv above, `kindgi` on PATH); else it is refused.
+    match kindgi_dev::typescript::wheel_node_modules(ts.path()) {
+        Some(wheel) => match detect(ts.path()).unwrap() {
+            PackKind::TypeScript { runtime: found, .. } => {
+                assert_eq!(found, wheel.join("@kindgi/handler-runtime"))
+            }
+            other => panic!("{other:?}"),
+        },
+        None => {
+            let err = detect(ts.path()).unwrap_err().to_string();
+            assert!(err.contains("@kindgi/handler-runtime"), "{err}");
+            assert!(err.contains("npm install"), "{err}");
+        }
+    }
     let runtime = ts.path().join("node_modules/@kindgi/handler-runtime");
     std::fs::create_dir_all(&runtime).unwrap();
     std::fs::write(runtime.join("package.json"), "{}").unwrap();

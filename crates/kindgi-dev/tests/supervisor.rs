@@ -31,6 +31,7 @@ fn child() -> Prepared {
         args: vec!["-c".into(), CHILD.into(), "crashy".into()],
         index_path: "index.json".into(),
         index,
+        module_root: None,
     }
 }
 

@@ -37,6 +37,7 @@ fn fixture() -> Prepared {
         args: vec!["serve".into()],
         index: read_index(&index_path).unwrap(),
         index_path,
+        module_root: None,
     }
 }
 
