@@ -448,8 +448,7 @@ impl DevRuntimeEnv {
         let seed_user = need("KINDGI_SEED_USER_ID")?;
         let pack_dir = PathBuf::from(need("KINDGI_PACK_DIR")?);
         let pack_service_url = need("KINDGI_PACK_SERVICE_URL")?;
-        if !(pack_service_url.starts_with("http://") || pack_service_url.starts_with("https://"))
-        {
+        if !(pack_service_url.starts_with("http://") || pack_service_url.starts_with("https://")) {
             return Err(HostError::EnvVar {
                 var: "KINDGI_PACK_SERVICE_URL",
                 message: format!("{pack_service_url:?} is not an http(s) URL"),
