@@ -383,3 +383,115 @@ pub fn check_tenant(tenant: &str) -> Result<(), String> {
         ))
     }
 }
+
+/// The variables of a pack's `.kindgi/dev/runtime.env`, as the official `kindgi dev
+/// --runtime-url` writes them for "a runtime you run yourself": present when
+/// `KINDGI_API_TOKEN` is set. Read in one place ([`DevRuntimeEnv::from_vars`]); the token
+/// is a secret, so `Debug` masks it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DevRuntimeEnv {
+    /// `KINDGI_API_TOKEN`: the dev token the official CLI sends as its bearer; adopted as a
+    /// tenant admin's key of [`Self::tenant`] for the person [`Self::seed_user`].
+    pub token: String,
+    /// `KINDGI_TENANT_ID`.
+    pub tenant: String,
+    /// `KINDGI_SEED_USER_ID`.
+    pub seed_user: String,
+    /// `KINDGI_API_HOST` (default 127.0.0.1) and `KINDGI_API_PORT`: where to listen.
+    pub listen: Option<String>,
+    /// `KINDGI_PACK_DIR`: the pack folder (its `.kindgi/dev/index.json` names the
+    /// primitives the pack service serves).
+    pub pack_dir: PathBuf,
+    /// `KINDGI_PACK_SERVICE_URL`: the pack service the official dev supervises
+    /// (operator-provided, so loopback is allowed).
+    pub pack_service_url: String,
+}
+
+/// The variable holding the pack service's token (`KINDGI_PACK_SERVICE_TOKEN`): the host
+/// reads it when it starts the pack ([`PackSource::Remote::token_env`]).
+pub const PACK_SERVICE_TOKEN_VAR: &str = "KINDGI_PACK_SERVICE_TOKEN";
+
+impl std::fmt::Debug for DevRuntimeEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DevRuntimeEnv")
+            .field("token", &"***")
+            .field("tenant", &self.tenant)
+            .field("seed_user", &self.seed_user)
+            .field("listen", &self.listen)
+            .field("pack_dir", &self.pack_dir)
+            .field("pack_service_url", &self.pack_service_url)
+            .finish()
+    }
+}
+
+impl DevRuntimeEnv {
+    /// Reads the contract from `var` (the process environment: `|n| std::env::var(n).ok()`).
+    /// `Ok(None)` without `KINDGI_API_TOKEN`; every other problem names its variable.
+    pub fn from_vars(
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<DevRuntimeEnv>, HostError> {
+        let get = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+        let Some(token) = get("KINDGI_API_TOKEN") else {
+            return Ok(None);
+        };
+        let need = |name: &'static str| {
+            get(name).ok_or(HostError::EnvVar {
+                var: name,
+                message: "not set, and KINDGI_API_TOKEN is: start the server with every variable of the pack's .kindgi/dev/runtime.env".into(),
+            })
+        };
+        let tenant = need("KINDGI_TENANT_ID")?;
+        check_tenant(&tenant).map_err(|message| HostError::EnvVar {
+            var: "KINDGI_TENANT_ID",
+            message,
+        })?;
+        let seed_user = need("KINDGI_SEED_USER_ID")?;
+        let pack_dir = PathBuf::from(need("KINDGI_PACK_DIR")?);
+        let pack_service_url = need("KINDGI_PACK_SERVICE_URL")?;
+        if !(pack_service_url.starts_with("http://") || pack_service_url.starts_with("https://")) {
+            return Err(HostError::EnvVar {
+                var: "KINDGI_PACK_SERVICE_URL",
+                message: format!("{pack_service_url:?} is not an http(s) URL"),
+            });
+        }
+        need(PACK_SERVICE_TOKEN_VAR)?;
+        if let Some(backend) = get("KINDGI_SECRETS_BACKEND")
+            && backend != "dotenv"
+        {
+            return Err(HostError::EnvVar {
+                var: "KINDGI_SECRETS_BACKEND",
+                message: format!("{backend:?} is not served here: only \"dotenv\""),
+            });
+        }
+        let listen = match get("KINDGI_API_PORT") {
+            Some(port) => {
+                let port: u16 = port.trim().parse().map_err(|_| HostError::EnvVar {
+                    var: "KINDGI_API_PORT",
+                    message: format!("{port:?} is not a port number"),
+                })?;
+                let host = get("KINDGI_API_HOST").unwrap_or_else(|| "127.0.0.1".into());
+                Some(format!("{host}:{port}"))
+            }
+            None => None,
+        };
+        Ok(Some(DevRuntimeEnv {
+            token,
+            tenant,
+            seed_user,
+            listen,
+            pack_dir,
+            pack_service_url,
+        }))
+    }
+
+    /// The pack service as a [`PackSource::Remote`] of the tenant, its index the one the
+    /// official dev wrote in the pack folder.
+    pub fn pack_source(&self) -> PackSource {
+        PackSource::Remote {
+            url: self.pack_service_url.clone(),
+            token_env: PACK_SERVICE_TOKEN_VAR.to_owned(),
+            index: self.pack_dir.join(".kindgi").join("dev").join("index.json"),
+            tenant: self.tenant.clone(),
+        }
+    }
+}

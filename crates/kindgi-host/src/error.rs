@@ -8,6 +8,8 @@ use std::path::PathBuf;
 pub enum HostError {
     #[error("the configuration {path}: {message}")]
     Config { path: PathBuf, message: String },
+    #[error("the environment variable {var}: {message}")]
+    EnvVar { var: &'static str, message: String },
     #[error("the database {target} could not be opened: {message}")]
     Database { target: String, message: String },
     #[error("the model settings (KINDGI_MODEL…) are not usable: {message}")]

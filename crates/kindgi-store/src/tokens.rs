@@ -412,6 +412,10 @@ pub enum TokenError {
     InvalidTenant { tenant: String },
     #[error("no API key with id {key_id:?}")]
     UnknownKey { key_id: String },
+    #[error(
+        "the key given for tenant {tenant:?} is already a key of another tenant, or revoked or expired: give a fresh one"
+    )]
+    KeyHeldElsewhere { tenant: String },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -605,13 +609,52 @@ impl TokenStore {
         self.insert(new, false).await
     }
 
+    /// Adopt `key`, a secret chosen elsewhere, as a tenant admin's key for the person `user`
+    /// of `tenant` (the dev token of the official `kindgi dev --runtime-url`'s `runtime.env`).
+    /// A key already held for that tenant is kept as it is; held for another tenant, refused.
+    pub async fn adopt_for_user(
+        &self,
+        tenant: &str,
+        user: &str,
+        key: &str,
+    ) -> Result<(), TokenError> {
+        match self.authenticate(key).await? {
+            KeyStatus::Valid { tenant: held, .. } if held == tenant => return Ok(()),
+            KeyStatus::Unknown => {}
+            _ => {
+                return Err(TokenError::KeyHeldElsewhere {
+                    tenant: tenant.to_owned(),
+                });
+            }
+        }
+        let new = NewToken {
+            tenant: tenant.to_owned(),
+            principal: Some(Principal::user(user)),
+            role: KeyRole::Admin,
+            capabilities: Vec::new(),
+            label: Some("runtime.env dev token".to_owned()),
+            project_id: None,
+            created_by: None,
+            expires_at: None,
+        };
+        self.insert_key(&new, true, key.to_owned()).await.map(drop)
+    }
+
     async fn insert(&self, new: &NewToken, all: bool) -> Result<MintedToken, TokenError> {
+        self.insert_key(new, all, generate_key()).await
+    }
+
+    async fn insert_key(
+        &self,
+        new: &NewToken,
+        all: bool,
+        key: String,
+    ) -> Result<MintedToken, TokenError> {
         if !valid_tenant(&new.tenant) {
             return Err(TokenError::InvalidTenant {
                 tenant: new.tenant.clone(),
             });
         }
-        let key = generate_key();
         let hash = hash_key(&key);
         let record = TokenRecord {
             token_id: uuid::Uuid::new_v4().to_string(),

@@ -10,6 +10,10 @@
 //! `--pack-url`) and `--pack-dir DIR` (a pack folder it builds, indexes and supervises).
 //! `--tenant T` applies to the `--pack-url`, `--pack-dir` or `--mcp` just before it; given
 //! before all of them it is the default of every one without its own.
+//!
+//! Started with a pack's `.kindgi/dev/runtime.env` (`set -a; . .kindgi/dev/runtime.env;
+//! set +a; kindgi server`), it is the runtime the official `kindgi dev --runtime-url`
+//! expects: [`kindgi_host::config::DevRuntimeEnv`] (docs/server.md).
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -306,6 +310,12 @@ async fn serve(
         }
         None => None,
     };
+    // The official `kindgi dev --runtime-url`'s runtime.env, when its token is set.
+    let dev_env = kindgi_host::config::DevRuntimeEnv::from_vars(|n| std::env::var(n).ok())?;
+    let listen_flag = args
+        .listen
+        .clone()
+        .or_else(|| dev_env.as_ref().and_then(|d| d.listen.clone()));
     let pick = |flag: &Option<String>, from_file: Option<&Option<String>>, default: &str| {
         flag.clone()
             .or_else(|| from_file.and_then(|f| f.clone()))
@@ -318,7 +328,7 @@ async fn serve(
             DEFAULT_DATABASE,
         ),
         pick(
-            &args.listen,
+            &listen_flag,
             file.as_ref().map(|f| &f.0.listen),
             DEFAULT_LISTEN,
         ),
@@ -349,7 +359,21 @@ async fn serve(
     config.egress = EgressPolicy::public_only(allowed);
     config.packs.extend(packs);
     config.mcp.extend(mcp);
+    if let Some(dev) = &dev_env {
+        config.packs.push(dev.pack_source());
+    }
     let host = Host::start("kindgi server", config).await?;
+    if let Some(dev) = &dev_env {
+        host.state()
+            .tokens
+            .adopt_for_user(&dev.tenant, &dev.seed_user, &dev.token)
+            .await
+            .context("cannot adopt KINDGI_API_TOKEN as the dev token")?;
+        eprintln!(
+            "kindgi server: runtime.env: KINDGI_API_TOKEN (***) is a tenant admin's key of {:?} for user {:?}; pack service {}",
+            dev.tenant, dev.seed_user, dev.pack_service_url
+        );
+    }
     println!(
         "kindgi server listening on {} (database: {} {})",
         host.url(),
