@@ -162,7 +162,9 @@ fn truncate_path(p: &str) -> String {
 /// Serve `app` on `listener` under `limits` (timeouts, connection caps, grace; see
 /// [`kindgi_serve::Limits`]) until `stop` is cancelled, then drain: in-flight requests
 /// finish, and whatever is still open when the grace period ends is dropped. A request body
-/// slower than [`kindgi_serve::Limits::body_timeout`] is answered `408 request-timeout`.
+/// slower than [`kindgi_serve::Limits::body_timeout`] is answered `408 request-timeout`; a
+/// body refused before it was read (`401`, `404`, `413`) is read out within
+/// [`kindgi_serve::DrainBound`] so the client sees the answer.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
@@ -175,9 +177,15 @@ pub async fn serve(
             let service = kindgi_serve::BodyTimeout::new(service, limit, move |headers| {
                 body_timeout_answer(headers, limit)
             });
+            let service =
+                kindgi_serve::DrainUnread::new(service, kindgi_serve::DrainBound::default());
             kindgi_serve::serve(listener, service, limits, stop).await
         }
-        None => kindgi_serve::serve(listener, service, limits, stop).await,
+        None => {
+            let service =
+                kindgi_serve::DrainUnread::new(service, kindgi_serve::DrainBound::default());
+            kindgi_serve::serve(listener, service, limits, stop).await
+        }
     }
 }
 

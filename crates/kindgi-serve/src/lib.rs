@@ -17,6 +17,10 @@
 //!   - **body timeout** — [`BodyTimeout`] wraps the service: a body that has not fully
 //!     arrived within the limit fails to read, and the server's own `408` (built by the
 //!     caller, in that server's error envelope) replaces whatever the service answered;
+//!   - **refused bodies read out** — [`DrainUnread`] wraps the service: a body the service
+//!     answered without reading (an early `401`, `404`, `413`) is read and discarded within
+//!     a [`DrainBound`] (bytes and time) while the answer is written, so the client sees the
+//!     answer instead of a reset; past the bound the connection closes;
 //!   - **write timeout** — a write to the client that stays blocked (the client stopped
 //!     reading) for [`Limits::write_timeout`] closes the connection, whatever the response;
 //!     a response carrying a [`ResponseDeadline`] extension is cut off at that instant even
@@ -38,6 +42,7 @@
 mod activity;
 mod admission;
 pub mod body;
+pub mod drain;
 pub mod limits;
 mod progress;
 mod server;
@@ -45,6 +50,7 @@ pub mod shutdown;
 
 pub use activity::ResponseDeadline;
 pub use body::{BodyTimedOut, BodyTimeout, TimedBody};
+pub use drain::{DrainBound, DrainUnread, UnreadBody};
 pub use limits::Limits;
 pub use server::{Drained, serve};
 pub use shutdown::Shutdown;
