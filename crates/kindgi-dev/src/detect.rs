@@ -10,6 +10,9 @@
 //!   `@kindgi/handler-runtime`'s indexer and served by its pack service, from a
 //!   `node_modules` in the pack folder or above it, with the Node [`crate::typescript`]
 //!   picks.
+//! * **Java / Scala** (a `pom.xml`, `build.gradle[.kts]`, `build.sbt`, `build.sc`: the
+//!   official `java` and `scala` templates): refused with a message naming what this runtime
+//!   runs ([`DevError::UnsupportedLanguage`]), not "no pack here".
 
 use std::path::{Path, PathBuf};
 
@@ -73,9 +76,34 @@ pub fn detect(dir: &Path) -> Result<PackKind, DevError> {
             return typescript_pack(dir);
         }
     }
+    if let Some((language, file)) = jvm_build(dir) {
+        return Err(DevError::UnsupportedLanguage {
+            dir: dir.to_owned(),
+            language,
+            file,
+        });
+    }
     Err(DevError::NoPack {
         dir: dir.to_owned(),
     })
+}
+
+/// The JVM build files the official `java` and `scala` templates (and ordinary JVM projects)
+/// carry, with the language each stands for: a pack we can name but not run.
+const JVM_BUILDS: [(&str, &str); 5] = [
+    ("build.sbt", "Scala"),
+    ("pom.xml", "Java"),
+    ("build.gradle", "Java"),
+    ("build.gradle.kts", "Java"),
+    ("build.sc", "Scala"),
+];
+
+/// The language and build file of a JVM project in `dir`, if it is one.
+fn jvm_build(dir: &Path) -> Option<(&'static str, &'static str)> {
+    JVM_BUILDS
+        .iter()
+        .find(|(file, _)| dir.join(file).is_file())
+        .map(|(file, language)| (*language, *file))
 }
 
 /// A `package.json` that says it is a Kindgi pack: a `"kindgi"` key, or the official SDK

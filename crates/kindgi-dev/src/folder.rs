@@ -3,6 +3,10 @@
 //! rebuild and restart ([`FolderPack::reload`]; a failed rebuild keeps the previous build
 //! serving), stop ([`FolderPack::stop`]).
 //!
+//! A pack with no primitives yet (the official `minimal` template: empty discovery folders,
+//! the indexer's `discovery-empty`) is not a failure: it starts with no build and no
+//! service, says so, and its first saved tool or agent is built and served on reload.
+//!
 //! The service serving now is published in the [`ServiceSlot`] the caller passes in, which
 //! the pack dispatch (`kindgi_pack_client::dispatch::PackServiceCaller`) reads on every call. What
 //! to do with a (new) index — registering its tools, agents and flows — is the host's
@@ -26,8 +30,31 @@ pub struct FolderPack {
     config: SupervisorConfig,
     slot: Arc<ServiceSlot>,
     supervisor: Supervisor,
-    prepared: Prepared,
+    /// `None` while the pack has no primitives yet.
+    prepared: Option<Prepared>,
     last: u64,
+}
+
+/// What a pack with no primitives is told, and what a call meanwhile answers.
+const NO_PRIMITIVES_YET: &str = "the pack has no tools, guardrails, agents or flows yet";
+
+/// The build of the pack in `dir`, or `None` when it has no primitives yet (said once here).
+async fn prepare_or_empty(
+    dir: &Path,
+    kind: &PackKind,
+    release: bool,
+) -> Result<Option<Prepared>, DevError> {
+    match prepare(dir, kind, release).await {
+        Ok(p) => Ok(Some(p)),
+        Err(e) if e.indexer_code() == Some(crate::error::DISCOVERY_EMPTY) => {
+            let empty = DevError::NoPrimitives {
+                dir: dir.to_owned(),
+            };
+            progress(&format!("{empty}; kindgi dev keeps running"));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 impl FolderPack {
@@ -45,13 +72,20 @@ impl FolderPack {
         })?;
         let kind = detect(&dir)?;
         progress(&format!("{} pack in {}", kind.label(), dir.display()));
-        let prepared = prepare(&dir, &kind, release).await?;
-        progress(&format!(
-            "starting the pack service ({})",
-            prepared.command_line()
-        ));
-        let supervisor =
-            Supervisor::start_with(prepared.clone(), &dir, slot.clone(), config.clone()).await?;
+        let prepared = prepare_or_empty(&dir, &kind, release).await?;
+        let supervisor = match &prepared {
+            Some(prepared) => {
+                progress(&format!(
+                    "starting the pack service ({})",
+                    prepared.command_line()
+                ));
+                Supervisor::start_with(prepared.clone(), &dir, slot.clone(), config.clone()).await?
+            }
+            None => {
+                slot.set(None, NO_PRIMITIVES_YET);
+                Supervisor::idle()
+            }
+        };
         let last = fingerprint(&dir).await;
         Ok(FolderPack {
             dir,
@@ -70,9 +104,9 @@ impl FolderPack {
         &self.dir
     }
 
-    /// The build serving now (its index).
-    pub fn prepared(&self) -> &Prepared {
-        &self.prepared
+    /// The build serving now (its index); `None` while the pack has no primitives yet.
+    pub fn prepared(&self) -> Option<&Prepared> {
+        self.prepared.as_ref()
     }
 
     /// The slot the service is published in.
@@ -98,8 +132,16 @@ impl FolderPack {
     /// when the build failed (the previous build keeps serving) or the new service did not
     /// boot (none serves until the next change).
     pub async fn reload(&mut self) -> Option<&Prepared> {
-        let prepared = match prepare(&self.dir, &self.kind, self.release).await {
-            Ok(p) => p,
+        let prepared = match prepare_or_empty(&self.dir, &self.kind, self.release).await {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                // Every primitive is gone: nothing to serve until one is saved again.
+                let old = std::mem::replace(&mut self.supervisor, Supervisor::idle());
+                old.stop().await;
+                self.slot.set(None, NO_PRIMITIVES_YET);
+                self.prepared = None;
+                return None;
+            }
             Err(e) => {
                 progress(&format!(
                     "reload failed; the previous build keeps serving:\n{e}"
@@ -123,8 +165,7 @@ impl FolderPack {
         {
             Ok(s) => {
                 self.supervisor = s;
-                self.prepared = prepared;
-                Some(&self.prepared)
+                Some(self.prepared.insert(prepared))
             }
             Err(e) => {
                 progress(&format!(

@@ -100,10 +100,19 @@ pub async fn start(
             let folder = FolderPack::start(dir, *release, config, slot.clone()).await?;
             let caller = PackServiceCaller::new(slot.clone());
             let key = source.label();
-            let index = &folder.prepared().index;
-            let pack_id = index.pack_id.clone();
-            let done = registrar.register(&key, tenant, index, &caller).await;
-            report(name, &pack_id, tenant, &done);
+            let pack_id = match folder.prepared() {
+                Some(prepared) => {
+                    let index = &prepared.index;
+                    let done = registrar.register(&key, tenant, index, &caller).await;
+                    report(name, &index.pack_id, tenant, &done);
+                    index.pack_id.clone()
+                }
+                None => {
+                    // No primitives yet (the folder pack said so): nothing to register; the
+                    // folder names the pack until its first build says its id.
+                    folder_name(folder.dir())
+                }
+            };
             let stop = CancellationToken::new();
             let task = tokio::spawn(supervise(
                 name,
@@ -151,6 +160,13 @@ async fn supervise(
         }
     }
     folder.stop().await;
+}
+
+/// The last component of `dir`, for a pack that has no index yet.
+fn folder_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string())
 }
 
 fn read_index(url: &str, path: &Path) -> Result<PackIndex, HostError> {
