@@ -58,6 +58,12 @@ enum Command {
     /// Read agent registrations: list, get, versions.
     #[command(subcommand)]
     Agents(cmd::registry::ReadCommand),
+    /// The runtime's env values at a scope: list, set, unset.
+    #[command(subcommand)]
+    Env(cmd::env::EnvCommand),
+    /// Secrets at a scope: list, get, set, revoke; values are never printed.
+    #[command(subcommand)]
+    Secrets(cmd::secrets::SecretsCommand),
     /// Run a pack locally: build, index, supervise its pack service and serve the API.
     Dev(cmd::dev::DevArgs),
 }
@@ -98,6 +104,8 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Approvals(c) => Ok(runtime.block_on(cmd::approvals::run(c))),
         Command::Flows(c) => Ok(runtime.block_on(cmd::registry::run("flows", c))),
         Command::Agents(c) => Ok(runtime.block_on(cmd::registry::run("agents", c))),
+        Command::Env(c) => Ok(runtime.block_on(cmd::env::run(c))),
+        Command::Secrets(c) => Ok(runtime.block_on(cmd::secrets::run(c))),
         Command::Server(a) => cmd::server::run(a),
         Command::Dev(a) => cmd::dev::run(a),
     }

@@ -2,6 +2,7 @@
 
 pub mod approvals;
 pub mod dev;
+pub mod env;
 pub mod mcp;
 pub mod pack;
 pub mod registry;
@@ -11,6 +12,7 @@ pub mod runs_resume;
 pub mod runs_start;
 pub mod runs_stream;
 pub mod schema;
+pub mod secrets;
 pub mod server;
 pub mod tokens;
 pub mod tools;
