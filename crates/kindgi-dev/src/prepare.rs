@@ -152,7 +152,15 @@ pub async fn prepare(dir: &Path, kind: &PackKind, release: bool) -> Result<Prepa
             )
         }
         PackKind::TypeScript { node, runtime } => {
-            let build = typescript_build(dir, runtime)?;
+            // Parsing and writing every source file is blocking work: off the async workers.
+            let (owned_dir, owned_runtime) = (dir.to_owned(), runtime.clone());
+            let build =
+                tokio::task::spawn_blocking(move || typescript_build(&owned_dir, &owned_runtime))
+                    .await
+                    .map_err(|e| DevError::Transform {
+                        path: dir.to_owned(),
+                        message: format!("the TypeScript build stopped: {e}"),
+                    })??;
             typescript_index(&build, node, runtime, &index_path).await?;
             module_root = Some(build);
             (

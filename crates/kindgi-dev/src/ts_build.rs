@@ -128,8 +128,23 @@ fn is_config(rel: &Path) -> bool {
 pub fn js_globs(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
     let mut rest = code;
-    while let Some(at) = rest.find(['"', '\'', '`']) {
+    while let Some(at) = rest.find(['"', '\'', '`', '/']) {
         let quote = rest[at..].chars().next().unwrap_or('"');
+        // Comments are skipped whole: an apostrophe in one (`the pack's id`) is no quote.
+        if quote == '/' {
+            let comment_end = if rest[at..].starts_with("//") {
+                rest[at..].find('\n').map_or(rest.len(), |n| at + n)
+            } else if rest[at..].starts_with("/*") {
+                rest[at + 2..]
+                    .find("*/")
+                    .map_or(rest.len(), |n| at + 2 + n + 2)
+            } else {
+                at + 1
+            };
+            out.push_str(&rest[..comment_end]);
+            rest = &rest[comment_end..];
+            continue;
+        }
         out.push_str(&rest[..=at]);
         rest = &rest[at + 1..];
         let mut end = None;
@@ -289,6 +304,12 @@ mod tests {
         assert!(js.contains("\"tools/**/*.js\""), "{js}");
         assert!(js.contains("'flows/*.mjs'"), "{js}");
         assert!(js.contains("\"a.ts\""), "{js}");
+        // An apostrophe in a comment opens no string (examples/my-pack-ts's config has one).
+        let commented =
+            "// the pack's id\n/* it's */ const c = { tools: 'tools/**/*.ts', n: 6 / 2 };";
+        let js = js_globs(commented);
+        assert!(js.contains("'tools/**/*.js'"), "{js}");
+        assert!(js.starts_with("// the pack's id\n/* it's */"), "{js}");
     }
 
     #[test]

@@ -386,7 +386,7 @@ pub fn check_tenant(tenant: &str) -> Result<(), String> {
 
 /// The variables of a pack's `.kindgi/dev/runtime.env`, as the official `kindgi dev
 /// --runtime-url` writes them for "a runtime you run yourself": present when
-/// `KINDGI_API_TOKEN` is set. Read in one place ([`DevRuntimeEnv::from_vars`]); the token
+/// `KINDGI_SEED_USER_ID` is set (`KINDGI_API_TOKEN` alone is our CLI's key variable). Read in one place ([`DevRuntimeEnv::from_vars`]); the token
 /// is a secret, so `Debug` masks it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct DevRuntimeEnv {
@@ -426,20 +426,23 @@ impl std::fmt::Debug for DevRuntimeEnv {
 
 impl DevRuntimeEnv {
     /// Reads the contract from `var` (the process environment: `|n| std::env::var(n).ok()`).
-    /// `Ok(None)` without `KINDGI_API_TOKEN`; every other problem names its variable.
+    /// `Ok(None)` without `KINDGI_SEED_USER_ID`; every other problem names its variable.
     pub fn from_vars(
         var: impl Fn(&str) -> Option<String>,
     ) -> Result<Option<DevRuntimeEnv>, HostError> {
         let get = |name: &str| var(name).filter(|v| !v.trim().is_empty());
-        let Some(token) = get("KINDGI_API_TOKEN") else {
+        // `KINDGI_SEED_USER_ID` is what marks the file: `KINDGI_API_TOKEN` alone is also the
+        // variable our own CLI reads its key from, which must not change how a server starts.
+        if get("KINDGI_SEED_USER_ID").is_none() {
             return Ok(None);
-        };
+        }
         let need = |name: &'static str| {
             get(name).ok_or(HostError::EnvVar {
                 var: name,
-                message: "not set, and KINDGI_API_TOKEN is: start the server with every variable of the pack's .kindgi/dev/runtime.env".into(),
+                message: "not set, and KINDGI_SEED_USER_ID is: start the server with every variable of the pack's .kindgi/dev/runtime.env".into(),
             })
         };
+        let token = need("KINDGI_API_TOKEN")?;
         let tenant = need("KINDGI_TENANT_ID")?;
         check_tenant(&tenant).map_err(|message| HostError::EnvVar {
             var: "KINDGI_TENANT_ID",

@@ -450,6 +450,38 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
     assert_eq!(w.call("get", "/health", None).await.0, 200);
     assert_eq!(w.call("get", "/v1/openapi.json", None).await.0, 200);
     assert_eq!(w.call("get", "/v1/projects/default", None).await.0, 200);
+    assert_eq!(w.call("get", "/v1/identity/whoami", None).await.0, 200);
+    assert_eq!(w.call("get", "/v1/tenant", None).await.0, 200);
+    let patched = w
+        .call("patch", "/v1/tenant", Some(json!({"name": "Walk"})))
+        .await
+        .0;
+    assert!(patched == 200 || patched == 204, "{patched}");
+    assert_eq!(w.call("get", "/v1/projects", None).await.0, 200);
+    let (status, created) = w
+        .call(
+            "post",
+            "/v1/projects",
+            Some(json!({"name": "Walk", "slug": "walk"})),
+        )
+        .await;
+    assert!(status == 200 || status == 201, "{status} {created}");
+    let project_id = created["id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(
+        w.call("get", &format!("/v1/projects/{project_id}"), None)
+            .await
+            .0,
+        200
+    );
+    let patched = w
+        .call(
+            "patch",
+            &format!("/v1/projects/{project_id}"),
+            Some(json!({"name": "Walked"})),
+        )
+        .await
+        .0;
+    assert!(patched == 200 || patched == 204, "{patched}");
 
     // Registries: a tool, an agent, a flow that runs the agent, a guardrail.
     let tool = json!({"projectId": project, "id": "walk.lookup", "version": "1.0.0",
