@@ -5,6 +5,7 @@
 //! [`from_env`] picks the provider: the OpenAI-compatible client when `KINDGI_MODEL` is set
 //! (with `KINDGI_MODEL_BASE_URL`, `KINDGI_MODEL_API_KEY`), else dev-echo.
 
+pub mod adapters;
 pub mod dev_echo;
 pub mod openai;
 
