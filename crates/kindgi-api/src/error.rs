@@ -183,10 +183,16 @@ impl From<RuntimeError> for ApiError {
                 node_id,
                 kind,
                 reference,
-            } => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "flow-unbound", message)
-                .with_details(
-                    json!({"flowId": flow_id, "nodeId": node_id, "kind": kind, "ref": reference}),
-                ),
+                left_out,
+            } => {
+                let mut details =
+                    json!({"flowId": flow_id, "nodeId": node_id, "kind": kind, "ref": reference});
+                if let Some(why) = left_out {
+                    details["leftOut"] = json!(why);
+                }
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "flow-unbound", message)
+                    .with_details(details)
+            }
             RuntimeError::InvalidInput {
                 flow_id, issues, ..
             } => ApiError::new(StatusCode::BAD_REQUEST, "validation-failed", message)

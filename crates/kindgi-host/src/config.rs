@@ -96,6 +96,10 @@ pub struct HostConfig {
     /// The key secrets are sealed with at rest; `None`: secret writes are refused with how to
     /// set one (`kindgi dev` keeps one in `.kindgi/secrets.key`).
     pub secrets_key: Option<kindgi_store::seal::SealKey>,
+    /// A pack folder whose env files (`.env`, `.env.local`, `.kindgi/secrets.env`) supply
+    /// the secrets the store does not hold (`kindgi dev`, and a runtime.env with
+    /// `KINDGI_SECRETS_BACKEND=dotenv`; [`crate::dotenv`]).
+    pub secrets_dotenv: Option<crate::dotenv::DotenvSource>,
     /// `POST /v1/mcp/endpoints` may register `stdio` endpoints (commands run on this host).
     pub allow_stdio_mcp: bool,
     /// The addresses a tenant's definitions may make this host connect to (http tools and
@@ -137,6 +141,7 @@ impl HostConfig {
             read_only_registry: false,
             served_env: kindgi_api::routes::values::DEFAULT_SERVED_ENV.to_owned(),
             secrets_key: None,
+            secrets_dotenv: None,
             allow_stdio_mcp: false,
             egress: kindgi_tools::egress::EgressPolicy::open(),
             tenant_hitl: BTreeMap::new(),
@@ -405,6 +410,10 @@ pub struct DevRuntimeEnv {
     /// `KINDGI_PACK_SERVICE_URL`: the pack service the official dev supervises
     /// (operator-provided, so loopback is allowed).
     pub pack_service_url: String,
+    /// `KINDGI_SECRETS_BACKEND=dotenv`: secrets also come from env files, in
+    /// `KINDGI_SECRETS_DOTENV_DIR` (default: the pack folder), the app's files named by
+    /// `KINDGI_SECRETS_DOTENV_FILES` (comma-separated; default `.env,.env.local`).
+    pub dotenv_secrets: Option<crate::dotenv::DotenvSource>,
 }
 
 /// The variable holding the pack service's token (`KINDGI_PACK_SERVICE_TOKEN`): the host
@@ -420,6 +429,7 @@ impl std::fmt::Debug for DevRuntimeEnv {
             .field("listen", &self.listen)
             .field("pack_dir", &self.pack_dir)
             .field("pack_service_url", &self.pack_service_url)
+            .field("dotenv_secrets", &self.dotenv_secrets)
             .finish()
     }
 }
@@ -458,7 +468,8 @@ impl DevRuntimeEnv {
             });
         }
         need(PACK_SERVICE_TOKEN_VAR)?;
-        if let Some(backend) = get("KINDGI_SECRETS_BACKEND")
+        let backend = get("KINDGI_SECRETS_BACKEND");
+        if let Some(backend) = &backend
             && backend != "dotenv"
         {
             return Err(HostError::EnvVar {
@@ -477,6 +488,20 @@ impl DevRuntimeEnv {
             }
             None => None,
         };
+        let dotenv_secrets = backend.map(|_| {
+            let dir =
+                get("KINDGI_SECRETS_DOTENV_DIR").map_or_else(|| pack_dir.clone(), PathBuf::from);
+            let mut source = crate::dotenv::DotenvSource::pack(dir);
+            if let Some(files) = get("KINDGI_SECRETS_DOTENV_FILES") {
+                source.local_files = files
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+            }
+            source
+        });
         Ok(Some(DevRuntimeEnv {
             token,
             tenant,
@@ -484,6 +509,7 @@ impl DevRuntimeEnv {
             listen,
             pack_dir,
             pack_service_url,
+            dotenv_secrets,
         }))
     }
 
@@ -496,5 +522,55 @@ impl DevRuntimeEnv {
             index: self.pack_dir.join(".kindgi").join("dev").join("index.json"),
             tenant: self.tenant.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod runtime_env_tests {
+    use super::*;
+
+    fn vars(extra: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let mut all: BTreeMap<String, String> = [
+            ("KINDGI_SEED_USER_ID", "u1"),
+            ("KINDGI_API_TOKEN", "tok"),
+            ("KINDGI_TENANT_ID", "default"),
+            ("KINDGI_PACK_DIR", "/packs/p"),
+            ("KINDGI_PACK_SERVICE_URL", "http://127.0.0.1:9"),
+            ("KINDGI_PACK_SERVICE_TOKEN", "pt"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        for (k, v) in extra {
+            all.insert((*k).to_owned(), (*v).to_owned());
+        }
+        move |n| all.get(n).cloned()
+    }
+
+    #[test]
+    fn the_dotenv_backend_reads_its_folder_and_files() {
+        let env = DevRuntimeEnv::from_vars(vars(&[])).unwrap().unwrap();
+        assert_eq!(env.dotenv_secrets, None, "no backend named: the store only");
+        let env = DevRuntimeEnv::from_vars(vars(&[("KINDGI_SECRETS_BACKEND", "dotenv")]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            env.dotenv_secrets,
+            Some(crate::dotenv::DotenvSource::pack(PathBuf::from("/packs/p")))
+        );
+        let env = DevRuntimeEnv::from_vars(vars(&[
+            ("KINDGI_SECRETS_BACKEND", "dotenv"),
+            ("KINDGI_SECRETS_DOTENV_DIR", "/app"),
+            ("KINDGI_SECRETS_DOTENV_FILES", ".env, .env.development,"),
+        ]))
+        .unwrap()
+        .unwrap();
+        let source = env.dotenv_secrets.unwrap();
+        assert_eq!(source.dir, PathBuf::from("/app"));
+        assert_eq!(source.local_files, vec![".env", ".env.development"]);
+        let err = DevRuntimeEnv::from_vars(vars(&[("KINDGI_SECRETS_BACKEND", "vault")]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("KINDGI_SECRETS_BACKEND"), "{err}");
     }
 }

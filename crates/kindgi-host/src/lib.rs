@@ -41,6 +41,7 @@
 
 pub mod caps;
 pub mod config;
+pub mod dotenv;
 pub mod error;
 pub mod host;
 pub mod mcp;

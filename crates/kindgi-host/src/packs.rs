@@ -69,8 +69,14 @@ fn report(name: &str, pack: &str, tenant: &str, done: &Registered) {
             done.summary()
         ),
     );
-    for s in &done.skipped {
-        say(name, &format!("  left out {s}"));
+    for l in &done.left_out {
+        say(
+            name,
+            &format!("  left out {} \"{}\": {}", l.kind.as_str(), l.id, l.why),
+        );
+    }
+    for n in &done.notes {
+        say(name, &format!("  {n}"));
     }
 }
 

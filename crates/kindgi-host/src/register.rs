@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex};
 
 use kindgi_api::AppState;
 use kindgi_pack_client::dispatch::{PackServiceCaller, manifest_of};
+use kindgi_runtime::left_out::{LeftOut, LeftOutKind};
 use kindgi_runtime::{AgentSpec, AgentTool, Runtime};
-use kindgi_spec::pack_index::{IndexAgent, IndexFlow, PackIndex};
+use kindgi_spec::pack_index::{IndexAgent, IndexFlow, IndexTool, PackIndex};
 use kindgi_tools::registry::RegisterOptions;
 use serde_json::{Map, Value, json};
 
@@ -32,11 +33,26 @@ pub struct Registered {
     pub agents: Vec<String>,
     pub flows: Vec<String>,
     pub guardrails: Vec<String>,
-    /// Entries left out, each with why.
-    pub skipped: Vec<String>,
+    /// Entries left out (not registered, not listed), each with why.
+    pub left_out: Vec<LeftOut>,
+    /// Registered, with something to say (a tool another source registered first).
+    pub notes: Vec<String>,
 }
 
 impl Registered {
+    fn leave_out(&mut self, kind: LeftOutKind, id: &str, why: String) {
+        self.left_out.push(LeftOut {
+            kind,
+            id: id.to_owned(),
+            why,
+        });
+    }
+
+    /// Whether `kind` `id` was left out.
+    pub fn is_left_out(&self, kind: LeftOutKind, id: &str) -> bool {
+        self.left_out.iter().any(|l| l.kind == kind && l.id == id)
+    }
+
     pub fn summary(&self) -> String {
         let n = |v: &Vec<String>, one: &str, many: &str| {
             format!("{} {}", v.len(), if v.len() == 1 { one } else { many })
@@ -109,6 +125,19 @@ fn agent_of(agent: &IndexAgent) -> AgentSpec {
 }
 
 /// Why an index agent's approval settings cannot apply (`None`: they can, or it has none).
+/// A tool's manifest as listed: a declarative tool keeps its `spec` (what the runtime's
+/// synthesizer runs); a handler tool has none.
+fn declared_manifest(tool: &IndexTool) -> Result<kindgi_spec::ToolManifest, String> {
+    let mut manifest = manifest_of(tool)?;
+    if let Some(spec) = &tool.spec {
+        manifest.spec = Some(
+            serde_json::from_value(spec.clone())
+                .map_err(|e| format!("its declarative `spec` is not valid: {e}"))?,
+        );
+    }
+    Ok(manifest)
+}
+
 fn hitl_problem(agent: &IndexAgent) -> Option<String> {
     let policy = agent.rest.get("conversationPolicy")?;
     let issues = kindgi_runtime::agent::hitl::check_conversation_policy(policy);
@@ -194,7 +223,7 @@ impl Registrar {
     ) -> Registered {
         self.services.set(tenant, &index.pack_id, caller.clone());
         let done = self.register_runtime(key, tenant, index, caller);
-        self.list_in_api(key, tenant, index).await;
+        self.list_in_api(key, tenant, index, &done).await;
         done
     }
 
@@ -226,16 +255,18 @@ impl Registrar {
         let mut versions = HashMap::new();
         for tool in &index.tools {
             if tool.spec.is_some() {
-                done.skipped.push(format!(
-                    "tool \"{}\": a declarative (spec) tool; a pack's tools run in its service only",
-                    tool.id
-                ));
+                // A declarative tool: the runtime runs it itself (the registry entry
+                // `list_in_api` writes carries its spec), not the pack service.
+                match declared_manifest(tool) {
+                    Ok(_) => done.tools.push(tool.id.clone()),
+                    Err(e) => done.leave_out(LeftOutKind::Tool, &tool.id, e),
+                }
                 continue;
             }
             match manifest_of(tool) {
                 Ok(manifest) => {
                     if others.contains(&tool.id) {
-                        done.skipped.push(format!(
+                        done.notes.push(format!(
                             "tool \"{}\": another source registered it first; this pack's copy replaces it",
                             tool.id
                         ));
@@ -250,14 +281,13 @@ impl Registrar {
                     );
                     done.tools.push(tool.id.clone());
                 }
-                Err(e) => done.skipped.push(format!("tool \"{}\": {e}", tool.id)),
+                Err(e) => done.leave_out(LeftOutKind::Tool, &tool.id, e.to_string()),
             }
         }
         caller.set_versions(versions);
         for agent in &index.agents {
             if let Some(problem) = hitl_problem(agent) {
-                done.skipped
-                    .push(format!("agent \"{}\": {problem}", agent.id));
+                done.leave_out(LeftOutKind::Agent, &agent.id, problem);
                 continue;
             }
             self.rt.agents().insert_for(Some(tenant), agent_of(agent));
@@ -267,14 +297,20 @@ impl Registrar {
             match serde_json::from_value(flow_json(flow)) {
                 Ok(f) => match self.rt.flows().insert_for(Some(tenant), f) {
                     Ok(_) => done.flows.push(flow.id.clone()),
-                    Err(e) => done.skipped.push(format!("flow \"{}\": {e}", flow.id)),
+                    Err(e) => done.leave_out(LeftOutKind::Flow, &flow.id, e.to_string()),
                 },
-                Err(e) => done
-                    .skipped
-                    .push(format!("flow \"{}\": not a valid flow: {e}", flow.id)),
+                Err(e) => done.leave_out(
+                    LeftOutKind::Flow,
+                    &flow.id,
+                    format!("not a valid flow: {e}"),
+                ),
             }
         }
         done.guardrails = index.guardrails.iter().map(|g| g.id.clone()).collect();
+        // By pack id: the reason names the pack a user knows.
+        self.rt
+            .left_out()
+            .replace(&index.pack_id, tenant, &done.left_out);
         if let Ok(mut g) = self.by_pack.lock() {
             g.insert(
                 key.to_owned(),
@@ -294,7 +330,7 @@ impl Registrar {
     /// before and no longer has is removed. The pack's files are the truth: a changed tool
     /// version replaces the stored one; a changed flow or agent under the same version is
     /// reported (versions are immutable) and the stored one stays.
-    async fn list_in_api(&self, key: &str, tenant: &str, index: &PackIndex) {
+    async fn list_in_api(&self, key: &str, tenant: &str, index: &PackIndex, done: &Registered) {
         let defs = &self.state.definitions;
         if let Err(e) = defs.remove_source(tenant, key).await {
             say_registry(
@@ -302,8 +338,12 @@ impl Registrar {
                 &format!("could not clear what it registered before: {e}"),
             );
         }
+        // What the runtime left out is not listed: a listing offers only what can run.
         for tool in &index.tools {
-            let Ok(manifest) = manifest_of(tool) else {
+            if done.is_left_out(LeftOutKind::Tool, &tool.id) {
+                continue;
+            }
+            let Ok(manifest) = declared_manifest(tool) else {
                 continue;
             };
             let stored = match self.state.store_registry() {
@@ -320,11 +360,17 @@ impl Registrar {
             }
         }
         for flow in &index.flows {
+            if done.is_left_out(LeftOutKind::Flow, &flow.id) {
+                continue;
+            }
             if let Err(e) = defs.put_flow(tenant, &flow_json(flow), key).await {
                 say_registry(key, &format!("flow \"{}\" not listed: {e}", flow.id));
             }
         }
         for agent in &index.agents {
+            if done.is_left_out(LeftOutKind::Agent, &agent.id) {
+                continue;
+            }
             if let Err(e) = defs.put_agent(tenant, &agent_json(agent), key).await {
                 say_registry(key, &format!("agent \"{}\" not listed: {e}", agent.id));
             }

@@ -45,6 +45,7 @@ pub mod definitions;
 pub mod dispatch;
 mod engine;
 mod fault;
+pub mod left_out;
 pub mod model;
 mod nodes;
 pub mod record;

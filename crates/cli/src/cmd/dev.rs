@@ -99,6 +99,8 @@ async fn dev(args: DevArgs) -> Result<(), Box<dyn std::error::Error>> {
                     .context("cannot keep the dev secrets key")?,
             ),
         };
+    // As the official dev: secrets not set through the API come from the pack's env files.
+    config.secrets_dotenv = Some(kindgi_host::dotenv::DotenvSource::pack(dir.clone()));
     config.packs.push(PackSource::Folder {
         dir: dir.clone(),
         tenant: DEV_TENANT.into(),

@@ -361,6 +361,7 @@ async fn serve(
     config.mcp.extend(mcp);
     if let Some(dev) = &dev_env {
         config.packs.push(dev.pack_source());
+        config.secrets_dotenv = dev.dotenv_secrets.clone();
     }
     let host = Host::start("kindgi server", config).await?;
     if let Some(dev) = &dev_env {

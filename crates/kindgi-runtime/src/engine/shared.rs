@@ -75,6 +75,8 @@ pub(crate) struct Shared {
     pub tools: ToolCatalogue,
     pub flows: FlowCatalogue,
     pub agents: AgentCatalogue,
+    /// What sources offered but were left out, and why (named by a run that needs one).
+    pub left_out: crate::left_out::LeftOutBook,
     /// Every flow and agent lookup of a run (tenant-aware).
     pub definitions: Arc<dyn Definitions>,
     /// Every tool lookup of a run: `tools`, then the registry.

@@ -9,6 +9,7 @@ use crate::dispatch::dry_run_refusal;
 use crate::engine::ctx::{RunCtx, child_scope};
 use crate::engine::failure::Failure;
 use crate::engine::tool_call::CallSite;
+use crate::left_out::LeftOutKind;
 use crate::resolve::ResolveError;
 
 impl RunCtx {
@@ -44,8 +45,13 @@ impl RunCtx {
         let tool = match self.resolve_tool(tool_id, range).await {
             Ok(t) => t,
             Err(ResolveError::NotFound { .. }) => {
-                return Err(Failure::fatal(format!(
-                    "flow-unbound: node \"{node_id}\" calls tool \"{tool_id}\", which is not registered"
+                return Err(Failure::fatal(self.shared.left_out.explain(
+                    &self.run.tenant_id,
+                    LeftOutKind::Tool,
+                    tool_id,
+                    format!(
+                        "flow-unbound: node \"{node_id}\" calls tool \"{tool_id}\", which is not registered"
+                    ),
                 )));
             }
             Err(e @ ResolveError::Registry { .. }) => return Err(Failure::new(e.to_string())),

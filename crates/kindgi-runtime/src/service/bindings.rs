@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::{Runtime, RuntimeError};
 use crate::catalogue::LoadedFlow;
+use crate::left_out::LeftOutKind;
 use kindgi_core::ids::split_tool_ref;
 
 impl Runtime {
@@ -37,11 +38,22 @@ impl Runtime {
     ) -> Result<Vec<Arc<LoadedFlow>>, RuntimeError> {
         let defs = &self.shared.definitions;
         let tools = &self.shared.resolver;
-        let unbound = |node: &str, kind: &'static str, reference: &str| RuntimeError::FlowUnbound {
-            flow_id: flow.flow.id.clone(),
-            node_id: node.to_owned(),
-            kind,
-            reference: reference.to_owned(),
+        let left_out = &self.shared.left_out;
+        let unbound = |node: &str, kind: &'static str, reference: &str| {
+            let book = match kind {
+                "agent" => LeftOutKind::Agent,
+                "flow" => LeftOutKind::Flow,
+                _ => LeftOutKind::Tool,
+            };
+            // A sub-flow reference is `id@version`; the book keys by id.
+            let id = reference.split('@').next().unwrap_or(reference);
+            RuntimeError::FlowUnbound {
+                flow_id: flow.flow.id.clone(),
+                node_id: node.to_owned(),
+                kind,
+                reference: reference.to_owned(),
+                left_out: left_out.why(tenant, book, id),
+            }
         };
         let mut children = Vec::new();
         for node in flow.flow.all_nodes() {

@@ -171,6 +171,7 @@ impl RuntimeBuilder {
                 tools: self.tools,
                 flows: self.flows,
                 agents: self.agents,
+                left_out: crate::left_out::LeftOutBook::new(),
                 store: self.store,
                 model: self
                     .model

@@ -21,6 +21,8 @@ pub enum RuntimeError {
         node_id: String,
         kind: &'static str,
         reference: String,
+        /// Why it is missing, when its source left it out (`crate::left_out`).
+        left_out: Option<String>,
     },
     #[error("{}: {}", self.code(), self.message())]
     InvalidInput {
@@ -99,9 +101,16 @@ impl RuntimeError {
                 node_id,
                 kind,
                 reference,
-            } => format!(
-                "flow \"{flow_id}\" node \"{node_id}\" names {kind} \"{reference}\", which is not registered"
-            ),
+                left_out,
+            } => {
+                let mut m = format!(
+                    "flow \"{flow_id}\" node \"{node_id}\" names {kind} \"{reference}\", which is not registered"
+                );
+                if let Some(why) = left_out {
+                    m.push_str(&format!(" ({why})"));
+                }
+                m
+            }
             RuntimeError::InvalidInput {
                 flow_id, details, ..
             } => format!("the input does not match flow \"{flow_id}\" input schema: {details}"),

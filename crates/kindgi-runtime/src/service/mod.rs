@@ -83,6 +83,10 @@ impl Runtime {
     pub fn agents(&self) -> &AgentCatalogue {
         &self.shared.agents
     }
+    /// What sources offered but were left out, and why.
+    pub fn left_out(&self) -> &crate::left_out::LeftOutBook {
+        &self.shared.left_out
+    }
     pub fn store(&self) -> &Arc<dyn RunStore> {
         &self.shared.store
     }

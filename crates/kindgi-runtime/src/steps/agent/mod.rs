@@ -46,6 +46,7 @@ use crate::catalogue::AgentSpec;
 use crate::engine::ctx::{RunCtx, node_scope};
 use crate::engine::failure::Failure;
 use crate::guardrail::{RanCall, TurnGuardrails};
+use crate::left_out::LeftOutKind;
 use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ModelTool, ToolCall};
 use crate::resolve::ResolveError;
 use calls::{CallOutcome, resolve_failure};
@@ -321,8 +322,13 @@ async fn find_agent(
         .map_err(|e| Failure::fatal(e.to_string()))?;
     let Some(agent) = found else {
         let v = version.map(|v| format!(" version {v}")).unwrap_or_default();
-        return Err(Failure::fatal(format!(
-            "flow-unbound: node \"{node_id}\" runs agent \"{agent_id}\"{v}, which is not registered"
+        return Err(Failure::fatal(ctx.shared.left_out.explain(
+            &ctx.run.tenant_id,
+            LeftOutKind::Agent,
+            agent_id,
+            format!(
+                "flow-unbound: node \"{node_id}\" runs agent \"{agent_id}\"{v}, which is not registered"
+            ),
         )));
     };
     Ok((agent, unpinned))
@@ -340,9 +346,14 @@ async fn offered_tools(ctx: &RunCtx, agent: &AgentSpec) -> Result<(Vec<ModelTool
         {
             Ok(t) => t,
             Err(ResolveError::NotFound { .. }) => {
-                return Err(Failure::fatal(format!(
-                    "flow-unbound: agent \"{}\" lists tool \"{}\", which is not registered",
-                    agent.id, listed.id
+                return Err(Failure::fatal(ctx.shared.left_out.explain(
+                    &ctx.run.tenant_id,
+                    LeftOutKind::Tool,
+                    &listed.id,
+                    format!(
+                        "flow-unbound: agent \"{}\" lists tool \"{}\", which is not registered",
+                        agent.id, listed.id
+                    ),
                 )));
             }
             Err(e) => return Err(resolve_failure(e)),
