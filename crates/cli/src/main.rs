@@ -66,6 +66,8 @@ enum Command {
     Secrets(cmd::secrets::SecretsCommand),
     /// Run a pack locally: build, index, supervise its pack service and serve the API.
     Dev(cmd::dev::DevArgs),
+    /// Scaffold a Rust pack (`--template=rust`): tools, a guardrail, an agent and a flow.
+    Init(cmd::init::InitArgs),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Server(a) => cmd::server::run(a),
         Command::Dev(a) => cmd::dev::run(a),
+        Command::Init(a) => cmd::init::run(a),
         command => match tokio::runtime::Runtime::new() {
             Ok(runtime) => run(command, &runtime),
             Err(e) => Err(anyhow::anyhow!("cannot start the async runtime: {e}")),
@@ -108,5 +111,6 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Secrets(c) => Ok(runtime.block_on(cmd::secrets::run(c))),
         Command::Server(a) => cmd::server::run(a),
         Command::Dev(a) => cmd::dev::run(a),
+        Command::Init(a) => cmd::init::run(a),
     }
 }

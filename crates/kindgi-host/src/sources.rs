@@ -44,8 +44,20 @@ impl PackServices {
         }
     }
 
-    fn get(&self, tenant: &str, pack_id: &str) -> Option<Arc<PackServiceCaller>> {
-        self.inner.read().ok()?.get(tenant)?.get(pack_id).cloned()
+    /// The pack whose id prefixes `id` (`<pack>.<name>`), with its caller: the longest such
+    /// pack id wins, since a pack id may itself hold dots (`acme.shop`, as the official
+    /// templates make them).
+    fn owner_of(&self, tenant: &str, id: &str) -> Option<(String, Arc<PackServiceCaller>)> {
+        let guard = self.inner.read().ok()?;
+        let packs = guard.get(tenant)?;
+        let mut end = id.len();
+        while let Some(dot) = id[..end].rfind('.') {
+            if let Some(caller) = packs.get(&id[..dot]) {
+                return Some((id[..dot].to_owned(), caller.clone()));
+            }
+            end = dot;
+        }
+        None
     }
 }
 
@@ -60,16 +72,13 @@ impl RegistryToolFactory for PackServices {
             return self.mcp.tool(tenant, manifest).await;
         }
         // A pack's tool ids are `<pack>.<name>`: the prefix names the pack.
-        let Some((pack, _)) = manifest.id.split_once('.') else {
-            return Ok(None);
-        };
-        let Some(caller) = self.get(tenant, pack) else {
+        let Some((pack, caller)) = self.owner_of(tenant, &manifest.id) else {
             return Ok(None);
         };
         let caller: Arc<dyn kindgi_runtime::PackCaller> = caller;
         Ok(Some(Arc::new(PackTool::new(
             manifest.clone(),
-            pack.to_owned(),
+            pack,
             caller,
         ))))
     }
@@ -89,11 +98,11 @@ impl GuardrailChecks for PackServices {
             ),
         };
         // A pack's check ids are `<pack>.checks.<name>`: the prefix names the pack.
-        let Some((pack, _)) = request.check_id.split_once('.') else {
-            return Err(unknown("a check id names its pack before the first \".\""));
-        };
-        let Some(caller) = self.get(request.tenant, pack) else {
-            return Err(unknown(&format!("no pack \"{pack}\" runs for this tenant")));
+        if !request.check_id.contains('.') {
+            return Err(unknown("a check id names its pack before its last \".\""));
+        }
+        let Some((pack, caller)) = self.owner_of(request.tenant, request.check_id) else {
+            return Err(unknown("no pack whose id prefixes it runs for this tenant"));
         };
         caller
             .call_check(

@@ -3,6 +3,7 @@
 pub mod approvals;
 pub mod dev;
 pub mod env;
+pub mod init;
 pub mod mcp;
 pub mod pack;
 pub mod registry;
