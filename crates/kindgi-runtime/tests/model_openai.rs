@@ -181,7 +181,7 @@ async fn bad_arguments_become_an_empty_object_and_errors_are_reported() {
     assert_eq!(
         run.failure_message.as_deref(),
         Some(
-            "model-invocation-failed: Model call to openai-compat (m) failed: HTTP 400: {\"error\":{\"message\":\"bad model\"}}"
+            "model-invocation-failed: Model call to openai-compat (m) failed: HTTP 400: bad model"
         )
     );
     assert_eq!(fake.seen.lock().unwrap().len(), 1);
