@@ -7,7 +7,8 @@
 //! `tool_use` blocks of the assistant message; tool results are `tool_result` blocks of a user
 //! message, consecutive ones (and a user message right after them) merged into one message, as
 //! the API wants roles to alternate. Empty text blocks, which the API refuses, are left out.
-//! Tools `{name,description,input_schema}` (names encoded `.`→`__`). `stop_reason`
+//! Tools `{name,description,input_schema}` (names encoded `.`→`__`). No `temperature`
+//! (the API's current request type has no sampling settings). `stop_reason`
 //! `end_turn`/`stop_sequence`/`pause_turn` → stop, `tool_use` → tool-use, `max_tokens` →
 //! length, `refusal` → content-filter. Usage counts cached input tokens as input. Errors
 //! `{type:"error",error:{type,message}}`; 529 `overloaded_error` is retried (≥ 500).
@@ -133,9 +134,8 @@ impl AnthropicProvider {
                 .collect();
             body.insert("tools".into(), Value::Array(tools));
         }
-        if let Some(t) = request.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
+        // No `temperature`: the Messages API's published request type
+        // (`MessageCreateParams`, anthropic 2.16) has no sampling settings.
         Value::Object(body)
     }
 
