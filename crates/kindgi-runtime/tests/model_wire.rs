@@ -62,11 +62,14 @@ fn sse(events: &[(Option<&str>, Value)]) -> Reply {
     }
 }
 
+/// One request seen: path and query, headers, body, when.
+type Seen = (String, HeaderMap, Value, Instant);
+
 #[derive(Clone, Default)]
 struct Fake {
     script: Arc<Mutex<VecDeque<Reply>>>,
     /// (path and query, headers, body, when)
-    seen: Arc<Mutex<Vec<(String, HeaderMap, Value, Instant)>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Fake {
@@ -554,7 +557,7 @@ async fn chat_completions_for_a_compatible_server_streams_tool_calls() {
     let mut last = chunk(json!({}), json!(null));
     last["choices"] = json!([]);
     last["usage"] = json!({"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8});
-    let mut events: Vec<(Option<&str>, Value)> = vec![
+    let events: Vec<(Option<&str>, Value)> = vec![
         (
             None,
             chunk(json!({"role": "assistant", "content": "Le"}), json!(null)),
@@ -584,7 +587,7 @@ async fn chat_completions_for_a_compatible_server_streams_tool_calls() {
         (None, chunk(json!({}), json!("tool_calls"))),
         (None, last),
     ];
-    let mut reply = sse(&events.drain(..).collect::<Vec<_>>());
+    let mut reply = sse(&events);
     reply.body.push_str("data: [DONE]\n\n");
     let (base, fake) = serve(vec![reply]).await;
     let config: Map<String, Value> =
@@ -806,7 +809,9 @@ async fn a_closed_egress_policy_keeps_a_base_url_off_loopback() {
         egress: EgressPolicy::public_only([]),
     })
     .unwrap();
+    let t = Instant::now();
     let err = p.invoke(first_request()).await.unwrap_err();
+    assert!(t.elapsed() < Duration::from_millis(900), "not retried");
     assert!(err.to_string().contains("loopback"), "{err}");
     assert_eq!(fake.count(), 0);
     // A name that resolves to loopback is refused by the resolver too.
@@ -822,7 +827,9 @@ async fn a_closed_egress_policy_keeps_a_base_url_off_loopback() {
         egress: EgressPolicy::public_only([]),
     })
     .unwrap();
+    let t = Instant::now();
     let err = p.invoke(first_request()).await.unwrap_err();
+    assert!(t.elapsed() < Duration::from_millis(900), "not retried");
     assert!(err.to_string().contains("loopback"), "{err}");
     assert_eq!(fake.count(), 0);
 }

@@ -112,7 +112,7 @@ pub fn check(adapter_id: &str, config: &Map<String, Value>) -> Vec<ConfigProblem
         ));
     }
     if let Some(v) = config.get("maxRetries")
-        && !v.as_u64().is_some_and(|n| n <= MAX_RETRIES_LIMIT)
+        && v.as_u64().is_none_or(|n| n > MAX_RETRIES_LIMIT)
     {
         problems.push(ConfigProblem::new(
             "/adapter_config/maxRetries",

@@ -97,11 +97,15 @@ impl Wire {
                 .send()
                 .await;
             let (retryable, err, answer_headers) = match sent {
-                Err(e) => (
-                    true,
-                    ModelError::Transport(self.describe_send(url, &e)),
-                    None,
-                ),
+                Err(e) => {
+                    // An egress refusal is the same on every try.
+                    let refused = kindgi_tools::egress::EgressError::find_in(&e).is_some();
+                    (
+                        !refused,
+                        ModelError::Transport(self.describe_send(url, &e)),
+                        None,
+                    )
+                }
                 Ok(resp) if resp.status().is_success() => return Ok(resp),
                 Ok(resp) => {
                     let code = resp.status().as_u16();
