@@ -181,7 +181,7 @@ async fn bad_arguments_become_an_empty_object_and_errors_are_reported() {
     assert_eq!(
         run.failure_message.as_deref(),
         Some(
-            "model-invocation-failed: Model call to openai-compat (m) failed: HTTP 400: {\"error\":{\"message\":\"bad model\"}}"
+            "model-invocation-failed: Model call to openai-compat (m) failed: HTTP 400: bad model"
         )
     );
     assert_eq!(fake.seen.lock().unwrap().len(), 1);
@@ -435,8 +435,14 @@ async fn a_failed_answer_quotes_at_most_500_characters_of_its_body() {
         .await
         .unwrap_err();
     match err {
-        kindgi_runtime::model::ModelError::Status { status, body } => {
+        kindgi_runtime::model::ModelError::Status {
+            status,
+            message,
+            body,
+        } => {
             assert_eq!(status, 400);
+            assert_eq!(message.chars().count(), 500);
+            assert!(message.starts_with("yyy"), "{message}");
             assert_eq!(body.chars().count(), 500);
             assert!(body.starts_with(r#"{"error":{"message":"yyy"#), "{body}");
         }

@@ -6,11 +6,17 @@
 //! records) and the wire clients in this module: the API checks a registration with
 //! [`check`], and the model router builds a client with [`connect`] once it has resolved
 //! the registration's `secret_ref` to a key. Neither knows a wire format.
+//!
+//! `adapter_config` keys (all optional; docs/model-adapters.md): `baseUrl` (every adapter),
+//! `api` (`responses` | `chat-completions`, openai-compat only; absent → `responses` for
+//! `api.openai.com`, else `chat-completions`), `maxRetries` (0–10, default 2: tries =
+//! `maxRetries + 1`).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
+use super::wire::Endpoint;
 use super::{ModelError, ModelProvider};
 
 /// `@kindgi/adapter-model-openai-compat`: OpenAI's APIs, and any server that speaks Chat
@@ -66,6 +72,11 @@ pub struct Connection<'a> {
     pub egress: kindgi_tools::egress::EgressPolicy,
 }
 
+/// `adapter_config.api` values of the openai-compat adapter.
+pub const OPENAI_APIS: &[&str] = &["responses", "chat-completions"];
+/// The largest `adapter_config.maxRetries`.
+pub const MAX_RETRIES_LIMIT: u64 = 10;
+
 /// The problems of a registration's `adapter_id` and `adapter_config`; empty when it can
 /// be connected.
 pub fn check(adapter_id: &str, config: &Map<String, Value>) -> Vec<ConfigProblem> {
@@ -88,7 +99,46 @@ pub fn check(adapter_id: &str, config: &Map<String, Value>) -> Vec<ConfigProblem
             )),
         }
     }
+    if adapter_id == OPENAI_COMPAT
+        && let Some(v) = config.get("api")
+        && !v.as_str().is_some_and(|a| OPENAI_APIS.contains(&a))
+    {
+        problems.push(ConfigProblem::new(
+            "/adapter_config/api",
+            format!(
+                "adapter_config.api must be one of {}.",
+                OPENAI_APIS.join(", ")
+            ),
+        ));
+    }
+    if let Some(v) = config.get("maxRetries")
+        && v.as_u64().is_none_or(|n| n > MAX_RETRIES_LIMIT)
+    {
+        problems.push(ConfigProblem::new(
+            "/adapter_config/maxRetries",
+            format!("adapter_config.maxRetries must be an integer from 0 to {MAX_RETRIES_LIMIT}."),
+        ));
+    }
     problems
+}
+
+/// Which OpenAI API a registration speaks: `adapter_config.api`, else `responses` for
+/// `api.openai.com` hosts and `chat-completions` for every other server (the reference's
+/// rule).
+pub fn openai_api(config: &Map<String, Value>, base_url: &str) -> &'static str {
+    match config.get("api").and_then(Value::as_str) {
+        Some("responses") => "responses",
+        Some("chat-completions") => "chat-completions",
+        _ => {
+            let host = reqwest::Url::parse(base_url)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+            match host.as_deref() {
+                Some(h) if h == "api.openai.com" || h.ends_with(".api.openai.com") => "responses",
+                _ => "chat-completions",
+            }
+        }
+    }
 }
 
 /// A client for the registration. Errors are [`ModelError::Config`] naming the setting.
@@ -96,22 +146,47 @@ pub fn connect(c: &Connection<'_>) -> Result<Arc<dyn ModelProvider>, ModelError>
     if let Some(p) = check(c.adapter_id, c.config).into_iter().next() {
         return Err(ModelError::Config(format!("{}: {}", p.path, p.message)));
     }
-    match c.adapter_id {
-        OPENAI_COMPAT => {
-            let base = c
-                .config
-                .get("baseUrl")
-                .and_then(Value::as_str)
-                .unwrap_or(super::openai::DEFAULT_BASE_URL);
-            let client = super::openai::OpenAiCompatProvider::new(
-                base,
-                c.api_key.clone(),
-                c.model.to_owned(),
-            )?;
-            Ok(Arc::new(client))
+    let default_base = match c.adapter_id {
+        OPENAI_COMPAT => super::openai::DEFAULT_BASE_URL,
+        ANTHROPIC => super::anthropic::DEFAULT_BASE_URL,
+        GEMINI => super::gemini::DEFAULT_BASE_URL,
+        other => {
+            return Err(ModelError::Config(format!(
+                "the adapter {other} is known but not connected yet"
+            )));
         }
-        other => Err(ModelError::Config(format!(
-            "the adapter {other} is known but not connected yet"
-        ))),
-    }
+    };
+    let base = c
+        .config
+        .get("baseUrl")
+        .and_then(Value::as_str)
+        .unwrap_or(default_base);
+    let attempts = c
+        .config
+        .get("maxRetries")
+        .and_then(Value::as_u64)
+        .map_or(super::retry::DEFAULT_ATTEMPTS, |n| n as u32 + 1);
+    let endpoint = Endpoint::new(
+        c.provider_id,
+        c.model,
+        base,
+        c.api_key.clone(),
+        c.egress.clone(),
+    )?
+    .with_retries(attempts, super::retry::DEFAULT_BASE)
+    .with_max_output_tokens(c.max_output_tokens);
+    Ok(match c.adapter_id {
+        ANTHROPIC => Arc::new(super::anthropic::AnthropicProvider::new(endpoint)),
+        GEMINI => Arc::new(super::gemini::GeminiProvider::new(endpoint)),
+        _ if openai_api(c.config, base) == "responses" => {
+            Arc::new(super::responses::ResponsesProvider::new(endpoint))
+        }
+        _ => Arc::new(
+            super::openai::OpenAiCompatProvider::new(base, c.api_key.clone(), c.model.to_owned())?
+                .with_provider_id(c.provider_id)
+                .with_egress(c.egress.clone())?
+                .with_retries(attempts, super::retry::DEFAULT_BASE)
+                .with_max_output_tokens(c.max_output_tokens),
+        ),
+    })
 }

@@ -1,13 +1,21 @@
-//! Model providers for agent steps: the [`ModelProvider`] trait, an OpenAI-compatible
-//! chat-completions client ([`openai::OpenAiCompatProvider`]) and the dev stand-in
+//! Model providers for agent steps: the [`ModelProvider`] trait, the wire clients of the
+//! model adapters ([`adapters`]: OpenAI Chat Completions [`openai`] and Responses
+//! [`responses`], Anthropic Messages [`anthropic`], Google Gemini [`gemini`]), what they
+//! share ([`wire`] HTTP, [`retry`] rule, [`sse`] streams) and the dev stand-in
 //! ([`dev_echo::DevEcho`]), which is not a model.
 //!
 //! [`from_env`] picks the provider: the OpenAI-compatible client when `KINDGI_MODEL` is set
 //! (with `KINDGI_MODEL_BASE_URL`, `KINDGI_MODEL_API_KEY`), else dev-echo.
 
 pub mod adapters;
+pub mod anthropic;
 pub mod dev_echo;
+pub mod gemini;
 pub mod openai;
+pub mod responses;
+pub mod retry;
+pub mod sse;
+pub mod wire;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -80,13 +88,23 @@ pub struct ModelResponse {
 pub enum ModelError {
     #[error("{0}")]
     Transport(String),
-    #[error("HTTP {status}: {body}")]
-    Status { status: u16, body: String },
-    #[error("the answer is not a chat completion: {0}")]
+    /// A failed answer: `message` is the provider's own error message (with its kind, e.g.
+    /// `invalid_request_error: …`) when the body has one, else the body's first 500
+    /// characters; `body` is always those characters.
+    #[error("HTTP {status}: {message}")]
+    Status {
+        status: u16,
+        message: String,
+        body: String,
+    },
+    #[error("the answer is not a model response: {0}")]
     BadResponse(String),
     #[error("{0}")]
     Config(String),
 }
+
+/// What a streaming call hands each piece of answer text to.
+pub type TextSink = dyn for<'s> Fn(&'s str) + Send + Sync;
 
 /// A chat model.
 #[async_trait]
@@ -95,6 +113,21 @@ pub trait ModelProvider: Send + Sync + std::fmt::Debug {
     fn provider_id(&self) -> &str;
     fn model(&self) -> &str;
     async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError>;
+
+    /// Like [`Self::invoke`], calling `on_text` with each piece of answer text as it arrives;
+    /// the result is the same assembled [`ModelResponse`]. The default calls `invoke` and
+    /// hands over the whole text at once.
+    async fn invoke_streaming(
+        &self,
+        request: ModelRequest,
+        on_text: &TextSink,
+    ) -> Result<ModelResponse, ModelError> {
+        let answer = self.invoke(request).await?;
+        if !answer.text.is_empty() {
+            on_text(&answer.text);
+        }
+        Ok(answer)
+    }
 }
 
 /// The configured provider: OpenAI-compatible when `KINDGI_MODEL` is set, else dev-echo.

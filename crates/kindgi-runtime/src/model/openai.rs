@@ -1,5 +1,7 @@
-//! An OpenAI-compatible chat-completions client (`POST {base}/chat/completions`,
-//! `stream: false`), configured by environment:
+//! An OpenAI Chat Completions client (`POST {base}/chat/completions`): OpenAI itself when a
+//! registration says `adapter_config.api: chat-completions`, and any OpenAI-compatible server
+//! (Ollama, vLLM, LM Studio, OpenRouter) by `adapter_config.baseUrl`, key optional. The
+//! env-configured provider (`openai-compat`) is this client too:
 //!
 //! - `KINDGI_MODEL` — the model name; setting it turns this provider on;
 //! - `KINDGI_MODEL_BASE_URL` — default `https://api.openai.com/v1`;
@@ -9,38 +11,39 @@
 //! Wire rules kept from the reference adapter: tool names go out with `.` encoded as `__` and
 //! come back decoded; arguments that are not JSON become `{}`; `finish_reason`
 //! `tool_calls`/`function_call` → tool-use, `length`, `content_filter` → content-filter, else
-//! stop. Retries: 408, 409, 429, 5xx and no answer, honouring `retry-after-ms` /
-//! `retry-after` (≤ 60 s), else `base·2^(n−1)·(1+jitter)`.
+//! stop; `stream:false`, or `stream:true` with `stream_options.include_usage` when streaming
+//! (the deltas assembled into the same answer). Retries: the shared rule ([`super::retry`]).
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
+use super::retry::RetryPolicy;
+use super::sse::SseReader;
+use super::wire::Wire;
 use super::{
-    FinishReason, ModelError, ModelProvider, ModelRequest, ModelResponse, Role, ToolCall, Usage,
+    FinishReason, ModelError, ModelProvider, ModelRequest, ModelResponse, Role, TextSink, ToolCall,
+    Usage,
 };
+use kindgi_tools::egress::EgressPolicy;
 
 pub const PROVIDER_ID: &str = "openai-compat";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const ENV_MODEL: &str = "KINDGI_MODEL";
 pub const ENV_BASE_URL: &str = "KINDGI_MODEL_BASE_URL";
 pub const ENV_API_KEY: &str = "KINDGI_MODEL_API_KEY";
-/// The largest completion body read (32 MiB): far above any real answer, and a bound on what
-/// a misbehaving endpoint can make the runtime hold.
-pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
-/// Characters of a failed answer's body kept in [`ModelError::Status`].
-const ERROR_BODY_CHARS: usize = 500;
+/// The largest answer read (32 MiB).
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = super::wire::DEFAULT_MAX_RESPONSE_BYTES;
 
 /// The client. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct OpenAiCompatProvider {
-    http: reqwest::Client,
+    wire: Wire,
+    provider_id: String,
     base_url: String,
     api_key: String,
     model: String,
-    attempts: u32,
-    retry_base: Duration,
-    max_response_bytes: usize,
+    max_output_tokens: Option<u32>,
 }
 
 /// `.` → `__` (function names allow `[a-zA-Z0-9_-]`).
@@ -68,20 +71,16 @@ impl OpenAiCompatProvider {
                 "{ENV_BASE_URL}={base_url:?} must be an http or https URL"
             )));
         }
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(120))
-            .build()
-            .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let api_key = api_key
+            .filter(|k| !k.is_empty())
+            .unwrap_or_else(|| "unused".into());
         Ok(Self {
-            http,
+            wire: Wire::new(EgressPolicy::open(), Some(api_key.clone()))?,
+            provider_id: PROVIDER_ID.to_owned(),
             base_url: base_url.trim_end_matches('/').to_owned(),
-            api_key: api_key
-                .filter(|k| !k.is_empty())
-                .unwrap_or_else(|| "unused".into()),
+            api_key,
             model: model.into(),
-            attempts: 3,
-            retry_base: Duration::from_millis(1000),
-            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_output_tokens: None,
         })
     }
 
@@ -103,14 +102,41 @@ impl OpenAiCompatProvider {
 
     /// Total attempts (≥ 1) and the base of the exponential pause between them.
     pub fn with_retries(mut self, attempts: u32, base: Duration) -> Self {
-        self.attempts = attempts.max(1);
-        self.retry_base = base;
+        self.wire.retry = RetryPolicy::new(attempts, base);
         self
     }
 
-    /// Caps the completion body read; a larger one is [`ModelError::BadResponse`].
+    /// Caps the answer read; a larger one is [`ModelError::BadResponse`].
     pub fn with_max_response_bytes(mut self, bytes: usize) -> Self {
-        self.max_response_bytes = bytes;
+        self.wire.max_response_bytes = bytes;
+        self
+    }
+
+    /// The id `provider_id()` reports (a registration's `metadata.id`).
+    pub fn with_provider_id(mut self, id: impl Into<String>) -> Self {
+        self.provider_id = id.into();
+        self
+    }
+
+    /// The addresses the client may reach.
+    pub fn with_egress(mut self, egress: EgressPolicy) -> Result<Self, ModelError> {
+        let retry = self.wire.retry;
+        let bytes = self.wire.max_response_bytes;
+        self.wire = Wire::new(egress, Some(self.api_key.clone()))?;
+        self.wire.retry = retry;
+        self.wire.max_response_bytes = bytes;
+        Ok(self)
+    }
+
+    /// `max_tokens` when a request sets none.
+    pub fn with_max_output_tokens(mut self, tokens: Option<u32>) -> Self {
+        self.max_output_tokens = tokens;
+        self
+    }
+
+    /// The stream's idle timeout (default 120 s).
+    pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
+        self.wire.idle_timeout = idle;
         self
     }
 
@@ -182,40 +208,12 @@ impl OpenAiCompatProvider {
         if let Some(t) = request.temperature {
             body.insert("temperature".into(), json!(t));
         }
-        if let Some(m) = request.max_output_tokens {
+        if let Some(m) = request.max_output_tokens.or(self.max_output_tokens) {
             body.insert("max_tokens".into(), json!(m));
         }
         body.insert("stream".into(), json!(false));
         Value::Object(body)
     }
-
-    fn retry_pause(&self, attempt: u32, headers: Option<&reqwest::header::HeaderMap>) -> Duration {
-        let cap = Duration::from_secs(60);
-        if let Some(h) = headers {
-            let read = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-            if let Some(ms) = read("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-                && ms >= 0.0
-            {
-                return Duration::from_millis(ms as u64).min(cap);
-            }
-            if let Some(s) = read("retry-after").and_then(|v| v.parse::<f64>().ok())
-                && s >= 0.0
-            {
-                return Duration::from_millis((s * 1000.0) as u64).min(cap);
-            }
-        }
-        let jitter = 1.0 + f64::from(rand_u8()) / 255.0;
-        let base = self.retry_base.as_millis() as f64 * 2f64.powi(attempt.saturating_sub(1) as i32);
-        Duration::from_millis((base * jitter) as u64).min(cap)
-    }
-}
-
-fn rand_u8() -> u8 {
-    // Jitter only; the clock's nanoseconds are enough.
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| (d.subsec_nanos() % 256) as u8)
-        .unwrap_or(0)
 }
 
 /// Parses a chat-completions answer.
@@ -252,6 +250,7 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, ModelError> {
                 id: c
                     .get("id")
                     .and_then(Value::as_str)
+                    .filter(|id| !id.is_empty())
                     .map(str::to_owned)
                     .unwrap_or_else(|| format!("call-{i}")),
                 name: decode_tool_name(name),
@@ -284,7 +283,7 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, ModelError> {
 #[async_trait]
 impl ModelProvider for OpenAiCompatProvider {
     fn provider_id(&self) -> &str {
-        PROVIDER_ID
+        &self.provider_id
     }
 
     fn model(&self) -> &str {
@@ -294,97 +293,115 @@ impl ModelProvider for OpenAiCompatProvider {
     async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
         let url = format!("{}/chat/completions", self.base_url);
         let body = self.request_body(&request);
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let sent = self
-                .http
-                .post(&url)
-                .bearer_auth(&self.api_key)
-                .json(&body)
-                .send()
-                .await;
-            let (retryable, err, headers) = match sent {
-                Err(e) => (
-                    true,
-                    ModelError::Transport(format!("POST {url}: {e}")),
-                    None,
-                ),
-                Ok(resp) => {
-                    let status = resp.status();
-                    if status.is_success() {
-                        let limit = self.max_response_bytes;
-                        let bytes = match read_capped(resp, limit, true).await {
-                            Ok(bytes) => bytes,
-                            Err(ReadError::TooLarge) => {
-                                return Err(ModelError::BadResponse(format!(
-                                    "the body is larger than the {limit} byte limit"
-                                )));
-                            }
-                            Err(ReadError::Failed(e)) => {
-                                return Err(ModelError::Transport(format!(
-                                    "POST {url}: the answer broke off while being read: {e}"
-                                )));
-                            }
-                        };
-                        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-                            ModelError::BadResponse(format!("the body is not JSON: {e}"))
-                        })?;
-                        return parse_response(&value);
-                    }
-                    let headers = resp.headers().clone();
-                    let code = status.as_u16();
-                    // Up to 4 bytes a character: enough for the quoted prefix, no more.
-                    let text = read_capped(resp, ERROR_BODY_CHARS * 4, false)
-                        .await
-                        .map(|b| String::from_utf8_lossy(&b).into_owned())
-                        .unwrap_or_default();
-                    let text: String = text.chars().take(ERROR_BODY_CHARS).collect();
-                    let retryable = matches!(code, 408 | 409 | 429) || code >= 500;
-                    (
-                        retryable,
-                        ModelError::Status {
-                            status: code,
-                            body: text,
-                        },
-                        Some(headers),
-                    )
-                }
-            };
-            if !retryable || attempt >= self.attempts {
-                return Err(err);
+        let value = self.wire.post_json(&url, &self.headers()?, &body).await?;
+        parse_response(&value)
+    }
+
+    async fn invoke_streaming(
+        &self,
+        request: ModelRequest,
+        on_text: &TextSink,
+    ) -> Result<ModelResponse, ModelError> {
+        let url = format!("{}/chat/completions", self.base_url);
+        let mut body = self.request_body(&request);
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({"include_usage": true});
+        let resp = self.wire.post(&url, &self.headers()?, &body).await?;
+        let mut sse = SseReader::new(resp, self.wire.max_response_bytes, self.wire.idle_timeout);
+        let mut acc = StreamAssembly::default();
+        while let Some(event) = sse.next_event().await? {
+            if event.data.trim() == "[DONE]" {
+                break;
             }
-            tokio::time::sleep(self.retry_pause(attempt, headers.as_ref())).await;
+            let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
+                ModelError::BadResponse(format!("a streamed chunk is not JSON: {e}"))
+            })?;
+            if let Some(message) = super::wire::provider_message(&chunk) {
+                return Err(ModelError::BadResponse(format!(
+                    "the stream reported an error: {}",
+                    self.wire.mask(&message)
+                )));
+            }
+            acc.add(&chunk, on_text);
         }
+        parse_response(&acc.into_completion())
     }
 }
 
-enum ReadError {
-    TooLarge,
-    Failed(reqwest::Error),
+impl OpenAiCompatProvider {
+    fn headers(&self) -> Result<reqwest::header::HeaderMap, ModelError> {
+        super::wire::headers(&[("authorization", &format!("Bearer {}", self.api_key))])
+    }
 }
 
-/// Reads at most `limit` body bytes; with `strict`, more is an error, otherwise the rest is
-/// left unread.
-async fn read_capped(
-    mut resp: reqwest::Response,
-    limit: usize,
-    strict: bool,
-) -> Result<Vec<u8>, ReadError> {
-    if strict && resp.content_length().is_some_and(|n| n > limit as u64) {
-        return Err(ReadError::TooLarge);
-    }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(ReadError::Failed)? {
-        let room = limit.saturating_sub(bytes.len());
-        if chunk.len() > room {
-            if strict {
-                return Err(ReadError::TooLarge);
-            }
-            bytes.extend_from_slice(&chunk[..room]);
-            break;
+/// Chat-completion chunks folded into one completion body (`choices[0].message`).
+#[derive(Default)]
+struct StreamAssembly {
+    text: String,
+    /// By `index`: id, name, arguments text.
+    calls: std::collections::BTreeMap<u64, (String, String, String)>,
+    finish_reason: Option<String>,
+    usage: Option<Value>,
+}
+
+impl StreamAssembly {
+    fn add(&mut self, chunk: &Value, on_text: &TextSink) {
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(u.clone());
         }
-        bytes.extend_from_slice(&chunk);
+        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
+            return;
+        };
+        if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(r.to_owned());
+        }
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        if let Some(t) = delta.get("content").and_then(Value::as_str)
+            && !t.is_empty()
+        {
+            self.text.push_str(t);
+            on_text(t);
+        }
+        for (i, c) in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let index = c.get("index").and_then(Value::as_u64).unwrap_or(i as u64);
+            let entry = self.calls.entry(index).or_default();
+            if let Some(id) = c.get("id").and_then(Value::as_str) {
+                entry.0 = id.to_owned();
+            }
+            let f = c.get("function").unwrap_or(&Value::Null);
+            if let Some(n) = f.get("name").and_then(Value::as_str) {
+                entry.1.push_str(n);
+            }
+            if let Some(a) = f.get("arguments").and_then(Value::as_str) {
+                entry.2.push_str(a);
+            }
+        }
     }
-    Ok(bytes)
+
+    fn into_completion(self) -> Value {
+        let calls: Vec<Value> = self
+            .calls
+            .into_values()
+            .map(|(id, name, arguments)| {
+                json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+            })
+            .collect();
+        let mut message = json!({"role": "assistant", "content": self.text});
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::Array(calls);
+        }
+        let mut body = json!({
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+        });
+        if let Some(u) = self.usage {
+            body["usage"] = u;
+        }
+        body
+    }
 }
