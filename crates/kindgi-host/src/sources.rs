@@ -44,8 +44,16 @@ impl PackServices {
         }
     }
 
-    fn get(&self, tenant: &str, pack_id: &str) -> Option<Arc<PackServiceCaller>> {
-        self.inner.read().ok()?.get(tenant)?.get(pack_id).cloned()
+    /// The pack that owns the primitive `id` (`<pack>.<name>`, where a pack id may itself
+    /// hold dots, `acme.sample`): the tenant's pack whose id is the longest prefix of `id`
+    /// ending before a `.`.
+    fn owner_of(&self, tenant: &str, id: &str) -> Option<(String, Arc<PackServiceCaller>)> {
+        let guard = self.inner.read().ok()?;
+        let packs = guard.get(tenant)?;
+        id.match_indices('.')
+            .rev()
+            .find_map(|(i, _)| packs.get_key_value(&id[..i]))
+            .map(|(pack, caller)| (pack.clone(), caller.clone()))
     }
 }
 
@@ -59,17 +67,14 @@ impl RegistryToolFactory for PackServices {
         if manifest.is_mcp() {
             return self.mcp.tool(tenant, manifest).await;
         }
-        // A pack's tool ids are `<pack>.<name>`: the prefix names the pack.
-        let Some((pack, _)) = manifest.id.split_once('.') else {
-            return Ok(None);
-        };
-        let Some(caller) = self.get(tenant, pack) else {
+        // A pack's tool ids are `<pack>.<name>`: the longest running pack id before a `.`.
+        let Some((pack, caller)) = self.owner_of(tenant, &manifest.id) else {
             return Ok(None);
         };
         let caller: Arc<dyn kindgi_runtime::PackCaller> = caller;
         Ok(Some(Arc::new(PackTool::new(
             manifest.clone(),
-            pack.to_owned(),
+            pack,
             caller,
         ))))
     }
@@ -88,12 +93,15 @@ impl GuardrailChecks for PackServices {
                 request.guardrail_id, request.check_id
             ),
         };
-        // A pack's check ids are `<pack>.checks.<name>`: the prefix names the pack.
-        let Some((pack, _)) = request.check_id.split_once('.') else {
-            return Err(unknown("a check id names its pack before the first \".\""));
-        };
-        let Some(caller) = self.get(request.tenant, pack) else {
-            return Err(unknown(&format!("no pack \"{pack}\" runs for this tenant")));
+        // A pack's check ids are `<pack>.checks.<name>`, where the pack id may hold dots
+        // (`acme.sample.checks.x`): the longest running pack id before a `.` owns it.
+        if !request.check_id.contains('.') {
+            return Err(unknown("a check id names its pack before a \".\""));
+        }
+        let Some((pack, caller)) = self.owner_of(request.tenant, request.check_id) else {
+            return Err(unknown(
+                "no pack whose id it starts with runs for this tenant",
+            ));
         };
         caller
             .call_check(
