@@ -70,6 +70,17 @@ pub fn init(cli: &Path, template: &str) -> (tempfile::TempDir, PathBuf) {
 /// templates with the wheel's `@kindgi/*` and Node 24, `python` with the reference Python),
 /// plus `envs`. `None`: the reference is missing (skip).
 pub fn serve(template: &str, test: &str, envs: &[(&str, &str)]) -> Option<Served> {
+    serve_edited(template, test, envs, |_| {})
+}
+
+/// As [`serve`], with `edit` run on the generated pack folder before `kindgi dev` starts (a
+/// test that works around a gap says so where it edits).
+pub fn serve_edited(
+    template: &str,
+    test: &str,
+    envs: &[(&str, &str)],
+    edit: impl FnOnce(&Path),
+) -> Option<Served> {
     let cli = official_cli(test)?;
     let mut vars: Vec<(String, String)> = Vec::new();
     if template == "python" {
@@ -84,6 +95,7 @@ pub fn serve(template: &str, test: &str, envs: &[(&str, &str)]) -> Option<Served
         ));
     }
     let (tmp, dir) = init(&cli, template);
+    edit(&dir);
     let mut all: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     all.extend_from_slice(envs);
     let dev = start_dev(&dir, &all, &["--no-watch"]);
