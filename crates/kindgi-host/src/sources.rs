@@ -129,3 +129,37 @@ impl GuardrailChecks for PackServices {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kindgi_pack_client::dispatch::ServiceSlot;
+
+    #[test]
+    fn a_pack_id_with_dots_owns_the_ids_it_prefixes() {
+        let services = PackServices::default();
+        for pack in ["acme", "acme.sample", "acme.sample.extra"] {
+            services.set("t", pack, PackServiceCaller::new(ServiceSlot::new()));
+        }
+        let owner = |id: &str| services.owner_of("t", id).map(|(p, _)| p);
+        assert_eq!(
+            owner("acme.sample.checks.response-not-empty").as_deref(),
+            Some("acme.sample")
+        );
+        assert_eq!(
+            owner("acme.sample.extra.echo").as_deref(),
+            Some("acme.sample.extra")
+        );
+        assert_eq!(owner("acme.sample.echo").as_deref(), Some("acme.sample"));
+        assert_eq!(owner("acme.other").as_deref(), Some("acme"));
+        // A prefix that is not a whole segment does not own an id.
+        assert_eq!(owner("acmex.echo"), None);
+        assert_eq!(owner("acme"), None);
+        assert_eq!(
+            services
+                .owner_of("other-tenant", "acme.echo")
+                .map(|(p, _)| p),
+            None
+        );
+    }
+}
