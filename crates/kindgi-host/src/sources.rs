@@ -44,20 +44,16 @@ impl PackServices {
         }
     }
 
-    /// The pack whose id prefixes `id` (`<pack>.<name>`), with its caller: the longest such
-    /// pack id wins, since a pack id may itself hold dots (`acme.shop`, as the official
-    /// templates make them).
+    /// The pack that owns the primitive `id` (`<pack>.<name>`, where a pack id may itself
+    /// hold dots, `acme.sample`): the tenant's pack whose id is the longest prefix of `id`
+    /// ending before a `.`.
     fn owner_of(&self, tenant: &str, id: &str) -> Option<(String, Arc<PackServiceCaller>)> {
         let guard = self.inner.read().ok()?;
         let packs = guard.get(tenant)?;
-        let mut end = id.len();
-        while let Some(dot) = id[..end].rfind('.') {
-            if let Some(caller) = packs.get(&id[..dot]) {
-                return Some((id[..dot].to_owned(), caller.clone()));
-            }
-            end = dot;
-        }
-        None
+        id.match_indices('.')
+            .rev()
+            .find_map(|(i, _)| packs.get_key_value(&id[..i]))
+            .map(|(pack, caller)| (pack.clone(), caller.clone()))
     }
 }
 
@@ -71,7 +67,7 @@ impl RegistryToolFactory for PackServices {
         if manifest.is_mcp() {
             return self.mcp.tool(tenant, manifest).await;
         }
-        // A pack's tool ids are `<pack>.<name>`: the prefix names the pack.
+        // A pack's tool ids are `<pack>.<name>`: the longest running pack id before a `.`.
         let Some((pack, caller)) = self.owner_of(tenant, &manifest.id) else {
             return Ok(None);
         };
@@ -97,12 +93,15 @@ impl GuardrailChecks for PackServices {
                 request.guardrail_id, request.check_id
             ),
         };
-        // A pack's check ids are `<pack>.checks.<name>`: the prefix names the pack.
+        // A pack's check ids are `<pack>.checks.<name>`, where the pack id may hold dots
+        // (`acme.sample.checks.x`): the longest running pack id before a `.` owns it.
         if !request.check_id.contains('.') {
-            return Err(unknown("a check id names its pack before its last \".\""));
+            return Err(unknown("a check id names its pack before a \".\""));
         }
         let Some((pack, caller)) = self.owner_of(request.tenant, request.check_id) else {
-            return Err(unknown("no pack whose id prefixes it runs for this tenant"));
+            return Err(unknown(
+                "no pack whose id it starts with runs for this tenant",
+            ));
         };
         caller
             .call_check(
@@ -128,5 +127,39 @@ impl GuardrailChecks for PackServices {
                     message,
                 },
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kindgi_pack_client::dispatch::ServiceSlot;
+
+    #[test]
+    fn a_pack_id_with_dots_owns_the_ids_it_prefixes() {
+        let services = PackServices::default();
+        for pack in ["acme", "acme.sample", "acme.sample.extra"] {
+            services.set("t", pack, PackServiceCaller::new(ServiceSlot::new()));
+        }
+        let owner = |id: &str| services.owner_of("t", id).map(|(p, _)| p);
+        assert_eq!(
+            owner("acme.sample.checks.response-not-empty").as_deref(),
+            Some("acme.sample")
+        );
+        assert_eq!(
+            owner("acme.sample.extra.echo").as_deref(),
+            Some("acme.sample.extra")
+        );
+        assert_eq!(owner("acme.sample.echo").as_deref(), Some("acme.sample"));
+        assert_eq!(owner("acme.other").as_deref(), Some("acme"));
+        // A prefix that is not a whole segment does not own an id.
+        assert_eq!(owner("acmex.echo"), None);
+        assert_eq!(owner("acme"), None);
+        assert_eq!(
+            services
+                .owner_of("other-tenant", "acme.echo")
+                .map(|(p, _)| p),
+            None
+        );
     }
 }

@@ -15,6 +15,8 @@ use serde_json::Value;
 #[path = "../support/spawn.rs"]
 pub mod spawn;
 
+pub mod templates;
+
 use spawn::{Watch, dev_command, dev_listening, spawn_until_listening};
 pub use spawn::{children_of, repo_root, signal};
 
