@@ -1,0 +1,137 @@
+// The official CLI survey's driver (scripts/official-cli-survey starts the server and runs this
+// with the official CLI's Node): it loads the official CLI's own command table
+// (`ROOT_COMMANDS`) and runs every leaf command in this process through the CLI's `runCli`,
+// with minimal arguments made from its usage line, against KINDGI_API_URL. Every request the
+// command sends to that address is recorded (with the answer's status and error code), so a
+// command "talks to the API" when it sent one (or when its code calls the API client).
+//
+//   node official-cli-survey.mjs <cli-dist-dir>   → one JSON line per command on stdout
+import { pathToFileURL } from 'node:url';
+
+const dist = process.argv[2];
+const { ROOT_COMMANDS } = await import(pathToFileURL(`${dist}/commands/index.js`).href);
+const { runCli } = await import(pathToFileURL(`${dist}/main.js`).href);
+const base = process.env.KINDGI_API_URL;
+const fixtures = JSON.parse(process.env.SURVEY_FIXTURES || '{}');
+
+// Commands that never talk to the API, or that start containers, open browsers, wait on a
+// terminal or write into a pack: not run.
+const SKIP = new Set([
+  'init', 'upgrade', 'dev', 'build', 'deploy', 'test', 'mcp-launch', 'skills sync',
+  'feedback write', 'feedback submit', 'doctor', 'license enroll', 'auth login', 'auth registry',
+  'mcp add', 'mcp list', 'mcp remove', 'mcp presets', 'env init', 'env plan', 'env set',
+  'env unset', 'env list', 'key create', 'key export', 'key list', 'secrets copy',
+]);
+
+// Arguments for commands whose usage alone does not give valid ones.
+const ARGS = {
+  'console': ['--no-open'],
+  'tools publish': [`--manifest=@${fixtures.toolFile}`],
+  'tools get': [fixtures.toolId], 'tools versions': [fixtures.toolId],
+  'tools get-version': [fixtures.toolId, fixtures.toolVersion],
+  'tools reinstate': [fixtures.toolId, fixtures.toolVersion],
+  'tools unregister': [fixtures.toolId, '9.9.9'],
+  'projects get': ['default'],
+  'projects create': ['--name=Survey', '--slug=survey'],
+  'projects rename': ['default', '--name=Default'],
+  'tenant rename': ['--name=default'],
+  'tokens create': ['--label=survey'],
+  'service-accounts create': ['survey-sa'],
+  'runs start': ['--flow=none.flow', '--input={}', '--no-wait'],
+  'approvals complete': ['apr_x', '--decision=approve'],
+  'env pull': ['--scope=tenant'],
+  'secrets list': ['--env=local', '--scope=tenant'],
+  'exports create': ['--out', `${process.cwd()}/export`, '--yes'],
+  'promote': ['--from=staging', '--to=prod'],
+  'license renew': ['--key', 'env:NOPE', '--renewer', 'env:NOPE'],
+};
+
+// Values for `<placeholder>`s and `--flag=<value>`s.
+function value(name) {
+  if (/json|spec|input|query|manifest|values/.test(name)) return '{}';
+  if (/^(version|semver|v)$/.test(name)) return '1.0.0';
+  if (/^n$|seq|limit/.test(name)) return '1';
+  if (/url|origin/.test(name)) return 'https://example.com/{approvalId}';
+  if (/expr/.test(name)) return '@daily';
+  if (/kind/.test(name)) return 'prompt';
+  if (/key:value/.test(name)) return 'region:eu';
+  if (/file|dir|path/.test(name)) return fixtures.toolFile;
+  if (/env$/.test(name)) return 'local';
+  return 'survey-x1';
+}
+
+/// Top-level words of a usage line: bracketed optional parts dropped, `(a | b)` as `a`.
+function minimalArgs(usage, name) {
+  let u = usage.split('\n')[0].replace(`kindgi ${name}`, ' ');
+  for (let i = 0; i < 10; i++) u = u.replace(/\[[^\[\]]*\]/g, ' ');
+  u = u.replace(/\(([^()|]*)\|[^()]*\)/g, '$1').replace(/[()…]/g, ' ');
+  const args = [];
+  for (const w of u.split(/\s+/).filter(Boolean)) {
+    if (w.startsWith('--')) {
+      const m = w.match(/^(--[a-z0-9-]+)(?:[= ]<([^>]*)>)?/);
+      if (!m) continue;
+      const flag = m[1];
+      if (w.includes('=') || m[2]) {
+        const opts = w.split('=')[1];
+        const pick = opts && !opts.startsWith('<') ? opts.split('|')[0] : value(m[2] || flag);
+        args.push(`${flag}=${pick}`);
+      } else args.push(flag);
+    } else if (/^<[^>]+>$/.test(w)) args.push(value(w.slice(1, -1)));
+    else if (/^[a-z]+(\|[a-z]+)+$/.test(w)) args.push(w.split('|')[0]);
+  }
+  return args;
+}
+
+const realFetch = globalThis.fetch;
+let requests = [];
+globalThis.fetch = async (input, init) => {
+  const url = typeof input === 'string' ? input : input.url ?? String(input);
+  const method = (init?.method ?? input?.method ?? 'GET').toUpperCase();
+  const res = await realFetch(input, init);
+  if (base && url.startsWith(base)) {
+    let code;
+    try { code = (await res.clone().json())?.error?.code; } catch { /* not JSON */ }
+    requests.push({ method, path: new URL(url).pathname, status: res.status, code });
+  }
+  return res;
+};
+
+function usesClient(cmd) {
+  return /client\(|runSdk|fetch|apiGet|api\./.test(String(cmd.run));
+}
+
+function leaves(cmd, prefix, out) {
+  const name = prefix ? `${prefix} ${cmd.name}` : cmd.name;
+  if (cmd.subcommands?.length) for (const s of cmd.subcommands) leaves(s, name, out);
+  else out.push({ name, cmd });
+  return out;
+}
+
+const all = ROOT_COMMANDS.flatMap((c) => leaves(c, '', []));
+// Creating commands first, so later reads find something.
+const rank = (n) => (/ (publish|register|create|open|add|write|upload)$/.test(n) ? 0 : 1);
+all.sort((a, b) => rank(a.name) - rank(b.name));
+for (const { name, cmd } of all) {
+  if (SKIP.has(name)) {
+    console.log(JSON.stringify({ command: name, skipped: true, usesClient: usesClient(cmd) }));
+    continue;
+  }
+  const args = ARGS[name] ?? minimalArgs(cmd.usage ?? '', name);
+  const argv = [...name.split(' '), ...args];
+  requests = [];
+  let outcome;
+  try {
+    outcome = await Promise.race([
+      runCli({ argv, env: { ...process.env, KINDGI_CLI_INSTALL: 'pypi' }, stopSignal: new AbortController().signal }),
+      new Promise((r) => setTimeout(() => r({ exitCode: 124, stdout: '', stderr: 'timed out after 20 s' }), 20000)),
+    ]);
+  } catch (e) {
+    outcome = { exitCode: 1, stdout: '', stderr: `thrown: ${e?.message ?? e}` };
+  }
+  const firstError = String(outcome.stderr || outcome.stdout || '').split('\n').find((l) => l.trim()) ?? '';
+  console.log(JSON.stringify({
+    command: name, argv, exitCode: outcome.exitCode, firstError: firstError.slice(0, 300),
+    requests, usesClient: usesClient(cmd),
+  }));
+}
+process.exit(0);
