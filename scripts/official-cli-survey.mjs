@@ -20,25 +20,53 @@ const SKIP = new Set([
   'init', 'upgrade', 'dev', 'build', 'deploy', 'test', 'mcp-launch', 'skills sync',
   'feedback write', 'feedback submit', 'doctor', 'license enroll', 'auth login', 'auth registry',
   'mcp add', 'mcp list', 'mcp remove', 'mcp presets', 'env init', 'env plan', 'env set',
-  'env unset', 'env list', 'key create', 'key export', 'key list', 'secrets copy',
+  'env unset', 'env list', 'key export', 'key list', 'secrets copy',
 ]);
 
-// Arguments for commands whose usage alone does not give valid ones.
+// Arguments for commands whose usage alone does not give valid ones (the fixtures are made
+// over the API before the survey: scripts/official-cli-survey).
+const F = fixtures;
 const ARGS = {
   'console': ['--no-open'],
-  'tools publish': [`--manifest=@${fixtures.toolFile}`],
-  'tools get': [fixtures.toolId], 'tools versions': [fixtures.toolId],
-  'tools get-version': [fixtures.toolId, fixtures.toolVersion],
-  'tools reinstate': [fixtures.toolId, fixtures.toolVersion],
-  'tools unregister': [fixtures.toolId, '9.9.9'],
-  'projects get': ['default'],
+  'tools publish': [`--manifest=@${F.toolSpec}`],
+  'flows publish': [`--spec=@${F.flowSpec}`],
+  'agents publish': [`--spec=@${F.agentSpec}`],
+  'guardrails register': [`--spec=@${F.guardrailSpec}`],
+  'tools get': [F.toolId], 'tools versions': [F.toolId],
+  'tools get-version': [F.toolId, F.toolVersion],
+  'tools reinstate': [F.toolId, F.toolVersion],
+  'tools unregister': [F.toolId, F.toolVersion],
+  'flows get': [F.flowId], 'flows versions': [F.flowId],
+  'flows unregister': [F.flowId, '1.0.0'], 'flows reinstate': [F.flowId, '1.0.0'],
+  'agents get': [F.agentId], 'agents versions': [F.agentId],
+  'agents unregister': [F.agentId, '1.0.0'],
+  'guardrails get': [F.guardrailId], 'guardrails unregister': [F.guardrailId],
+  'conversations open': [F.agentId, '1.0.0'],
+  'conversations get': [F.conversationId], 'conversations messages': [F.conversationId],
+  'conversations close': [F.conversationId], 'conversations unregister': [F.conversationId],
+  'runs get': [F.runId], 'runs journal': [F.runId], 'runs stream': [F.runId],
+  'runs cancel': [F.runId], 'runs resume': [F.runId],
+  'runs start': [`--flow=${F.flowId}`, '--input={"orderId":"ord_1"}', '--dry-run', '--no-wait'],
+  'projects get': [F.projectId],
   'projects create': ['--name=Survey', '--slug=survey'],
-  'projects rename': ['default', '--name=Default'],
+  'projects rename': [F.projectId, '--name=Default'],
   'tenant rename': ['--name=default'],
   'tokens create': ['--label=survey'],
+  'tokens get': [F.tokenId], 'tokens revoke': [F.tokenId],
   'service-accounts create': ['survey-sa'],
-  'runs start': ['--flow=none.flow', '--input={}', '--no-wait'],
+  'service-accounts get': [F.serviceAccountId],
+  'service-accounts grant': [F.serviceAccountId, '--tenant-admin'],
+  'service-accounts ungrant': [F.serviceAccountId, '--tenant-admin'],
+  'service-accounts unregister': [F.serviceAccountId],
   'approvals complete': ['apr_x', '--decision=approve'],
+  'agents derive': [F.agentId, '--from=1.0.0', '--prompt=acme.prompt=1.0.0'],
+  'judge-classes add': ['--name=survey', '--weight=1', '--tenant'],
+  'judge-classes set': ['jc_survey', '--weight=2'],
+  'reviewers register': ['--spec={"role":"standard"}'],
+  'gate-policies publish': ['gp', '--policy-version=1.0.0', `--agent=${F.agentId}`, '--tenant', '--spec={}'],
+  'sso providers update': ['sso_x', '--name=X'],
+  'sites update': ['site_x', '--name=X'],
+  'memory facts supersede': ['fact_x', '--input={"content":"c"}'],
   'env pull': ['--scope=tenant'],
   'secrets list': ['--env=local', '--scope=tenant'],
   'exports create': ['--out', `${process.cwd()}/export`, '--yes'],
@@ -108,8 +136,9 @@ function leaves(cmd, prefix, out) {
 }
 
 const all = ROOT_COMMANDS.flatMap((c) => leaves(c, '', []));
-// Creating commands first, so later reads find something.
-const rank = (n) => (/ (publish|register|create|open|add|write|upload)$/.test(n) ? 0 : 1);
+// Creating commands first, so later reads find something; removing ones last.
+const rank = (n) => (/ (publish|register|create|open|add|write|upload)$/.test(n) ? 0
+  : / (unregister|remove|revoke|delete|close|cancel|ungrant)$/.test(n) ? 2 : 1);
 all.sort((a, b) => rank(a.name) - rank(b.name));
 for (const { name, cmd } of all) {
   if (SKIP.has(name)) {
