@@ -45,9 +45,9 @@ pub mod runs_list;
 pub mod sse;
 pub mod state;
 pub mod stream_caps;
-pub mod unserved;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod unserved;
 pub mod values_config;
 pub mod version_cache;
 

@@ -114,16 +114,25 @@ fn parse(official: &'static str, served: &'static str) -> Official {
     Official { by_method }
 }
 
-/// The official operation `method path` is, the best-fitting template, if any.
+/// The official operation `method path` is, the best-fitting template, if any (a `HEAD`
+/// is also a `GET`'s, as the router treats it).
 pub fn official_operation(method: &str, path: &str) -> Option<&'static Operation> {
-    let (_, ops) = OFFICIAL_OPS
-        .by_method
-        .iter()
-        .find(|(m, _)| m.eq_ignore_ascii_case(method))?;
-    ops.iter()
-        .filter_map(|op| op.score(path).map(|s| (s, op)))
-        .max_by_key(|(s, _)| *s)
-        .map(|(_, op)| op)
+    let best = |method: &str| {
+        let (_, ops) = OFFICIAL_OPS
+            .by_method
+            .iter()
+            .find(|(m, _)| m.eq_ignore_ascii_case(method))?;
+        ops.iter()
+            .filter_map(|op| op.score(path).map(|s| (s, op)))
+            .max_by_key(|(s, _)| *s)
+            .map(|(_, op)| op)
+    };
+    best(method).or_else(|| {
+        method
+            .eq_ignore_ascii_case("HEAD")
+            .then(|| best("GET"))
+            .flatten()
+    })
 }
 
 /// The answer to `method path` that no mounted route took.
@@ -161,15 +170,23 @@ mod tests {
     #[test]
     fn official_operations_are_matched_by_template() {
         let op = official_operation("GET", "/v1/schedules/trg_1").unwrap();
-        assert_eq!((op.family, op.path), ("schedules", "/v1/schedules/{triggerId}"));
+        assert_eq!(
+            (op.family, op.path),
+            ("schedules", "/v1/schedules/{triggerId}")
+        );
         let op = official_operation("post", "/v1/projects/p1/sites/s1/pause").unwrap();
         assert_eq!(op.family, "sites");
         assert_eq!(op.prefix, "/v1/projects/{projectId}/sites");
         // A literal segment beats a parameter.
         let op = official_operation("GET", "/v1/approvals/reviewers").unwrap();
-        assert_eq!((op.family, op.path), ("reviewers", "/v1/approvals/reviewers"));
+        assert_eq!(
+            (op.family, op.path),
+            ("reviewers", "/v1/approvals/reviewers")
+        );
         let op = official_operation("GET", "/v1/approvals/apr_1").unwrap();
         assert_eq!(op.family, "approvals");
+        let op = official_operation("HEAD", "/v1/schedules").unwrap();
+        assert_eq!((op.method, op.path), ("GET", "/v1/schedules"));
     }
 
     #[test]
@@ -199,9 +216,16 @@ mod tests {
             json!({"family": "schedules", "method": "GET", "path": "/v1/schedules"})
         );
         let e = unknown_route("DELETE", "/v1/projects/p1");
-        assert!(e.message.contains("serves part of the projects family"), "{}", e.message);
+        assert!(
+            e.message.contains("serves part of the projects family"),
+            "{}",
+            e.message
+        );
         assert_eq!(unknown_route("GET", "/v1/nope").code, "route-not-found");
         // A served operation a literal route shadows stays an unknown route.
-        assert_eq!(unknown_route("PATCH", "/v1/projects/default").code, "route-not-found");
+        assert_eq!(
+            unknown_route("PATCH", "/v1/projects/default").code,
+            "route-not-found"
+        );
     }
 }
