@@ -153,9 +153,19 @@ fn families_over_the_api() {
     assert_eq!(out.json()["guardrailId"], "acme.few-calls");
     let out = k(&["guardrails", "list", "--table"]);
     assert!(out.stdout.starts_with("ID"), "{out:?}");
+    let rows: Vec<Vec<&str>> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
     assert!(
-        out.stdout
-            .contains("acme.few-calls  zero-llm  max-tool-calls  halt  error"),
+        rows.contains(&vec![
+            "acme.few-calls",
+            "zero-llm",
+            "max-tool-calls",
+            "halt",
+            "error"
+        ]),
         "{}",
         out.stdout
     );
