@@ -68,6 +68,21 @@ enum Command {
     Dev(cmd::dev::DevArgs),
     /// Scaffold a Rust pack (`--template=rust`): tools, a guardrail, an agent and a flow.
     Init(cmd::init::InitArgs),
+    /// The configured key: whoami.
+    #[command(subcommand)]
+    Auth(cmd::auth::AuthCommand),
+    /// Conversations: list, get, open, close, unregister, messages.
+    #[command(subcommand)]
+    Conversations(cmd::conversations::ConversationsCommand),
+    /// Guardrail registrations: list, get, register, unregister.
+    #[command(subcommand)]
+    Guardrails(cmd::guardrails::GuardrailsCommand),
+    /// Projects: list, get-default, get, create, rename.
+    #[command(subcommand)]
+    Projects(cmd::projects::ProjectsCommand),
+    /// Your workspace: get, rename.
+    #[command(subcommand)]
+    Tenant(cmd::tenant::TenantCommand),
 }
 
 fn main() -> ExitCode {
@@ -109,6 +124,11 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Agents(c) => Ok(runtime.block_on(cmd::registry::run("agents", c))),
         Command::Env(c) => Ok(runtime.block_on(cmd::env::run(c))),
         Command::Secrets(c) => Ok(runtime.block_on(cmd::secrets::run(c))),
+        Command::Auth(c) => Ok(runtime.block_on(cmd::auth::run(c))),
+        Command::Conversations(c) => Ok(runtime.block_on(cmd::conversations::run(c))),
+        Command::Guardrails(c) => Ok(runtime.block_on(cmd::guardrails::run(c))),
+        Command::Projects(c) => Ok(runtime.block_on(cmd::projects::run(c))),
+        Command::Tenant(c) => Ok(runtime.block_on(cmd::tenant::run(c))),
         Command::Server(a) => cmd::server::run(a),
         Command::Dev(a) => cmd::dev::run(a),
         Command::Init(a) => cmd::init::run(a),

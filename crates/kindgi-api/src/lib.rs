@@ -11,7 +11,9 @@
 //! * Authentication is per route, with the [`auth::Caller`] / [`auth::Tenant`] extractors
 //!   (bearer API key → tenant). Public routes: `GET /health` and `GET /v1/openapi.json`.
 //!   An unknown route (a trailing slash included) is `401` without a valid key and
-//!   `404 route-not-found` with one, as the reference answers.
+//!   `404 route-not-found` with one, as the reference answers — unless it is an operation of
+//!   the official Platform API we do not mount: `501 not-served`, naming its family
+//!   ([`unserved`]).
 //! * Errors are [`error::ApiError`]s, rendered as `{"error": {"code", "message", "details"?,
 //!   "requestId"}}` by the request-id middleware.
 //! * [`serve`] runs the router on a listener with `kindgi-serve` (header, idle and body
@@ -45,6 +47,7 @@ pub mod state;
 pub mod stream_caps;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod unserved;
 pub mod values_config;
 pub mod version_cache;
 
@@ -131,12 +134,13 @@ async fn body_limit(request: Request, next: Next) -> Response {
 }
 
 /// Unknown routes (a wrong method, a trailing slash): `401` without a valid key, else
+/// `501 not-served` for an official operation we do not mount ([`unserved`]), else
 /// `404 route-not-found` ``No route registered for <METHOD> <path>. …``.
 async fn fallback(State(state): State<AppState>, request: Request) -> Response {
     if let Err(e) = auth::authenticate(&state, request.headers()).await {
         return e.into_response();
     }
-    route_not_found(request.method().as_str(), request.uri().path()).into_response()
+    unserved::unknown_route(request.method().as_str(), request.uri().path()).into_response()
 }
 
 /// `404 route-not-found` ``No route registered for <METHOD> <path>. …`` (a wait token in

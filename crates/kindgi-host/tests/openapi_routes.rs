@@ -7,8 +7,8 @@
 //!   published first (a tool, an agent, a flow, runs, a conversation, an env value, a
 //!   secret, a key, a service account, a gated agent's approval, paused runs), so the success answers are walked, not only the
 //!   refusals — and the status it answers must be one the operation documents.
-//! - Operations of the official document the host does not serve answer `404
-//!   route-not-found`: the served document names exactly what is mounted.
+//! - Operations of the official document the host does not serve answer `501 not-served`
+//!   (naming the operation's template): the served document names exactly what is mounted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -857,7 +857,7 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
     let missing: Vec<_> = all.difference(&w.seen).collect();
     assert!(missing.is_empty(), "operations not walked: {missing:?}");
 
-    // And nothing else is mounted: the official document's other operations are unknown.
+    // And nothing else is mounted: the official document's other operations are not served.
     let official: Value = serde_json::from_slice(&official_document()).unwrap();
     let mut checked = 0;
     for (path, item) in official["paths"].as_object().unwrap() {
@@ -890,7 +890,13 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
             let status = r.status().as_u16();
             let body: Value = r.json().await.unwrap_or(Value::Null);
             assert!(
-                status == 404 && body["error"]["code"] == "route-not-found",
+                status == 501
+                    && body["error"]["code"] == "not-served"
+                    && body["error"]["details"]["method"] == method.to_uppercase()
+                    && body["error"]["details"]["path"] == path.as_str()
+                    && body["error"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("not served by this runtime")),
                 "{method} {path} is not in the served document but answered {status}: {body}"
             );
             checked += 1;

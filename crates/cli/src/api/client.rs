@@ -67,6 +67,11 @@ impl ApiClient {
         })
     }
 
+    /// Does the client send a key?
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
+
     /// A request builder with the common headers.
     pub fn builder(&self, method: Method, path: &str, call: &Call<'_>) -> reqwest::RequestBuilder {
         let query: Vec<String> = call
@@ -133,6 +138,19 @@ impl ApiClient {
             path,
             Call {
                 query,
+                ..Call::default()
+            },
+        )
+        .await
+    }
+
+    /// `PATCH path` with a JSON body.
+    pub async fn patch(&self, path: &str, body: &Value) -> Result<Value, CliError> {
+        self.request(
+            Method::PATCH,
+            path,
+            Call {
+                body: Some(body),
                 ..Call::default()
             },
         )

@@ -146,10 +146,13 @@ async fn get_one(
     caller: KeyHolder,
     Path(approval_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    // The reviewer roster is not served (see super::reviewer): its path is an unknown route,
-    // not an approval id.
+    // The reviewer roster is not served (see super::reviewer): its path is an unserved
+    // official route (`501 not-served`), not an approval id.
     if approval_id == "reviewers" {
-        return Err(crate::route_not_found("GET", "/v1/approvals/reviewers"));
+        return Err(crate::unserved::unknown_route(
+            "GET",
+            "/v1/approvals/reviewers",
+        ));
     }
     let reviewer = reviewer::gate(&caller, "read")?;
     let approval = visible(&rt, &reviewer, &approval_id).await?;
