@@ -46,6 +46,7 @@ pub mod dispatch;
 mod engine;
 mod fault;
 pub mod model;
+pub mod model_router;
 mod nodes;
 pub mod record;
 pub mod resolve;
