@@ -64,6 +64,9 @@ enum Command {
     /// Secrets at a scope: list, get, set, revoke; values are never printed.
     #[command(subcommand)]
     Secrets(cmd::secrets::SecretsCommand),
+    /// Model providers: list, get, register, check, capabilities, unregister.
+    #[command(subcommand)]
+    Providers(cmd::providers::ProvidersCommand),
     /// Run a pack locally: build, index, supervise its pack service and serve the API.
     Dev(cmd::dev::DevArgs),
 }
@@ -106,6 +109,7 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Agents(c) => Ok(runtime.block_on(cmd::registry::run("agents", c))),
         Command::Env(c) => Ok(runtime.block_on(cmd::env::run(c))),
         Command::Secrets(c) => Ok(runtime.block_on(cmd::secrets::run(c))),
+        Command::Providers(c) => Ok(runtime.block_on(cmd::providers::run(c))),
         Command::Server(a) => cmd::server::run(a),
         Command::Dev(a) => cmd::dev::run(a),
     }

@@ -113,7 +113,10 @@ fn features_of(entry: &Value, key: &str) -> Vec<String> {
             a.iter()
                 .filter_map(|r| match r {
                     Value::String(s) => Some(s.clone()),
-                    other => other.get("feature").and_then(Value::as_str).map(str::to_owned),
+                    other => other
+                        .get("feature")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
                 })
                 .collect()
         })
@@ -127,7 +130,10 @@ fn wants(agent: &AgentSpec) -> Wants {
         ..Wants::default()
     };
     for cap in &agent.capabilities {
-        let kind = cap.get("kind").and_then(Value::as_str).unwrap_or("llm-inference");
+        let kind = cap
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("llm-inference");
         if kind != "llm-inference" {
             continue;
         }
@@ -192,7 +198,10 @@ fn score(r: &ProviderRegistration, model: &str, w: &Wants) -> usize {
 }
 
 /// The registration and model among `regs` for `w`, or `None` when none fits.
-fn pick<'a>(regs: &[&'a ProviderRegistration], w: &Wants) -> Option<(&'a ProviderRegistration, String)> {
+fn pick<'a>(
+    regs: &[&'a ProviderRegistration],
+    w: &Wants,
+) -> Option<(&'a ProviderRegistration, String)> {
     let mut ranked: Vec<(&'a ProviderRegistration, String, usize)> = Vec::new();
     for &r in regs {
         let fits = fitting(r, w);
@@ -277,7 +286,8 @@ impl ModelRouter {
             return Ok(self.host_route());
         }
         let w = wants(agent);
-        let (primary, fallbacks): (Vec<_>, Vec<_>) = llm.into_iter().partition(|r| !r.is_fallback());
+        let (primary, fallbacks): (Vec<_>, Vec<_>) =
+            llm.into_iter().partition(|r| !r.is_fallback());
         let (reg, model, fallback) = match pick(&primary, &w) {
             Some((r, m)) => (r, m, false),
             None => match pick(&fallbacks, &w) {
@@ -396,12 +406,21 @@ mod tests {
             json!({"id": "a", "region": "unspecified", "defaultModel": "m2",
                    "models": [model("m1", &[]), model("m2", &[])]}),
         );
-        let b = reg("b", json!({"id": "b", "region": "unspecified", "models": [model("x", &[])]}));
+        let b = reg(
+            "b",
+            json!({"id": "b", "region": "unspecified", "models": [model("x", &[])]}),
+        );
         let regs = vec![&a, &b];
         let mut w = Wants::default();
-        assert_eq!(pick(&regs, &w).map(|(r, m)| (r.id.clone(), m)), Some(("a".into(), "m2".into())));
+        assert_eq!(
+            pick(&regs, &w).map(|(r, m)| (r.id.clone(), m)),
+            Some(("a".into(), "m2".into()))
+        );
         w.provider = Some("b".into());
-        assert_eq!(pick(&regs, &w).map(|(r, m)| (r.id.clone(), m)), Some(("b".into(), "x".into())));
+        assert_eq!(
+            pick(&regs, &w).map(|(r, m)| (r.id.clone(), m)),
+            Some(("b".into(), "x".into()))
+        );
         w.provider = Some("a".into());
         w.model = Some("m1".into());
         assert_eq!(pick(&regs, &w).map(|(_, m)| m), Some("m1".into()));
@@ -409,13 +428,19 @@ mod tests {
 
     #[test]
     fn requirements_filter_and_preferences_rank() {
-        let a = reg("a", json!({"id": "a", "region": "r", "models": [model("plain", &[])]}));
+        let a = reg(
+            "a",
+            json!({"id": "a", "region": "r", "models": [model("plain", &[])]}),
+        );
         let b = reg(
             "b",
             json!({"id": "b", "region": "r", "attributes": ["local"],
                    "models": [model("tools", &["tool-use"])]}),
         );
-        let c = reg("c", json!({"id": "c", "region": "r", "models": [model("t2", &["tool-use"])]}));
+        let c = reg(
+            "c",
+            json!({"id": "c", "region": "r", "models": [model("t2", &["tool-use"])]}),
+        );
         let regs = vec![&a, &b, &c];
         let w = Wants {
             required: vec!["tool-use".into()],

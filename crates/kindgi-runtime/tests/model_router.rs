@@ -41,11 +41,18 @@ async fn fake() -> (String, Fake) {
     (format!("http://{addr}/v1"), fake)
 }
 
-fn registration(id: &str, base: &str, models: &[(&str, &[&str])], fallback: bool) -> ProviderRegistration {
+fn registration(
+    id: &str,
+    base: &str,
+    models: &[(&str, &[&str])],
+    fallback: bool,
+) -> ProviderRegistration {
     let models: Vec<Value> = models
         .iter()
-        .map(|(name, features)| json!({"name": name, "contextWindow": 1000, "features": features,
-            "cost": {"promptUsdPer1kTokens": 0, "completionUsdPer1kTokens": 0}}))
+        .map(|(name, features)| {
+            json!({"name": name, "contextWindow": 1000, "features": features,
+            "cost": {"promptUsdPer1kTokens": 0, "completionUsdPer1kTokens": 0}})
+        })
         .collect();
     ProviderRegistration {
         tenant: "default".into(),
@@ -66,9 +73,17 @@ async fn turn(rt: &Runtime, agent: &str) -> kindgi_runtime::RunRecord {
         .insert_json(&json!({"id": flow, "version": "1.0.0", "nodes": [{"id": "ask", "kind": "agent", "ref": agent}],
             "edges": [{"id": "e1", "from": "$start", "to": "ask"}, {"id": "e2", "from": "ask", "to": "$end"}]}).to_string())
         .unwrap();
-    rt.start_run(&flow, None, json!({"message": "hi"}), RunOptions { wait: true, ..Default::default() })
-        .await
-        .unwrap()
+    rt.start_run(
+        &flow,
+        None,
+        json!({"message": "hi"}),
+        RunOptions {
+            wait: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
 }
 
 #[tokio::test]
@@ -78,35 +93,89 @@ async fn the_router_picks_providers_and_models() {
     let rt = Runtime::in_memory().providers(registry.clone()).build();
     rt.agents().insert(AgentSpec::new("t.any"));
     rt.agents().insert(
-        AgentSpec::from_value(json!({"id": "t.picky", "preferredProvider": "b-second", "preferredModel": "m-big"})).unwrap(),
+        AgentSpec::from_value(
+            json!({"id": "t.picky", "preferredProvider": "b-second", "preferredModel": "m-big"}),
+        )
+        .unwrap(),
     );
     rt.agents().insert(
-        AgentSpec::from_value(json!({"id": "t.seeing", "capabilities": [{"kind": "llm-inference",
-            "requirements": [{"feature": "vision"}]}]}))
+        AgentSpec::from_value(
+            json!({"id": "t.seeing", "capabilities": [{"kind": "llm-inference",
+            "requirements": [{"feature": "vision"}]}]}),
+        )
         .unwrap(),
     );
 
     // Only a fallback registered: it serves, with the warning.
-    registry.register(&registration("z-fallback", &base, &[("m-echo", &[])], true)).await.unwrap();
+    registry
+        .register(&registration("z-fallback", &base, &[("m-echo", &[])], true))
+        .await
+        .unwrap();
     let run = turn(&rt, "t.any").await;
-    assert_eq!(run.status, RunStatus::Completed, "{:?}", run.failure_message);
+    assert_eq!(
+        run.status,
+        RunStatus::Completed,
+        "{:?}",
+        run.failure_message
+    );
     let out = run.output.unwrap();
-    assert_eq!((out["providerId"].as_str(), out["model"].as_str()), (Some("z-fallback"), Some("m-echo")), "{out}");
+    assert_eq!(
+        (out["providerId"].as_str(), out["model"].as_str()),
+        (Some("z-fallback"), Some("m-echo")),
+        "{out}"
+    );
     assert_eq!(out["warnings"][0]["code"], "fallback-provider", "{out}");
-    assert!(out["warnings"][0]["message"].as_str().unwrap().contains("fallback"), "{out}");
+    assert!(
+        out["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("fallback"),
+        "{out}"
+    );
 
     // A real provider wins over the fallback; ties break by id; preferences choose.
-    registry.register(&registration("a-first", &base, &[("m-one", &["tool-use"])], false)).await.unwrap();
-    registry.register(&registration("b-second", &base, &[("m-small", &[]), ("m-big", &["vision"])], false)).await.unwrap();
+    registry
+        .register(&registration(
+            "a-first",
+            &base,
+            &[("m-one", &["tool-use"])],
+            false,
+        ))
+        .await
+        .unwrap();
+    registry
+        .register(&registration(
+            "b-second",
+            &base,
+            &[("m-small", &[]), ("m-big", &["vision"])],
+            false,
+        ))
+        .await
+        .unwrap();
     let out = turn(&rt, "t.any").await.output.unwrap();
-    assert_eq!((out["providerId"].as_str(), out["model"].as_str()), (Some("a-first"), Some("m-one")), "{out}");
+    assert_eq!(
+        (out["providerId"].as_str(), out["model"].as_str()),
+        (Some("a-first"), Some("m-one")),
+        "{out}"
+    );
     assert!(out.get("warnings").is_none(), "{out}");
     let out = turn(&rt, "t.picky").await.output.unwrap();
-    assert_eq!((out["providerId"].as_str(), out["model"].as_str()), (Some("b-second"), Some("m-big")), "{out}");
+    assert_eq!(
+        (out["providerId"].as_str(), out["model"].as_str()),
+        (Some("b-second"), Some("m-big")),
+        "{out}"
+    );
     assert_eq!(out["text"], "from m-big");
     let out = turn(&rt, "t.seeing").await.output.unwrap();
-    assert_eq!((out["providerId"].as_str(), out["model"].as_str()), (Some("b-second"), Some("m-big")), "{out}");
-    assert_eq!(fake.models.lock().unwrap().clone(), ["m-echo", "m-one", "m-big", "m-big"]);
+    assert_eq!(
+        (out["providerId"].as_str(), out["model"].as_str()),
+        (Some("b-second"), Some("m-big")),
+        "{out}"
+    );
+    assert_eq!(
+        fake.models.lock().unwrap().clone(),
+        ["m-echo", "m-one", "m-big", "m-big"]
+    );
 
     // A required feature nobody has.
     rt.agents().insert(
@@ -114,11 +183,20 @@ async fn the_router_picks_providers_and_models() {
     );
     let run = turn(&rt, "t.hearing").await;
     assert_eq!(run.status, RunStatus::Failed);
-    assert!(run.failure_message.as_deref().unwrap().starts_with("capability-routing-failed:"), "{:?}", run.failure_message);
+    assert!(
+        run.failure_message
+            .as_deref()
+            .unwrap()
+            .starts_with("capability-routing-failed:"),
+        "{:?}",
+        run.failure_message
+    );
 
     // A chosen provider that can't be connected.
     let mut broken = registration("0-broken", &base, &[("m", &[])], false);
-    broken.adapter_config.insert("baseUrl".into(), json!("ftp://nowhere"));
+    broken
+        .adapter_config
+        .insert("baseUrl".into(), json!("ftp://nowhere"));
     registry.register(&broken).await.unwrap();
     let run = turn(&rt, "t.any").await;
     assert_eq!(run.status, RunStatus::Failed);
@@ -136,6 +214,15 @@ async fn without_registrations_the_host_model_serves() {
     rt.agents().insert(AgentSpec::new("t.any"));
     let out = turn(&rt, "t.any").await.output.unwrap();
     assert_eq!(out["providerId"], "dev-echo", "{out}");
-    let codes: Vec<&str> = out["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
-    assert_eq!(codes, ["dev-echo-not-a-model"], "no fallback-provider warning for the host's model");
+    let codes: Vec<&str> = out["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        ["dev-echo-not-a-model"],
+        "no fallback-provider warning for the host's model"
+    );
 }

@@ -98,8 +98,8 @@ impl RawRow {
         };
         let metadata: Value =
             serde_json::from_str(&self.metadata).map_err(|e| corrupt("metadata", e))?;
-        let adapter_config: Map<String, Value> = serde_json::from_str(&self.adapter_config)
-            .map_err(|e| corrupt("adapter_config", e))?;
+        let adapter_config: Map<String, Value> =
+            serde_json::from_str(&self.adapter_config).map_err(|e| corrupt("adapter_config", e))?;
         let secret_ref = match (self.secret_env, self.secret_name) {
             (Some(env_name), Some(name)) => Some(SecretRef { env_name, name }),
             _ => None,

@@ -44,14 +44,27 @@ async fn registry(kind: DatabaseKind) {
         ProviderWrite::AlreadyRegistered,
         "an active id is registered once"
     );
-    assert_eq!(store.provider("acme", "a-openai").await.unwrap(), Some(a.clone()));
-    assert_eq!(store.provider("other", "a-openai").await.unwrap(), None, "tenant-scoped");
+    assert_eq!(
+        store.provider("acme", "a-openai").await.unwrap(),
+        Some(a.clone())
+    );
+    assert_eq!(
+        store.provider("other", "a-openai").await.unwrap(),
+        None,
+        "tenant-scoped"
+    );
 
     // Paging by id.
     let first = store.providers("acme", None, 1).await.unwrap();
-    assert_eq!(first.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["a-openai"]);
+    assert_eq!(
+        first.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        ["a-openai"]
+    );
     let rest = store.providers("acme", Some("a-openai"), 10).await.unwrap();
-    assert_eq!(rest.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["b-local"]);
+    assert_eq!(
+        rest.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        ["b-local"]
+    );
     assert!(store.providers("other", None, 10).await.unwrap().is_empty());
 
     // Unregister: a tombstone; reads miss it; the id registers again (with new contents).
@@ -63,8 +76,14 @@ async fn registry(kind: DatabaseKind) {
     again.secret_ref = None;
     again.send_traceparent = false;
     again.created_at = 11;
-    assert_eq!(store.register(&again).await.unwrap(), ProviderWrite::Registered);
-    assert_eq!(store.provider("acme", "a-openai").await.unwrap(), Some(again.clone()));
+    assert_eq!(
+        store.register(&again).await.unwrap(),
+        ProviderWrite::Registered
+    );
+    assert_eq!(
+        store.provider("acme", "a-openai").await.unwrap(),
+        Some(again.clone())
+    );
 
     // Stored, not cached; the key is never there, only the secret's name.
     let reopened = ProviderStore::new(t.reopen().await.unwrap());

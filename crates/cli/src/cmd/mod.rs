@@ -5,6 +5,7 @@ pub mod dev;
 pub mod env;
 pub mod mcp;
 pub mod pack;
+pub mod providers;
 pub mod registry;
 pub mod runs;
 pub mod runs_journal;

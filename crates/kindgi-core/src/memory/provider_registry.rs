@@ -22,8 +22,10 @@ impl MemoryProviderRegistry {
     fn lock(
         &self,
         op: &'static str,
-    ) -> Result<std::sync::MutexGuard<'_, BTreeMap<(String, String), ProviderRegistration>>, StorageError>
-    {
+    ) -> Result<
+        std::sync::MutexGuard<'_, BTreeMap<(String, String), ProviderRegistration>>,
+        StorageError,
+    > {
         self.inner.lock().map_err(|_| StorageError::poisoned(op))
     }
 }
