@@ -76,6 +76,8 @@ pub enum RouteError {
 }
 
 type CacheKey = (String, String, String, i64);
+/// A built client and the key it was built with.
+type Cached = (Option<String>, Arc<dyn ModelProvider>);
 
 /// The router a runtime holds: the registry, the host's model and egress policy, and the
 /// clients built so far.
@@ -83,7 +85,7 @@ pub struct ModelRouter {
     registry: Option<Arc<dyn ProviderRegistry>>,
     host: Arc<dyn ModelProvider>,
     egress: EgressPolicy,
-    cache: Mutex<HashMap<CacheKey, (Option<String>, Arc<dyn ModelProvider>)>>,
+    cache: Mutex<HashMap<CacheKey, Cached>>,
 }
 
 impl std::fmt::Debug for ModelRouter {

@@ -303,7 +303,7 @@ fn check_labels(v: &Value) -> Checked<()> {
                 echo(k)
             )));
         }
-        if !v.as_str().is_some_and(|s| s.chars().count() <= 256) {
+        if v.as_str().is_none_or(|s| s.chars().count() > 256) {
             return Err(bad(format!(
                 "metadata.labels[\"{}\"] must be a string of at most 256 characters",
                 echo(k)

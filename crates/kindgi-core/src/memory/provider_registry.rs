@@ -9,9 +9,12 @@ use crate::error::StorageError;
 use crate::ports::{ProviderRegistration, ProviderRegistry, ProviderWrite};
 
 /// Active registrations by `(tenant, id)`.
+type Rows = BTreeMap<(String, String), ProviderRegistration>;
+
+/// Active registrations by `(tenant, id)`.
 #[derive(Debug, Default)]
 pub struct MemoryProviderRegistry {
-    inner: Mutex<BTreeMap<(String, String), ProviderRegistration>>,
+    inner: Mutex<Rows>,
 }
 
 impl MemoryProviderRegistry {
@@ -19,13 +22,7 @@ impl MemoryProviderRegistry {
         Self::default()
     }
 
-    fn lock(
-        &self,
-        op: &'static str,
-    ) -> Result<
-        std::sync::MutexGuard<'_, BTreeMap<(String, String), ProviderRegistration>>,
-        StorageError,
-    > {
+    fn lock(&self, op: &'static str) -> Result<std::sync::MutexGuard<'_, Rows>, StorageError> {
         self.inner.lock().map_err(|_| StorageError::poisoned(op))
     }
 }
