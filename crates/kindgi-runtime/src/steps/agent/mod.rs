@@ -123,6 +123,23 @@ fn turn_warning(code: &str) -> Value {
     json!({"code": code, "message": message})
 }
 
+/// The provider and model this turn calls ([`crate::model_router`]).
+async fn route(ctx: &RunCtx, agent: &AgentSpec) -> Result<crate::model_router::Routed, Failure> {
+    ctx.shared
+        .router
+        .route(
+            &ctx.run.tenant_id,
+            agent,
+            ctx.shared.call_values.as_ref(),
+            ctx.journal.mask(),
+        )
+        .await
+        .map_err(|e| match e {
+            crate::model_router::RouteError::Registry(_) => Failure::new(e.to_string()),
+            other => Failure::fatal(other.to_string()),
+        })
+}
+
 /// Runs one agent step of a flow: the agent `agent_id` as the run's tenant sees it, at
 /// `version` (a node's `config.version`) or the highest.
 pub(crate) async fn run_agent_step(
@@ -135,20 +152,7 @@ pub(crate) async fn run_agent_step(
 ) -> Result<Value, Failure> {
     let value_scope = node_scope(scope, node_id);
     let (agent, unpinned) = find_agent(ctx, agent_id, version, node_id, &value_scope).await?;
-    let routed = ctx
-        .shared
-        .router
-        .route(
-            &ctx.run.tenant_id,
-            &agent,
-            ctx.shared.call_values.as_ref(),
-            ctx.journal.mask(),
-        )
-        .await
-        .map_err(|e| match e {
-            crate::model_router::RouteError::Registry(_) => Failure::new(e.to_string()),
-            other => Failure::fatal(other.to_string()),
-        })?;
+    let routed = route(ctx, &agent).await?;
     let provider = routed.provider.clone();
     let ids = (routed.provider_id.clone(), routed.model.clone());
     messages::open_conversation(ctx, &agent, &input).await?;
