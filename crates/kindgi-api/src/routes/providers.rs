@@ -104,7 +104,7 @@ async fn secret_problem(
     Ok(Some(ConfigProblem::new(
         "/secret_ref",
         format!(
-            "secret_ref names the secret \"{}\" in env \"{}\", which this tenant doesn't have; set it first (`kindgi secrets set {} --env={}`).",
+            "secret_ref names the secret \"{}\" in env \"{}\", which this tenant doesn't have; set it first (`kindgi secrets set {} --scope=tenant --env={}`).",
             echo(&secret.name),
             echo(&secret.env_name),
             echo(&secret.name),
