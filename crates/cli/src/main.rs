@@ -64,6 +64,9 @@ enum Command {
     /// Secrets at a scope: list, get, set, revoke; values are never printed.
     #[command(subcommand)]
     Secrets(cmd::secrets::SecretsCommand),
+    /// Model providers: list, get, register, check, capabilities, unregister.
+    #[command(subcommand)]
+    Providers(cmd::providers::ProvidersCommand),
     /// Run a pack locally: build, index, supervise its pack service and serve the API.
     Dev(cmd::dev::DevArgs),
     /// Scaffold a Rust pack (`--template=rust`): tools, a guardrail, an agent and a flow.
@@ -129,6 +132,7 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Guardrails(c) => Ok(runtime.block_on(cmd::guardrails::run(c))),
         Command::Projects(c) => Ok(runtime.block_on(cmd::projects::run(c))),
         Command::Tenant(c) => Ok(runtime.block_on(cmd::tenant::run(c))),
+        Command::Providers(c) => Ok(runtime.block_on(cmd::providers::run(c))),
         Command::Server(a) => cmd::server::run(a),
         Command::Dev(a) => cmd::dev::run(a),
         Command::Init(a) => cmd::init::run(a),

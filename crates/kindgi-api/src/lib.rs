@@ -87,6 +87,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::identity::routes().merge(routes::tenant::routes()))
         .merge(routes::env::routes().merge(routes::secrets::routes()))
         .merge(routes::mcp::routes())
+        .merge(routes::providers::routes())
         .merge(routes::conversations::routes())
         .merge(routes::tokens::routes().merge(routes::service_accounts::routes()))
         .merge(runs::routes())

@@ -111,6 +111,7 @@ impl Host {
         let rt = builder
             .config(runtime_config)
             .model(model)
+            .model_egress(config.egress.clone())
             .registry(registry)
             .synthesizers(synthesizers)
             .registry_tools(std::sync::Arc::new(services.clone()))

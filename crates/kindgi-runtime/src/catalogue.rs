@@ -486,6 +486,16 @@ pub struct AgentSpec {
     /// The guardrail ids the agent is subject to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub guardrails: Vec<String>,
+    /// `preferredProvider`: the registered provider the model router prefers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preferred_provider: Option<String>,
+    /// `preferredModel`: the model the router prefers within the chosen provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preferred_model: Option<String>,
+    /// `capabilities[]`, as written: the router reads the `llm-inference` entry's
+    /// `requirements` and `preferences` (see [`crate::model_router`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<Value>,
 }
 
 fn default_agent_version() -> String {
@@ -503,6 +513,9 @@ impl AgentSpec {
             parallel_tool_calls: None,
             conversation_policy: None,
             guardrails: Vec::new(),
+            preferred_provider: None,
+            preferred_model: None,
+            capabilities: Vec::new(),
         }
     }
 

@@ -47,6 +47,7 @@ mod engine;
 mod fault;
 pub mod left_out;
 pub mod model;
+pub mod model_router;
 mod nodes;
 pub mod record;
 pub mod resolve;

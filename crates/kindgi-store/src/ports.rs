@@ -9,6 +9,7 @@ use kindgi_core::ports::StoragePorts;
 
 use crate::conversations::ConversationStore;
 use crate::db::Database;
+use crate::providers::ProviderStore;
 use crate::runs::RunsStore;
 use crate::waits::WaitsStore;
 
@@ -20,6 +21,7 @@ impl Database {
             runs: Arc::new(RunsStore::new(self.clone())),
             waits: Arc::new(WaitsStore::new(self.clone())),
             conversations: Arc::new(ConversationStore::new(self.clone())),
+            providers: Arc::new(ProviderStore::new(self.clone())),
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod init;
 pub mod mcp;
 pub mod pack;
 pub mod projects;
+pub mod providers;
 pub mod registry;
 pub mod runs;
 pub mod runs_journal;

@@ -18,6 +18,8 @@ pub mod mcp_proxy;
 pub mod mcp_sync;
 pub mod mcp_validate;
 pub mod projects;
+pub mod providers;
+pub mod providers_validate;
 pub mod registry;
 pub mod reviewer;
 pub mod scope;

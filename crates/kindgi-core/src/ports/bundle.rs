@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::{ConversationLog, RunStore, WaitStore};
+use super::{ConversationLog, ProviderRegistry, RunStore, WaitStore};
 
 /// Runs and their journal, approvals and pauses, and agent turns' conversations, all kept by
 /// one backend.
@@ -15,6 +15,8 @@ pub struct StoragePorts {
     pub runs: Arc<dyn RunStore>,
     pub waits: Arc<dyn WaitStore>,
     pub conversations: Arc<dyn ConversationLog>,
+    /// The tenants' registered model providers (`/v1/providers`), read by the model router.
+    pub providers: Arc<dyn ProviderRegistry>,
 }
 
 impl std::fmt::Debug for StoragePorts {

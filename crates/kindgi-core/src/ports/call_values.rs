@@ -40,4 +40,10 @@ pub trait CallValues: Send + Sync + std::fmt::Debug {
 
     /// The env the values are served from (`KINDGI_ENV`), for messages.
     fn served_env(&self) -> &str;
+
+    /// The resolver of `tenant`'s secrets for a registered model provider's `secret_ref`
+    /// (the model router's); `None` when the host keeps no secrets.
+    fn provider_secrets(&self, _tenant: &str) -> Option<Arc<dyn SecretResolver>> {
+        None
+    }
 }

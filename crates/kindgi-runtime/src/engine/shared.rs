@@ -91,6 +91,8 @@ pub(crate) struct Shared {
     pub conversations: Option<Arc<dyn ConversationLog>>,
     pub store: Arc<dyn RunStore>,
     pub model: Arc<dyn ModelProvider>,
+    /// Which provider and model each agent turn calls (registered providers, else `model`).
+    pub router: crate::model_router::ModelRouter,
     pub config: RuntimeConfig,
     pub leases: Leases,
     /// Approvals and pausing calls' waits.

@@ -38,6 +38,8 @@ pub struct RuntimeBuilder {
     guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
     tenant_hitl: Option<Arc<dyn crate::agent::hitl::TenantHitlPolicy>>,
     conversations: Option<Arc<dyn ConversationLog>>,
+    providers: Option<Arc<dyn kindgi_core::ports::ProviderRegistry>>,
+    model_egress: Option<kindgi_tools::egress::EgressPolicy>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -139,7 +141,29 @@ impl RuntimeBuilder {
         self.conversations = Some(log);
         self
     }
+    /// The tenants' registered model providers (`/v1/providers`): an agent turn calls the
+    /// one the model router picks ([`crate::model_router`]), the host's `model` only when the
+    /// tenant has none. `Runtime::over(db.ports())` plugs in the database's.
+    pub fn providers(mut self, providers: Arc<dyn kindgi_core::ports::ProviderRegistry>) -> Self {
+        self.providers = Some(providers);
+        self
+    }
+    /// The addresses a registered provider's client may reach (default: open; a shared
+    /// server passes its egress policy, so a tenant's `baseUrl` cannot reach private hosts).
+    pub fn model_egress(mut self, egress: kindgi_tools::egress::EgressPolicy) -> Self {
+        self.model_egress = Some(egress);
+        self
+    }
     pub fn build(self) -> Runtime {
+        let model = self
+            .model
+            .unwrap_or_else(|| Arc::new(crate::model::dev_echo::DevEcho));
+        let router = crate::model_router::ModelRouter::new(
+            self.providers,
+            model.clone(),
+            self.model_egress
+                .unwrap_or_else(kindgi_tools::egress::EgressPolicy::open),
+        );
         let memory: Arc<dyn Definitions> = Arc::new(MemoryDefinitions {
             flows: self.flows.clone(),
             agents: self.agents.clone(),
@@ -173,9 +197,8 @@ impl RuntimeBuilder {
                 agents: self.agents,
                 left_out: crate::left_out::LeftOutBook::new(),
                 store: self.store,
-                model: self
-                    .model
-                    .unwrap_or_else(|| Arc::new(crate::model::dev_echo::DevEcho)),
+                model,
+                router,
                 config: self.config,
                 leases: Leases::default(),
                 waits: self
@@ -213,6 +236,8 @@ impl Runtime {
             guardrail_checks: None,
             tenant_hitl: None,
             conversations: None,
+            providers: None,
+            model_egress: None,
         }
     }
 }

@@ -67,6 +67,7 @@ impl Runtime {
         Runtime::builder(ports.runs)
             .wait_store(ports.waits)
             .conversations(ports.conversations)
+            .providers(ports.providers)
     }
 
     /// A builder over an in-memory store.

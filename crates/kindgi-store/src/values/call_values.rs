@@ -56,6 +56,13 @@ impl CallValues for ValuesStore {
         &self.served_env
     }
 
+    fn provider_secrets(&self, tenant: &str) -> Option<Arc<dyn SecretResolver>> {
+        Some(Arc::new(TenantSecrets {
+            store: self.clone(),
+            tenant: tenant.to_owned(),
+        }))
+    }
+
     fn secrets(&self, tenant: &str, _tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>> {
         Some(Arc::new(TenantSecrets {
             store: self.clone(),

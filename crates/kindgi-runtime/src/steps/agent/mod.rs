@@ -118,9 +118,27 @@ fn turn_warning(code: &str) -> Value {
         crate::model::dev_echo::WARNING_CODE => crate::model::dev_echo::WARNING
             .trim_start_matches('\u{26a0}')
             .trim_start(),
+        crate::model_router::FALLBACK_WARNING_CODE => crate::model_router::FALLBACK_WARNING,
         other => other,
     };
     json!({"code": code, "message": message})
+}
+
+/// The provider and model this turn calls ([`crate::model_router`]).
+async fn route(ctx: &RunCtx, agent: &AgentSpec) -> Result<crate::model_router::Routed, Failure> {
+    ctx.shared
+        .router
+        .route(
+            &ctx.run.tenant_id,
+            agent,
+            ctx.shared.call_values.as_ref(),
+            ctx.journal.mask(),
+        )
+        .await
+        .map_err(|e| match e {
+            crate::model_router::RouteError::Registry(_) => Failure::new(e.to_string()),
+            other => Failure::fatal(other.to_string()),
+        })
 }
 
 /// Runs one agent step of a flow: the agent `agent_id` as the run's tenant sees it, at
@@ -135,11 +153,9 @@ pub(crate) async fn run_agent_step(
 ) -> Result<Value, Failure> {
     let value_scope = node_scope(scope, node_id);
     let (agent, unpinned) = find_agent(ctx, agent_id, version, node_id, &value_scope).await?;
-    let provider = ctx.shared.model.clone();
-    let ids = (
-        provider.provider_id().to_owned(),
-        provider.model().to_owned(),
-    );
+    let routed = route(ctx, &agent).await?;
+    let provider = routed.provider.clone();
+    let ids = (routed.provider_id.clone(), routed.model.clone());
     messages::open_conversation(ctx, &agent, &input).await?;
     if ctx.run.dry_run {
         return Ok(step_output(
@@ -171,6 +187,9 @@ pub(crate) async fn run_agent_step(
     let mut usage = (0u64, 0u64);
     let mut call_log: Vec<Value> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
+    if routed.fallback {
+        warnings.push(crate::model_router::FALLBACK_WARNING_CODE.to_owned());
+    }
     let mut retries = 0u32;
     for step in 1..=max_steps {
         let request = ModelRequest {
@@ -179,15 +198,14 @@ pub(crate) async fn run_agent_step(
             ..Default::default()
         };
         let provider = provider.clone();
+        let (provider_id, model) = ids.clone();
         let recorded = ctx
             .recorded(&value_scope, &format!("model-call:{step}"), async move {
                 let answer = provider.invoke(request).await.map_err(|e| {
                     let cause: String =
                         e.to_string().replace('\n', " ").chars().take(500).collect();
                     Failure::new(format!(
-                        "model-invocation-failed: Model call to {} ({}) failed: {cause}",
-                        provider.provider_id(),
-                        provider.model()
+                        "model-invocation-failed: Model call to {provider_id} ({model}) failed: {cause}"
                     ))
                 })?;
                 serde_json::to_value(answer).map_err(|e| Failure::fatal(e.to_string()))
