@@ -96,6 +96,9 @@ pub struct HostConfig {
     /// The key secrets are sealed with at rest; `None`: secret writes are refused with how to
     /// set one (`kindgi dev` keeps one in `.kindgi/secrets.key`).
     pub secrets_key: Option<kindgi_store::seal::SealKey>,
+    /// The key audit bundles are signed with (`KINDGI_EXPORT_SIGNING_KEY`); `None`: `404
+    /// signing-not-configured`.
+    pub export_signer: Option<std::sync::Arc<kindgi_api::export_signing::ExportSigner>>,
     /// `POST /v1/mcp/endpoints` may register `stdio` endpoints (commands run on this host).
     pub allow_stdio_mcp: bool,
     /// The addresses a tenant's definitions may make this host connect to (http tools and
@@ -137,6 +140,7 @@ impl HostConfig {
             read_only_registry: false,
             served_env: kindgi_api::routes::values::DEFAULT_SERVED_ENV.to_owned(),
             secrets_key: None,
+            export_signer: None,
             allow_stdio_mcp: false,
             egress: kindgi_tools::egress::EgressPolicy::open(),
             tenant_hitl: BTreeMap::new(),

@@ -19,6 +19,7 @@ pub mod mcp_endpoints;
 mod migrate;
 mod ports;
 pub mod projects;
+pub mod reviewers;
 pub mod runs;
 pub mod seal;
 pub mod service_accounts;

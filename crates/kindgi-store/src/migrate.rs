@@ -21,6 +21,7 @@ impl Database {
         crate::conversations::migrate(self).await?;
         crate::waits::migrate(self).await?;
         crate::projects::migrate(self).await?;
+        crate::reviewers::migrate(self).await?;
         self.apply_schema("epoch", &[], crate::epoch::DDL).await?;
         Ok(())
     }

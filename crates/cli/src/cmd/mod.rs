@@ -6,6 +6,7 @@ pub mod env;
 pub mod mcp;
 pub mod pack;
 pub mod registry;
+pub mod reviewers;
 pub mod runs;
 pub mod runs_journal;
 pub mod runs_resume;

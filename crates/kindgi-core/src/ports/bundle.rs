@@ -6,15 +6,16 @@
 
 use std::sync::Arc;
 
-use super::{ConversationLog, RunStore, WaitStore};
+use super::{ConversationLog, ReviewerRoster, RunStore, WaitStore};
 
-/// Runs and their journal, approvals and pauses, and agent turns' conversations, all kept by
-/// one backend.
+/// Runs and their journal, approvals and pauses, agent turns' conversations and the reviewer
+/// roster, all kept by one backend.
 #[derive(Clone)]
 pub struct StoragePorts {
     pub runs: Arc<dyn RunStore>,
     pub waits: Arc<dyn WaitStore>,
     pub conversations: Arc<dyn ConversationLog>,
+    pub reviewers: Arc<dyn ReviewerRoster>,
 }
 
 impl std::fmt::Debug for StoragePorts {
