@@ -411,3 +411,66 @@ async fn audit_bundles(kind: DatabaseKind) {
 }
 
 both_stores!(the_roster, tiers, four_eyes, audit_bundles);
+
+fn official_cli() -> Option<std::path::PathBuf> {
+    let required = std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
+        || std::env::var_os("CI").is_some();
+    let path = std::env::var_os("KINDGI_OFFICIAL_CLI")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/kindgi")
+        });
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        !required,
+        "KINDGI_REQUIRE_REFERENCE=1 but the official CLI is missing at {}",
+        path.display()
+    );
+    eprintln!("skipped: the official CLI is not at {}", path.display());
+    None
+}
+
+/// The official CLI registers its caller (userId from whoami) and lists the roster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_cli_registers_and_lists_reviewers() {
+    let Some(bin) = official_cli() else { return };
+    let s = server(DatabaseKind::Sqlite).await;
+    let boss = s.person_key(BOSS_USER, KeyRole::Admin).await;
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: Vec<&'static str>| {
+        let cmd = tokio::process::Command::new(&bin)
+            .args(&args)
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("KINDGI_API_URL", &s.url)
+            .env("KINDGI_API_TOKEN", &boss)
+            .output();
+        async move {
+            let out = cmd.await.unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {stdout}\n{stderr}");
+            serde_json::from_str::<Value>(&stdout)
+                .unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"))
+        }
+    };
+    let created = run(vec![
+        "reviewers",
+        "register",
+        r#"--spec={"role":"standard"}"#,
+        "--json",
+    ])
+    .await;
+    let created = created.get("reviewer").unwrap_or(&created).clone();
+    assert_eq!(created["userId"], BOSS_USER, "{created}");
+    assert_eq!(created["role"], "standard");
+    let listed = run(vec!["reviewers", "list", "--json"]).await;
+    let text = listed.to_string();
+    assert!(text.contains(BOSS_USER) && text.contains("\"standard\""), "{listed}");
+    let id = created["id"].as_str().unwrap().to_owned();
+    let (status, got) = s.get(&format!("/v1/approvals/reviewers/{id}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(got["role"], "standard");
+}
