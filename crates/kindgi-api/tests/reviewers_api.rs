@@ -468,7 +468,10 @@ async fn the_official_cli_registers_and_lists_reviewers() {
     assert_eq!(created["role"], "standard");
     let listed = run(vec!["reviewers", "list", "--json"]).await;
     let text = listed.to_string();
-    assert!(text.contains(BOSS_USER) && text.contains("\"standard\""), "{listed}");
+    assert!(
+        text.contains(BOSS_USER) && text.contains("\"standard\""),
+        "{listed}"
+    );
     let id = created["id"].as_str().unwrap().to_owned();
     let (status, got) = s.get(&format!("/v1/approvals/reviewers/{id}")).await;
     assert_eq!(status, 200);
