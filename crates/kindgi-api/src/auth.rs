@@ -54,6 +54,16 @@ impl Caller {
         }
     }
 
+    /// Who this caller is, when its key names a principal: `user:<id>` or
+    /// `service_account:<id>` (a run's `startedByActor`, an approval's `requestedBy`).
+    pub fn actor(&self) -> Option<String> {
+        match &self.principal {
+            Some(Principal::User(id)) => Some(format!("user:{id}")),
+            Some(Principal::ServiceAccount(id)) => Some(format!("service_account:{id}")),
+            None => None,
+        }
+    }
+
     /// The caller part of an idempotency key (`user:…`, `service_account:…` or the key).
     pub fn idempotency_scope(&self) -> String {
         match &self.principal {

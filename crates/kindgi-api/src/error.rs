@@ -262,6 +262,10 @@ impl From<ApprovalError> for ApiError {
                 ApiError::new(StatusCode::FORBIDDEN, "insufficient-role", message)
                     .with_details(json!({"reviewerRole": have, "requiredRole": need}))
             }
+            ApprovalError::SeparateApproverRequired { id, requested_by } => {
+                ApiError::new(StatusCode::FORBIDDEN, "separate-approver-required", message)
+                    .with_details(json!({"approvalId": id, "requestedBy": requested_by}))
+            }
             ApprovalError::RunTerminal { run_id, status } => {
                 ApiError::new(StatusCode::CONFLICT, "run-already-terminal", message)
                     .with_details(json!({"runId": run_id, "status": status}))

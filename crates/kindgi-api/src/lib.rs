@@ -29,6 +29,7 @@ pub mod auth;
 pub mod body_budget;
 pub mod cpu;
 pub mod error;
+pub mod export_signing;
 pub mod idempotency;
 mod in_flight;
 pub mod json_body;
@@ -91,6 +92,8 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::conversations::routes())
         .merge(routes::tokens::routes().merge(routes::service_accounts::routes()))
         .merge(runs::routes())
+        .merge(routes::reviewers::routes())
+        .merge(routes::audit_bundle::routes())
         .merge(routes::approvals::routes())
         .merge(routes::waits::routes())
         .fallback(fallback)

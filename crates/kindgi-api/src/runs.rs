@@ -278,6 +278,7 @@ async fn start(
             segments: req.segments,
             trace_id: Some(trace.trace_id),
             started_by: Some(caller.started_by().to_owned()),
+            started_by_actor: caller.actor(),
             ..RunMeta::default()
         },
         ..RunOptions::default()

@@ -58,6 +58,9 @@ pub struct AppState {
     /// What paged answers and streams may hold unwritten, over all connections (see
     /// [`crate::body_budget`]).
     pub body_budget: crate::body_budget::BodyBudget,
+    /// The key audit bundles are signed with (`None`: `404 signing-not-configured`; see
+    /// [`crate::export_signing`]).
+    pub export_signer: Option<Arc<crate::export_signing::ExportSigner>>,
 }
 
 /// `(tenant, agentId, version)` → whether that agent version is registered (and active).
@@ -117,7 +120,17 @@ impl AppState {
             version_bodies: Default::default(),
             streams: Default::default(),
             body_budget: Default::default(),
+            export_signer: None,
         }
+    }
+
+    /// Sign exports (audit bundles) with `signer` (`None`: signing not configured).
+    pub fn with_export_signer(
+        mut self,
+        signer: Option<Arc<crate::export_signing::ExportSigner>>,
+    ) -> AppState {
+        self.export_signer = signer;
+        self
     }
 
     /// Make the registries read-only (`true`) or writable: while read-only, every write to

@@ -189,6 +189,9 @@ pub struct Approval {
     /// `user:<id>` | `service_account:<id>` | `system:<what>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_by: Option<String>,
+    /// Four eyes (`hitl.separateApprover`): the person in `requested_by` may not decide it.
+    #[serde(default)]
+    pub separate_approver: bool,
     /// `run-cancelled` | `run-ended`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withdrawn_because: Option<String>,
@@ -208,6 +211,8 @@ pub struct NewApproval {
     pub description: String,
     /// How long each reviewer tier has (24 h unless the agent or tenant says less).
     pub timeout_ms: u64,
+    /// Four eyes (`hitl.separateApprover`): whoever started the run may not decide it.
+    pub separate_approver: bool,
 }
 
 /// Which approvals a list asks for (`GET /v1/approvals`). The store answers at most

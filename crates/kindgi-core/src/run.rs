@@ -123,6 +123,10 @@ pub struct RunMeta {
     /// `person | key | schedule | webhook | event`; absent when unattended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_by: Option<String>,
+    /// Who started it, when a key's principal did: `user:<id>` | `service_account:<id>`
+    /// (an approval's `requestedBy`, which four eyes checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by_actor: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<RunAgent>,
     /// `{triggerId, kind, fireId, scheduledFor?}` for a run a trigger fired.
@@ -136,13 +140,14 @@ pub struct RunMeta {
 
 impl RunMeta {
     /// What a child run (a sub-flow, an agent step's turn) inherits from its parent: the
-    /// project, segments, trace and `startedBy` — not the agent, trigger or replay.
+    /// project, segments, trace and `startedBy` (and who) — not the agent, trigger or replay.
     pub fn for_child(&self) -> RunMeta {
         RunMeta {
             project_id: self.project_id.clone(),
             segments: self.segments.clone(),
             trace_id: self.trace_id.clone(),
             started_by: self.started_by.clone(),
+            started_by_actor: self.started_by_actor.clone(),
             ..RunMeta::default()
         }
     }

@@ -100,6 +100,9 @@ pub struct HostConfig {
     /// the secrets the store does not hold (`kindgi dev`, and a runtime.env with
     /// `KINDGI_SECRETS_BACKEND=dotenv`; [`crate::dotenv`]).
     pub secrets_dotenv: Option<crate::dotenv::DotenvSource>,
+    /// The key audit bundles are signed with (`KINDGI_EXPORT_SIGNING_KEY`); `None`: `404
+    /// signing-not-configured`.
+    pub export_signer: Option<std::sync::Arc<kindgi_api::export_signing::ExportSigner>>,
     /// `POST /v1/mcp/endpoints` may register `stdio` endpoints (commands run on this host).
     pub allow_stdio_mcp: bool,
     /// The addresses a tenant's definitions may make this host connect to (http tools and
@@ -142,6 +145,7 @@ impl HostConfig {
             served_env: kindgi_api::routes::values::DEFAULT_SERVED_ENV.to_owned(),
             secrets_key: None,
             secrets_dotenv: None,
+            export_signer: None,
             allow_stdio_mcp: false,
             egress: kindgi_tools::egress::EgressPolicy::open(),
             tenant_hitl: BTreeMap::new(),

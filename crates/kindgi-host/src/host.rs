@@ -72,7 +72,8 @@ impl Host {
         };
         let mut state = AppState::new(db.clone())
             .read_only_registry(config.read_only_registry)
-            .stream_limits(config.caps.streams);
+            .stream_limits(config.caps.streams)
+            .with_export_signer(config.export_signer.clone());
         state.body_budget = kindgi_api::body_budget::BodyBudget::new(config.caps.body_budget_bytes);
         state.allow_stdio_mcp = config.allow_stdio_mcp;
         state.egress = config.egress.clone();

@@ -41,6 +41,7 @@ fn approval(i: i64, tenant: &str, role: ReviewerRole, status: ApprovalStatus) ->
             rationale: None,
         }),
         requested_by: Some("system:runtime".into()),
+        separate_approver: false,
         withdrawn_because: None,
         escalated_from: None,
         escalated_to: None,

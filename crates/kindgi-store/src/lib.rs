@@ -20,6 +20,7 @@ mod migrate;
 mod ports;
 pub mod projects;
 pub mod providers;
+pub mod reviewers;
 pub mod runs;
 pub mod seal;
 pub mod service_accounts;

@@ -22,6 +22,7 @@ impl Database {
         crate::waits::migrate(self).await?;
         crate::projects::migrate(self).await?;
         crate::providers::migrate(self).await?;
+        crate::reviewers::migrate(self).await?;
         self.apply_schema("epoch", &[], crate::epoch::DDL).await?;
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! The database as core's storage ports ([`Database::ports`]): runs and their journal
-//! ([`RunsStore`]), approvals and pauses ([`WaitsStore`]) and agent turns' conversations
-//! ([`ConversationStore`]), each implementing its port directly. Like `migrate.rs`, this knows
+//! ([`RunsStore`]), approvals and pauses ([`WaitsStore`]), agent turns' conversations
+//! ([`ConversationStore`]) and the reviewer roster ([`ReviewerStore`]), each implementing its port directly. Like `migrate.rs`, this knows
 //! every table's module and nothing imports it back.
 
 use std::sync::Arc;
@@ -10,6 +10,7 @@ use kindgi_core::ports::StoragePorts;
 use crate::conversations::ConversationStore;
 use crate::db::Database;
 use crate::providers::ProviderStore;
+use crate::reviewers::ReviewerStore;
 use crate::runs::RunsStore;
 use crate::waits::WaitsStore;
 
@@ -22,6 +23,7 @@ impl Database {
             waits: Arc::new(WaitsStore::new(self.clone())),
             conversations: Arc::new(ConversationStore::new(self.clone())),
             providers: Arc::new(ProviderStore::new(self.clone())),
+            reviewers: Arc::new(ReviewerStore::new(self.clone())),
         }
     }
 }

@@ -106,6 +106,7 @@ const ADDED_COLUMNS: &[&str] = &[
     "trigger_id",
     "replay_of",
     "eval_run_id",
+    "started_by_actor", // user:<id> | service_account:<id>
 ];
 
 /// Indexes over the added columns (created after the columns exist).
@@ -262,6 +263,7 @@ macro_rules! run_from_row {
                 trigger: parse_json(&what, col!(row, "run_trigger"))?,
                 replay_of: col!(row, "replay_of"),
                 eval_run_id: col!(row, "eval_run_id"),
+                started_by_actor: col!(row, "started_by_actor"),
             },
             id,
         }
@@ -305,13 +307,14 @@ macro_rules! bind_update {
 const RUN_COLUMNS: &str = "id, tenant_id, flow_id, flow_version, status, dry_run, input, output, \
      failure_message, parent_run_id, parent_node_id, options, created_at, updated_at, completed_at, \
      project_id, segments, trace_id, started_by, agent, agent_id, agent_version, run_trigger, \
-     trigger_id, replay_of, eval_run_id";
+     trigger_id, replay_of, eval_run_id, started_by_actor";
 
 const INSERT_RUN: &str = "INSERT INTO runs (id, tenant_id, flow_id, flow_version, status, dry_run, \
      input, output, failure_message, parent_run_id, parent_node_id, options, created_at, updated_at, \
      completed_at, project_id, segments, trace_id, started_by, agent, agent_id, agent_version, \
-     run_trigger, trigger_id, replay_of, eval_run_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-     $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)";
+     run_trigger, trigger_id, replay_of, eval_run_id, started_by_actor) VALUES ($1, $2, $3, $4, $5, \
+     $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, \
+     $26, $27)";
 
 const UPDATE_RUN: &str = "UPDATE runs SET status = $2, output = $3, failure_message = $4, \
      updated_at = $5, completed_at = $6 WHERE id = $1";
@@ -512,6 +515,7 @@ impl RunStore for RunsStore {
                 .bind(trigger_id(m))
                 .bind(&m.replay_of)
                 .bind(&m.eval_run_id)
+                .bind(&m.started_by_actor)
                 .execute(pool)
                 .await
                 .map(|_| ())

@@ -418,6 +418,9 @@ pub enum TokenError {
     KeyHeldElsewhere { tenant: String },
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The key was made, but its person could not be put on the reviewer roster.
+    #[error("the key was created, but its person could not be registered as a reviewer: {0}")]
+    Roster(#[from] kindgi_core::StorageError),
 }
 
 /// True when `tenant` is an acceptable tenant name.
@@ -573,7 +576,8 @@ impl TokenStore {
 
     /// The operator's key for the person `user` of `tenant` (`kindgi tokens create --database
     /// --for user:<id>`): a tenant admin's, with the all-capabilities grant. The one way a key
-    /// for a person is made other than by that person.
+    /// for a person is made other than by that person. The person is put on the tenant's
+    /// reviewer roster as `admin` unless the roster already names them (docs/approvals.md).
     pub async fn create_for_user(
         &self,
         tenant: &str,
@@ -595,6 +599,7 @@ impl TokenStore {
                 true,
             )
             .await?;
+        crate::reviewers::ensure_admin(&self.db, tenant, user).await?;
         Ok(CreatedKey {
             key: minted.key,
             key_id: minted.record.key_id,
@@ -612,6 +617,7 @@ impl TokenStore {
     /// Adopt `key`, a secret chosen elsewhere, as a tenant admin's key for the person `user`
     /// of `tenant` (the dev token of the official `kindgi dev --runtime-url`'s `runtime.env`).
     /// A key already held for that tenant is kept as it is; held for another tenant, refused.
+    /// Like [`TokenStore::create_for_user`], the person becomes an `admin` reviewer.
     pub async fn adopt_for_user(
         &self,
         tenant: &str,
@@ -637,7 +643,9 @@ impl TokenStore {
             created_by: None,
             expires_at: None,
         };
-        self.insert_key(&new, true, key.to_owned()).await.map(drop)
+        self.insert_key(&new, true, key.to_owned()).await?;
+        crate::reviewers::ensure_admin(&self.db, tenant, user).await?;
+        Ok(())
     }
 
     async fn insert(&self, new: &NewToken, all: bool) -> Result<MintedToken, TokenError> {

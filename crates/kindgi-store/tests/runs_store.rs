@@ -94,6 +94,7 @@ async fn old_tables_are_migrated(kind: DatabaseKind) {
         }],
         trace_id: Some("0af7651916cd43dd8448eb211c80319c".into()),
         started_by: Some("person".into()),
+        started_by_actor: Some("user:u1".into()),
         agent: Some(agent("a")),
         trigger: Some(json!({"triggerId": "t", "kind": "schedule", "fireId": "x"})),
         replay_of: Some("old".into()),

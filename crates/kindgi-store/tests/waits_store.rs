@@ -94,6 +94,7 @@ fn approval(id: &str, run: &str, status: ApprovalStatus) -> Approval {
         expires_at: None,
         decision: None,
         requested_by: None,
+        separate_approver: false,
         withdrawn_because: None,
         escalated_from: None,
         escalated_to: None,

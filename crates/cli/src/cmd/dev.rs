@@ -101,6 +101,11 @@ async fn dev(args: DevArgs) -> Result<(), Box<dyn std::error::Error>> {
         };
     // As the official dev: secrets not set through the API come from the pack's env files.
     config.secrets_dotenv = Some(kindgi_host::dotenv::DotenvSource::pack(dir.clone()));
+    // Audit bundles are signed with the operator's export key, when one is set.
+    config.export_signer = kindgi_api::export_signing::ExportSigner::from_env()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("cannot read the export signing key")?
+        .map(std::sync::Arc::new);
     config.packs.push(PackSource::Folder {
         dir: dir.clone(),
         tenant: DEV_TENANT.into(),

@@ -13,6 +13,7 @@ pub mod pack;
 pub mod projects;
 pub mod providers;
 pub mod registry;
+pub mod reviewers;
 pub mod runs;
 pub mod runs_journal;
 pub mod runs_resume;

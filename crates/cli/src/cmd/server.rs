@@ -348,6 +348,11 @@ async fn serve(
     config.secrets_key = kindgi_store::seal::SealKey::from_env()
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("cannot read the secrets key")?;
+    // Audit bundles are signed with the operator's export key, when one is set.
+    config.export_signer = kindgi_api::export_signing::ExportSigner::from_env()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("cannot read the export signing key")?
+        .map(std::sync::Arc::new);
     // A tenant's definitions reach public addresses only, and the ranges the operator allows.
     let mut allowed = args.allow_private_egress.clone();
     if let Some((_, file_packs, file_mcp, file_hitl, file_egress)) = file {

@@ -12,8 +12,11 @@
 //! another tenant, above the caller's tier, or whose id is no UUID is `404
 //! approval-not-found` exactly as an unknown one. A decision is checked in the reference's
 //! order: a person behind the key (`403`), the body (`400`), visibility (`404`), no `value`
-//! for an agent's gate (`400`), then the runtime's refusals (`409 approval-already-decided |
-//! approval-terminal | run-already-terminal`, `403 insufficient-role`), which record nothing.
+//! for an agent's gate (`400`), a roster row (`403`; unregistered: `409
+//! reviewer-deactivated`), then the runtime's refusals (`409 approval-already-decided |
+//! approval-terminal | run-already-terminal`, `403 insufficient-role |
+//! separate-approver-required`), which record nothing. The roster itself is
+//! [`super::reviewers`]; the signed export [`super::audit_bundle`].
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
@@ -26,7 +29,7 @@ use serde_json::{Map, Value, json};
 use super::approvals_query::{self, cursor_after};
 use super::approvals_wire::{approval_json, completion_json};
 use super::key_holder::KeyHolder;
-use super::reviewer::{self, Reviewer};
+use super::reviewer::{self, Reviewer, Roster};
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
 use crate::query::QueryString;
@@ -45,7 +48,11 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// The approval `id` as `reviewer` may see it, else `404`.
-async fn visible(rt: &Runtime, reviewer: &Reviewer, id: &str) -> Result<Approval, ApiError> {
+pub(crate) async fn visible(
+    rt: &Runtime,
+    reviewer: &Reviewer,
+    id: &str,
+) -> Result<Approval, ApiError> {
     if uuid::Uuid::parse_str(id).is_err() {
         return Err(ApiError::approval_not_found(id));
     }
@@ -58,10 +65,11 @@ async fn visible(rt: &Runtime, reviewer: &Reviewer, id: &str) -> Result<Approval
 
 async fn list(
     State(rt): State<Runtime>,
+    State(roster): State<Roster>,
     caller: KeyHolder,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    let reviewer = reviewer::gate(&caller, "read")?;
+    let reviewer = reviewer::gate(&caller, &roster, "read").await?;
     let params = QueryString::bounded(raw.as_deref())?;
     let req = approvals_query::parse(&params, &reviewer)?;
     let mut extra = Map::new();
@@ -143,18 +151,11 @@ async fn with_descendants(rt: &Runtime, query: &ApprovalQuery) -> Result<Vec<App
 
 async fn get_one(
     State(rt): State<Runtime>,
+    State(roster): State<Roster>,
     caller: KeyHolder,
     Path(approval_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    // The reviewer roster is not served (see super::reviewer): its path is an unserved
-    // official route (`501 not-served`), not an approval id.
-    if approval_id == "reviewers" {
-        return Err(crate::unserved::unknown_route(
-            "GET",
-            "/v1/approvals/reviewers",
-        ));
-    }
-    let reviewer = reviewer::gate(&caller, "read")?;
+    let reviewer = reviewer::gate(&caller, &roster, "read").await?;
     let approval = visible(&rt, &reviewer, &approval_id).await?;
     Ok(Json(approval_json(&approval)))
 }
@@ -207,13 +208,13 @@ fn value_refused(subject_kind: &str) -> ApiError {
 
 async fn complete(
     State(rt): State<Runtime>,
+    State(roster): State<Roster>,
     caller: KeyHolder,
     Path(approval_id): Path<String>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let reviewer = reviewer::gate(&caller, "admin")?;
-    let (Some(decided_by), Some(reviewer_id)) = (reviewer.decided_by(), reviewer.reviewer_id())
-    else {
+    let reviewer = reviewer::gate(&caller, &roster, "admin").await?;
+    let Some(decided_by) = reviewer.decided_by() else {
         return Err(reviewer::no_user(&reviewer));
     };
     let JsonObject(body) = JsonObject::or_empty(&body)?;
@@ -222,12 +223,13 @@ async fn complete(
     if decision.has_value {
         return Err(value_refused(&approval.subject_kind));
     }
+    let row = reviewer::deciding_row(&reviewer)?;
     let input = DecisionInput {
         decision: decision.decision,
         rationale: decision.rationale,
         decided_by,
-        reviewer_id,
-        reviewer_role: reviewer.role,
+        reviewer_id: row.id.clone(),
+        reviewer_role: row.role,
     };
     let done = rt
         .complete_approval(&reviewer.tenant, &approval.id, input)

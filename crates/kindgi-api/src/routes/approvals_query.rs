@@ -260,6 +260,7 @@ mod tests {
             tenant: "acme".into(),
             role,
             user_id: Some("u1".into()),
+            row: None,
         }
     }
 

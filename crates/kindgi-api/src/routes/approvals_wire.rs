@@ -12,7 +12,7 @@ fn text(v: &Option<String>) -> Option<Value> {
 }
 
 /// `OA:ApprovalDecisionRecord`: the decision as an approval carries it.
-fn decision_record(d: &ApprovalDecision) -> Value {
+pub fn decision_record(d: &ApprovalDecision) -> Value {
     let mut o = Map::new();
     o.insert("decision".into(), json!(d.decision.as_str()));
     put(&mut o, "decidedBy", text(&d.decided_by));
@@ -69,6 +69,7 @@ pub fn approval_json(a: &Approval) -> Value {
     put(&mut o, "expiresAt", text(&a.expires_at));
     put(&mut o, "decision", a.decision.as_ref().map(decision_record));
     put(&mut o, "requestedBy", text(&a.requested_by));
+    o.insert("separateApprover".into(), json!(a.separate_approver));
     put(&mut o, "withdrawnBecause", text(&a.withdrawn_because));
     put(&mut o, "escalatedFrom", text(&a.escalated_from));
     put(&mut o, "escalatedTo", text(&a.escalated_to));
@@ -130,6 +131,7 @@ mod tests {
                 rationale: None,
             }),
             requested_by: None,
+            separate_approver: false,
             withdrawn_because: None,
             escalated_from: None,
             escalated_to: None,

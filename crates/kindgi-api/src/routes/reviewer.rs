@@ -1,20 +1,27 @@
 //! The reviewer gate of `/v1/approvals` (platform-api.md §4): who may read and decide
 //! approvals, at which tier, and as whom.
 //!
-//! This runtime has no reviewer roster and its keys carry no reviewer-role claim, so the
-//! rule is the key's: a key whose holder is a tenant admin (the `kindgi dev` key, a
-//! `kindgi server`'s admin key, a service account granted `tenant-admin`) is an `admin`
-//! reviewer; every other key gets the reference's `403 permission-denied`. Deciding also
-//! needs a person: the key's `user:<id>` principal is who decided (`decidedBy`), and its
-//! reviewer id is a UUID derived from the tenant and user (stable, so `decidedBy=me` and
-//! `reviewerId` name the same person across restarts). See docs/approvals.md.
+//! The role is the roster's: the row of the key's person (`user:<id>`) on the tenant's reviewer
+//! roster (`/v1/approvals/reviewers`, [`ReviewerRoster`]); this runtime's keys carry no
+//! reviewer-role claim (the official token bodies have none either). A tenant admin without a
+//! row (or with a lower one) still reads at every tier, as the reference's authorization does;
+//! deciding needs a row, and the row's role is the one checked. Anyone else gets the
+//! reference's `403 permission-denied`. The person is who decided (`decidedBy`), the row's id
+//! the `reviewerId`. See docs/approvals.md.
 
+use std::sync::Arc;
+
+use axum::extract::FromRef;
+use axum::http::StatusCode;
+use kindgi_core::ports::{ReviewerRecord, ReviewerRoster};
 use kindgi_runtime::approval::ReviewerRole;
 use kindgi_store::tokens::{Principal, PrincipalKind};
+use serde_json::json;
 
 use super::key_holder::{KeyHolder, denied};
 use crate::error::ApiError;
 use crate::projects::tenant_uuid;
+use crate::state::AppState;
 
 /// The message of the `403` for a caller that is not a reviewer (the reference's words).
 pub const NOT_A_REVIEWER: &str = "The caller isn't a reviewer: its token carries no reviewer role, and its user isn't registered as one (`kindgi reviewers register`). The approvals surface is reviewer-only.";
@@ -23,17 +30,32 @@ pub const NOT_A_REVIEWER: &str = "The caller isn't a reviewer: its token carries
 pub const NO_USER_IDENTITY: &str =
     "Token has a reviewer role but no user identity — cannot resolve reviewer for decision.";
 
-/// The namespace of derived reviewer ids (a fixed random UUID).
-const REVIEWER_NAMESPACE: uuid::Uuid =
-    uuid::Uuid::from_u128(0x9c4e_21f7_0b5d_4a38_8e6a_5f13_c7d2_04b9);
+/// The message of the `403` for a decision by a person with no roster row (the reference's).
+pub const NO_ROSTER_ROW: &str = "No reviewer row registered for this user under this tenant.";
+
+/// The tenant's reviewer roster as handlers take it (`State<Roster>`), over the server's
+/// database.
+#[derive(Debug, Clone)]
+pub struct Roster(pub Arc<dyn ReviewerRoster>);
+
+impl FromRef<AppState> for Roster {
+    fn from_ref(state: &AppState) -> Roster {
+        Roster(Arc::new(kindgi_store::reviewers::ReviewerStore::new(
+            state.db.clone(),
+        )))
+    }
+}
 
 /// A caller the gate let through.
 #[derive(Debug, Clone)]
 pub struct Reviewer {
     pub tenant: String,
+    /// The tier it reads at: its row's role, `admin` for a tenant admin.
     pub role: ReviewerRole,
     /// The person behind the key, when it has one.
     pub user_id: Option<String>,
+    /// Its roster row (active or unregistered), when it has one.
+    pub row: Option<ReviewerRecord>,
 }
 
 impl Reviewer {
@@ -42,35 +64,15 @@ impl Reviewer {
         self.user_id.as_ref().map(|u| format!("user:{u}"))
     }
 
-    /// The reviewer id of this person (a UUID, as `OA:ReviewDecision.reviewerId` is).
-    pub fn reviewer_id(&self) -> Option<String> {
-        self.user_id.as_ref().map(|u| {
-            uuid::Uuid::new_v5(
-                &REVIEWER_NAMESPACE,
-                format!("kindgi-reviewer:{}:{u}", self.tenant).as_bytes(),
-            )
-            .to_string()
-        })
-    }
-
     /// `tenant:<tenantId>`, the resource a refusal names.
     pub fn resource(&self) -> String {
         format!("tenant:{}", tenant_uuid(&self.tenant))
     }
 }
 
-/// The gate: `read` for GETs, `admin` for decisions (the refusal's `details.action`).
-pub fn gate(caller: &KeyHolder, action: &str) -> Result<Reviewer, ApiError> {
-    if !caller.is_admin() {
-        return Err(denied(
-            NOT_A_REVIEWER,
-            action,
-            &format!("tenant:{}", tenant_uuid(&caller.tenant)),
-            NOT_A_REVIEWER,
-        ));
-    }
-    // A person decides only with a key that person or the operator made (no `createdBy`),
-    // so `decidedBy` never names a person someone else invented.
+/// The person behind the key: its `user:<id>` principal, when that person or the operator
+/// (no `createdBy`) made the key, so `decidedBy` never names a person someone else invented.
+pub fn key_person(caller: &KeyHolder) -> Option<String> {
     let vouched = |p: &&Principal| {
         caller
             .key
@@ -79,15 +81,41 @@ pub fn gate(caller: &KeyHolder, action: &str) -> Result<Reviewer, ApiError> {
             .as_ref()
             .is_none_or(|by| *by == p.actor())
     };
-    let user_id = caller
+    caller
         .principal()
         .filter(|p| p.kind == PrincipalKind::User)
         .filter(vouched)
-        .map(|p| p.id.clone());
+        .map(|p| p.id.clone())
+}
+
+/// The gate: `read` for GETs, `admin` for decisions (the refusal's `details.action`).
+pub async fn gate(caller: &KeyHolder, roster: &Roster, action: &str) -> Result<Reviewer, ApiError> {
+    let user_id = key_person(caller);
+    let row = match &user_id {
+        Some(u) => roster
+            .0
+            .reviewer_for_user(&caller.tenant, u)
+            .await
+            .map_err(|e| ApiError::internal(&e))?,
+        None => None,
+    };
+    let role = match (&row, caller.is_admin()) {
+        (_, true) => ReviewerRole::Admin,
+        (Some(r), false) => r.role,
+        (None, false) => {
+            return Err(denied(
+                NOT_A_REVIEWER,
+                action,
+                &format!("tenant:{}", tenant_uuid(&caller.tenant)),
+                NOT_A_REVIEWER,
+            ));
+        }
+    };
     Ok(Reviewer {
         tenant: caller.tenant.clone(),
-        role: ReviewerRole::Admin,
+        role,
         user_id,
+        row,
     })
 }
 
@@ -109,4 +137,29 @@ pub fn no_user(reviewer: &Reviewer) -> ApiError {
         &reviewer.resource(),
         NO_USER_IDENTITY,
     )
+}
+
+/// The row that decides, else the reference's refusals: `403` without a row, `409
+/// reviewer-deactivated` for an unregistered one.
+pub fn deciding_row(reviewer: &Reviewer) -> Result<&ReviewerRecord, ApiError> {
+    let Some(row) = &reviewer.row else {
+        return Err(denied(
+            NO_ROSTER_ROW,
+            "admin",
+            &reviewer.resource(),
+            NO_ROSTER_ROW,
+        ));
+    };
+    if row.deactivated_at.is_some() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "reviewer-deactivated",
+            format!(
+                "Reviewer {} was unregistered and can no longer decide approvals; register the user again (`kindgi reviewers register`) to restore them",
+                row.id
+            ),
+        )
+        .with_details(json!({"reviewerId": row.id})));
+    }
+    Ok(row)
 }

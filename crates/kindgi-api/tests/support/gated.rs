@@ -31,6 +31,10 @@ pub const GATED_TOOL: &str = "acme.write";
 pub const PAUSE_FLOW: &str = "acme.ask";
 /// The same gate with a 1 ms deadline per reviewer tier.
 pub const HASTY_AGENT: &str = "acme.hasty";
+/// The same gate, for a `senior` reviewer.
+pub const SENIOR_AGENT: &str = "acme.senior";
+/// The same gate with four eyes (`hitl.separateApprover: true`).
+pub const FOUR_EYES_AGENT: &str = "acme.four-eyes";
 /// A flow whose sub-flow (`acme.inner`) is one step of the gated agent.
 pub const OUTER_FLOW: &str = "acme.outer";
 /// A pausing step whose call waits 1 ms.
@@ -179,6 +183,14 @@ fn runtime(
             HASTY_AGENT,
             json!({"tools": {"overrides": {GATED_TOOL: "always_ask"}}, "timeoutMs": 1}),
         ),
+        (
+            SENIOR_AGENT,
+            json!({"tools": {"overrides": {GATED_TOOL: {"mode": "always_ask", "requiredRole": "senior"}}}}),
+        ),
+        (
+            FOUR_EYES_AGENT,
+            json!({"tools": {"overrides": {GATED_TOOL: "always_ask"}}, "separateApprover": true}),
+        ),
     ] {
         let mut agent = AgentSpec::new(id).with_tools(vec![GATED_TOOL]);
         agent.conversation_policy = Some(json!({ "hitl": policy }));
@@ -272,6 +284,21 @@ pub struct Twin {
 }
 
 impl Server {
+    /// The same state and runtime served on another socket, signing exports with `signer`.
+    pub async fn signed(&self, signer: Arc<kindgi_api::export_signing::ExportSigner>) -> String {
+        serve(
+            &self.state.clone().with_export_signer(Some(signer)),
+            &self.rt,
+        )
+        .await
+    }
+
+    /// A key of `acme` for the person `user` (made by the operator: no `createdBy`), with
+    /// `role`; the person is on no roster.
+    pub async fn person_key(&self, user: &str, role: KeyRole) -> String {
+        key(&self.state, "acme", Some(Principal::user(user)), role).await
+    }
+
     pub async fn twin(&self) -> Twin {
         let db = self.db.reopen().await.unwrap();
         let rt = runtime(&db, &self.writes, &self.tickets);

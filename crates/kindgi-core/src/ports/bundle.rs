@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use super::{ConversationLog, ProviderRegistry, RunStore, WaitStore};
+use super::{ConversationLog, ProviderRegistry, ReviewerRoster, RunStore, WaitStore};
 
-/// Runs and their journal, approvals and pauses, and agent turns' conversations, all kept by
-/// one backend.
+/// Runs and their journal, approvals and pauses, agent turns' conversations and the reviewer
+/// roster, all kept by one backend.
 #[derive(Clone)]
 pub struct StoragePorts {
     pub runs: Arc<dyn RunStore>,
@@ -17,6 +17,7 @@ pub struct StoragePorts {
     pub conversations: Arc<dyn ConversationLog>,
     /// The tenants' registered model providers (`/v1/providers`), read by the model router.
     pub providers: Arc<dyn ProviderRegistry>,
+    pub reviewers: Arc<dyn ReviewerRoster>,
 }
 
 impl std::fmt::Debug for StoragePorts {

@@ -24,6 +24,11 @@ pub enum ApprovalError {
     /// `403 insufficient-role`.
     #[error("Role {have} cannot decide an approval that requires {need}")]
     InsufficientRole { have: String, need: String },
+    /// `403 separate-approver-required`: four eyes, and the deciding person asked for it.
+    #[error(
+        "Approval {id} needs a separate approver: {requested_by} asked for it, so another reviewer must decide it"
+    )]
+    SeparateApproverRequired { id: String, requested_by: String },
     /// `409 run-already-terminal`, nothing recorded.
     #[error("Run {run_id} has already ended ({status})")]
     RunTerminal { run_id: String, status: String },
@@ -41,9 +46,17 @@ impl PartialEq for ApprovalError {
             (NotFound { id: a }, NotFound { id: b }) => a == b,
             (AlreadyDecided { id: a, status: s }, AlreadyDecided { id: b, status: t })
             | (Terminal { id: a, status: s }, Terminal { id: b, status: t }) => a == b && s == t,
-            (InsufficientRole { have: a, need: n }, InsufficientRole { have: b, need: m }) => {
-                a == b && n == m
-            }
+            (InsufficientRole { have: a, need: n }, InsufficientRole { have: b, need: m })
+            | (
+                SeparateApproverRequired {
+                    id: a,
+                    requested_by: n,
+                },
+                SeparateApproverRequired {
+                    id: b,
+                    requested_by: m,
+                },
+            ) => a == b && n == m,
             (
                 RunTerminal {
                     run_id: a,
@@ -68,6 +81,7 @@ impl ApprovalError {
             ApprovalError::AlreadyDecided { .. } => "approval-already-decided",
             ApprovalError::Terminal { .. } => "approval-terminal",
             ApprovalError::InsufficientRole { .. } => "insufficient-role",
+            ApprovalError::SeparateApproverRequired { .. } => "separate-approver-required",
             ApprovalError::RunTerminal { .. } => "run-already-terminal",
             ApprovalError::Store(_) => "store-unavailable",
         }

@@ -1,5 +1,5 @@
 //! A reviewer's decision on an approval (platform-api.md §4): checked (tenant, status,
-//! role, the run still going), then in one step of the wait store the approval row is moved
+//! role, four eyes, the run still going), then in one step of the wait store the approval row is moved
 //! on with a compare-and-set on its open status, an escalation's successor stored, and the
 //! decision journaled on the waiting run (`approval.completed`, then `wait.resumed` or
 //! `wait.cancelled`) — the loser of two concurrent decisions, on any server of the
@@ -25,8 +25,9 @@ fn lock_err(e: crate::runtime::RuntimeError) -> ApprovalError {
     ApprovalError::Store(e.into_storage("approvals.lock_for_answer"))
 }
 
-/// Whether `approval` may still be decided by a reviewer of `role`.
-fn check_decidable(approval: &Approval, role: ReviewerRole) -> Result<(), ApprovalError> {
+/// Whether `approval` may still be decided by the person `by` (`user:<id>`), a reviewer of
+/// `role`.
+fn check_decidable(approval: &Approval, role: ReviewerRole, by: &str) -> Result<(), ApprovalError> {
     let status = approval.status.as_str().to_owned();
     let id = approval.id.clone();
     match approval.status {
@@ -42,6 +43,12 @@ fn check_decidable(approval: &Approval, role: ReviewerRole) -> Result<(), Approv
         return Err(ApprovalError::InsufficientRole {
             have: role.as_str().to_owned(),
             need: approval.required_role.as_str().to_owned(),
+        });
+    }
+    if approval.separate_approver && approval.requested_by.as_deref() == Some(by) {
+        return Err(ApprovalError::SeparateApproverRequired {
+            id: approval.id.clone(),
+            requested_by: by.to_owned(),
         });
     }
     Ok(())
@@ -86,7 +93,7 @@ impl Runtime {
         id: &str,
         input: DecisionInput,
     ) -> Result<ApprovalCompletion, ApprovalError> {
-        let approval = self.decidable(tenant, id, input.reviewer_role).await?;
+        let approval = self.decidable(tenant, id, &input).await?;
         let run = self.approval_run(&approval).await?;
         let guard = match &run {
             Some(r) => Some(self.lock_for_answer(r).await.map_err(lock_err)?),
@@ -94,7 +101,7 @@ impl Runtime {
         };
         // Again under the lock: a concurrent decision, a timeout or the run's end may have
         // come first.
-        let approval = self.decidable(tenant, id, input.reviewer_role).await?;
+        let approval = self.decidable(tenant, id, &input).await?;
         let run = self.approval_run(&approval).await?;
         let now = now_millis();
         let decision = ApprovalDecision {
@@ -143,7 +150,7 @@ impl Runtime {
             .map_err(store_err)?;
         if !moved {
             // Another decision or the timeout came first: say which.
-            self.decidable(tenant, id, input.reviewer_role).await?;
+            self.decidable(tenant, id, &input).await?;
             return Err(ApprovalError::AlreadyDecided {
                 id: approval.id.clone(),
                 status: "decided".into(),
@@ -196,7 +203,7 @@ impl Runtime {
         &self,
         tenant: &str,
         id: &str,
-        role: ReviewerRole,
+        input: &DecisionInput,
     ) -> Result<Approval, ApprovalError> {
         let approval = self
             .shared
@@ -209,7 +216,7 @@ impl Runtime {
             // Withdrawn because its run ended: that is what the reviewer is told.
             self.approval_run(&approval).await?;
         }
-        check_decidable(&approval, role)?;
+        check_decidable(&approval, input.reviewer_role, &input.decided_by)?;
         Ok(approval)
     }
 

@@ -129,7 +129,15 @@ impl RunCtx {
             decided_at: None,
             expires_at: Some(format_millis(now.saturating_add(new.timeout_ms as i64))),
             decision: None,
-            requested_by: Some("system:runtime".to_owned()),
+            // Who started the run, when a person or service account did; else the runtime.
+            requested_by: Some(
+                self.run
+                    .meta
+                    .started_by_actor
+                    .clone()
+                    .unwrap_or_else(|| "system:runtime".to_owned()),
+            ),
+            separate_approver: new.separate_approver,
             withdrawn_because: None,
             escalated_from: None,
             escalated_to: None,

@@ -96,6 +96,9 @@ pub struct AgentHitl {
     pub tools: Option<ToolsPolicy>,
     pub default_reviewer_role: Option<ReviewerRole>,
     pub timeout_ms: Option<u64>,
+    /// `hitl.separateApprover` (four eyes): whoever started the run may not decide its
+    /// approvals.
+    pub separate_approver: bool,
 }
 
 /// A problem in a policy: where (a JSON Pointer into the definition) and what.
@@ -226,7 +229,7 @@ fn parse_hitl(h: &Map<String, Value>, out: &mut AgentHitl, issues: &mut Vec<Hitl
             )),
         }
     }
-    separate_approver_issues(h.get("separateApprover"), issues);
+    out.separate_approver = separate_approver(h.get("separateApprover"), issues);
     if let Some(tools) = h.get("tools") {
         out.tools = parse_tools(tools, issues);
     }
@@ -245,19 +248,20 @@ fn on_timeout_issue(v: Option<&Value>) -> Option<String> {
     }
 }
 
-/// `hitl.separateApprover` (four eyes): this runtime's approvals do not check who asked, so
-/// asking for it is refused rather than accepted and ignored; `false` is what it does.
-fn separate_approver_issues(v: Option<&Value>, issues: &mut Vec<HitlIssue>) {
-    let refuses = match v {
-        None | Some(Value::Bool(false)) => false,
-        Some(Value::Object(m)) => m.values().any(|v| v != &Value::Bool(false)),
-        Some(_) => true,
-    };
-    if refuses {
-        issues.push(issue(
-            "/conversationPolicy/hitl/separateApprover",
-            "hitl.separateApprover isn't supported by this runtime: its approvals don't check who asked for a call. Leave it out (or set it to false).",
-        ));
+/// `hitl.separateApprover` (four eyes): `true` or `false` (absent: `false`). With it, each
+/// approval records who started the run (`requestedBy`) and that person may not decide it
+/// (`403 separate-approver-required`).
+fn separate_approver(v: Option<&Value>, issues: &mut Vec<HitlIssue>) -> bool {
+    match v {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            issues.push(issue(
+                "/conversationPolicy/hitl/separateApprover",
+                "hitl.separateApprover must be true or false",
+            ));
+            false
+        }
     }
 }
 

@@ -105,6 +105,7 @@ pub(super) async fn pass(
                 "Conversation reached HITL threshold: {count} turns >= {threshold}"
             ),
             timeout_ms,
+            separate_approver: hitl.agent.separate_approver,
         }),
     };
     match ctx.wait(value_scope, request).await? {
