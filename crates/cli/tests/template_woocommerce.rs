@@ -136,19 +136,17 @@ fn the_woocommerce_template_reviews_orders_against_a_fake_store() {
         pack.listed("guardrails"),
         ["acme.woocommerce.no-customer-contact-details"]
     );
-    // gap: the store agent (`acme.woocommerce.store-agent`) is left out: its
-    // `conversationPolicy.hitl.separateApprover` is not supported by this runtime (another
-    // helper owns it), so neither it nor the mutating tools only it calls (refund,
-    // refund-large, set-price, publish-product) can be driven here. The dev server says why.
+    // The store agent (`conversationPolicy.hitl.separateApprover`: the approver must not be
+    // the person who asked; docs/approvals.md) is registered, not left out.
     let agents = pack.listed("agents");
+    for id in [
+        "acme.woocommerce.order-reviewer",
+        "acme.woocommerce.store-agent",
+    ] {
+        assert!(agents.contains(&id.to_owned()), "{agents:?}");
+    }
     assert!(
-        agents.contains(&"acme.woocommerce.order-reviewer".to_owned()),
-        "{agents:?}"
-    );
-    assert!(
-        pack.dev.stderr().contains(
-            "left out agent \"acme.woocommerce.store-agent\": /conversationPolicy/hitl/separateApprover"
-        ),
+        !pack.dev.stderr().contains("left out agent"),
         "{}",
         pack.dev.stderr()
     );
