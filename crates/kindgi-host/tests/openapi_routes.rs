@@ -304,6 +304,51 @@ fn gated_fixtures(rt: &kindgi_runtime::Runtime) -> Tickets {
 
 /// Approvals and waits: a gated turn's approval listed, read and approved; two paused runs
 /// answered, one through `/resume`, one on its link.
+/// Model providers, the reviewer roster and signed exports (issue 21).
+async fn walk_providers_and_reviewers(w: &mut Walk, unknown: &str) {
+    let provider = json!({
+        "metadata": {"id": "walk-provider", "region": "unspecified",
+            // No features: the official `CapabilityDescriptor.feature` is a `oneOf` of the
+            // Feature enum and any string, which a built-in feature matches twice, so no
+            // answer naming one passes a strict validator (a defect of the official schema).
+            "models": [{"name": "m1", "contextWindow": 8192, "features": [],
+                "cost": {"promptUsdPer1kTokens": 0, "completionUsdPer1kTokens": 0}}]},
+        "adapter_id": "@kindgi/adapter-model-openai-compat",
+        "adapter_config": {"baseUrl": "https://models.example.com/v1"}});
+    let (status, body) = w.call("post", "/v1/providers", Some(provider)).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(w.call("get", "/v1/providers", None).await.0, 200);
+    for suffix in ["", "/check", "/capabilities"] {
+        let path = format!("/v1/providers/walk-provider{suffix}");
+        assert_eq!(w.call("get", &path, None).await.0, 200, "{path}");
+    }
+    let path = "/v1/providers/walk-provider/unregister";
+    assert_eq!(w.call("post", path, Some(json!({}))).await.0, 200);
+
+    let (status, reviewer) = w
+        .call(
+            "post",
+            "/v1/approvals/reviewers",
+            Some(json!({"userId": "6f1d2c3b-0a4e-4b5f-9c8d-7e6f5a4b3c2d", "role": "standard"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{reviewer}");
+    // The standard ones only: the operator's bootstrap person (`admin`, auto-registered as
+    // an admin reviewer) has no UUID id, which `Reviewer.userId` documents (known gap).
+    let path = "/v1/approvals/reviewers?role=standard";
+    assert_eq!(w.call("get", path, None).await.0, 200);
+    let id = reviewer["id"].as_str().unwrap_or_default().to_owned();
+    let path = format!("/v1/approvals/reviewers/{id}");
+    assert_eq!(w.call("get", &path, None).await.0, 200);
+    let path = format!("/v1/approvals/reviewers/{id}/unregister");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
+
+    let keys = w.call("get", "/v1/export-signing-keys", None).await.0;
+    assert!(keys == 200 || keys == 404, "{keys}");
+    let path = format!("/v1/approvals/{unknown}/audit-bundle");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 404);
+}
+
 async fn walk_approvals_and_waits(w: &mut Walk, tickets: &Tickets, unknown: &str) {
     let (s, run) = w
         .call(
@@ -611,6 +656,7 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
         409
     );
     walk_approvals_and_waits(&mut w, &tickets, unknown).await;
+    walk_providers_and_reviewers(&mut w, unknown).await;
     assert_eq!(
         w.call("get", &format!("/v1/runs/{unknown}"), None).await.0,
         404

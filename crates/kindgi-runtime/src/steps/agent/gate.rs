@@ -180,7 +180,7 @@ pub(super) async fn review(
                 call.name
             ),
             timeout_ms: gate.timeout_ms,
-            separate_approver: step.hitl.agent.separate_approver,
+            separate_approver: step.hitl.agent.separate_approver.for_tool(&call.name),
         }),
     };
     match ctx.wait(step.value_scope, request).await? {

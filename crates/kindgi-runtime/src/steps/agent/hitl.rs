@@ -97,8 +97,24 @@ pub struct AgentHitl {
     pub default_reviewer_role: Option<ReviewerRole>,
     pub timeout_ms: Option<u64>,
     /// `hitl.separateApprover` (four eyes): whoever started the run may not decide its
-    /// approvals.
-    pub separate_approver: bool,
+    /// approvals — for every gate, or per tool.
+    pub separate_approver: SeparateApprover,
+}
+
+/// `hitl.separateApprover`: `true`/`false`, or `{default?, overrides?: {toolId: bool}}`
+/// (the official SDK's `SeparateApproverPolicy`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SeparateApprover {
+    /// For every gate without an override (and the session gate).
+    pub default: bool,
+    pub overrides: std::collections::BTreeMap<String, bool>,
+}
+
+impl SeparateApprover {
+    /// Whether `tool_id`'s approvals need a reviewer other than the person who asked.
+    pub fn for_tool(&self, tool_id: &str) -> bool {
+        self.overrides.get(tool_id).copied().unwrap_or(self.default)
+    }
 }
 
 /// A problem in a policy: where (a JSON Pointer into the definition) and what.
@@ -248,21 +264,60 @@ fn on_timeout_issue(v: Option<&Value>) -> Option<String> {
     }
 }
 
-/// `hitl.separateApprover` (four eyes): `true` or `false` (absent: `false`). With it, each
-/// approval records who started the run (`requestedBy`) and that person may not decide it
-/// (`403 separate-approver-required`).
-fn separate_approver(v: Option<&Value>, issues: &mut Vec<HitlIssue>) -> bool {
+/// `hitl.separateApprover` (four eyes): `true`, `false` or `{default?, overrides?}`
+/// (absent: `false`). With it, each approval records who started the run (`requestedBy`)
+/// and that person may not decide it (`403 separate-approver-required`).
+fn separate_approver(v: Option<&Value>, issues: &mut Vec<HitlIssue>) -> SeparateApprover {
+    const AT: &str = "/conversationPolicy/hitl/separateApprover";
+    let mut out = SeparateApprover::default();
     match v {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            issues.push(issue(
-                "/conversationPolicy/hitl/separateApprover",
-                "hitl.separateApprover must be true or false",
-            ));
-            false
+        None => {}
+        Some(Value::Bool(b)) => out.default = *b,
+        Some(Value::Object(m)) => {
+            for key in m
+                .keys()
+                .filter(|k| !matches!(k.as_str(), "default" | "overrides"))
+            {
+                issues.push(issue(
+                    &format!("{AT}/{key}"),
+                    "hitl.separateApprover takes only default and overrides",
+                ));
+            }
+            match m.get("default") {
+                None => {}
+                Some(Value::Bool(b)) => out.default = *b,
+                Some(_) => issues.push(issue(
+                    &format!("{AT}/default"),
+                    "hitl.separateApprover.default must be true or false",
+                )),
+            }
+            match m.get("overrides") {
+                None => {}
+                Some(Value::Object(o)) => {
+                    for (tool, flag) in o {
+                        match flag {
+                            Value::Bool(b) => {
+                                out.overrides.insert(tool.clone(), *b);
+                            }
+                            _ => issues.push(issue(
+                                &format!("{AT}/overrides/{tool}"),
+                                "hitl.separateApprover.overrides maps tool ids to true or false",
+                            )),
+                        }
+                    }
+                }
+                Some(_) => issues.push(issue(
+                    &format!("{AT}/overrides"),
+                    "hitl.separateApprover.overrides maps tool ids to true or false",
+                )),
+            }
         }
+        Some(_) => issues.push(issue(
+            AT,
+            "hitl.separateApprover must be true, false, or { default, overrides }",
+        )),
     }
+    out
 }
 
 fn parse_tools(v: &Value, issues: &mut Vec<HitlIssue>) -> Option<ToolsPolicy> {
@@ -791,5 +846,36 @@ mod tests {
             HitlMode::NeverAsk
         );
         assert_eq!(none.timeout_ms(), DEFAULT_WAIT_MS);
+    }
+}
+
+#[cfg(test)]
+mod separate_approver_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn per_tool_four_eyes_as_the_official_sdk_writes_it() {
+        let policy = json!({"hitl": {"separateApprover": {
+            "overrides": {"a.refund-large": true, "a.refund": false}
+        }}});
+        let hitl = parse_agent_hitl(Some(&policy)).unwrap();
+        assert!(hitl.separate_approver.for_tool("a.refund-large"));
+        assert!(!hitl.separate_approver.for_tool("a.refund"));
+        assert!(!hitl.separate_approver.for_tool("a.other"), "default false");
+        let all = parse_agent_hitl(Some(&json!({"hitl": {"separateApprover": true}}))).unwrap();
+        assert!(all.separate_approver.for_tool("anything"));
+        let bad = check_conversation_policy(
+            &json!({"hitl": {"separateApprover": {"default": "yes", "extra": 1, "overrides": {"x": 2}}}}),
+        );
+        let paths: Vec<&str> = bad.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/conversationPolicy/hitl/separateApprover/extra",
+                "/conversationPolicy/hitl/separateApprover/default",
+                "/conversationPolicy/hitl/separateApprover/overrides/x",
+            ]
+        );
     }
 }

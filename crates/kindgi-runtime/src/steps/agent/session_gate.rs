@@ -105,7 +105,7 @@ pub(super) async fn pass(
                 "Conversation reached HITL threshold: {count} turns >= {threshold}"
             ),
             timeout_ms,
-            separate_approver: hitl.agent.separate_approver,
+            separate_approver: hitl.agent.separate_approver.default,
         }),
     };
     match ctx.wait(value_scope, request).await? {
