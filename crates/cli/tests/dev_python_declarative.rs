@@ -15,7 +15,10 @@ use dev_common::*;
 
 /// A loopback HTTP server answering `{"status":"shipped"}` to every request; records each
 /// request's first line and `Authorization` header.
-fn status_server() -> (String, Arc<Mutex<Vec<(String, String)>>>) {
+/// Each request's first line and `Authorization` header.
+type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
+fn status_server() -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));

@@ -283,6 +283,24 @@ fn public_url_from(configured: Option<String>, addr: SocketAddr) -> String {
     format!("http://{ip}:{}", addr.port())
 }
 
+/// Tool calls' env values and secrets: the store's, with a pack folder's env files under
+/// them when the host has one ([`crate::dotenv`]).
+fn call_values(
+    db: &kindgi_store::Database,
+    config: &HostConfig,
+) -> std::sync::Arc<dyn kindgi_runtime::CallValues> {
+    let store: std::sync::Arc<dyn kindgi_runtime::CallValues> = std::sync::Arc::new(
+        ValuesStore::with_key(db.clone(), config.secrets_key.clone())
+            .serving(config.served_env.clone()),
+    );
+    match &config.secrets_dotenv {
+        Some(source) => {
+            std::sync::Arc::new(crate::dotenv::DotenvSecrets::new(store, source.clone()))
+        }
+        None => store,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::public_url_from;
@@ -304,23 +322,5 @@ mod tests {
         );
         assert_eq!(public_url_from(None, at("[::]:81")), "http://[::1]:81");
         assert_eq!(public_url_from(None, at("[::1]:82")), "http://[::1]:82");
-    }
-}
-
-/// Tool calls' env values and secrets: the store's, with a pack folder's env files under
-/// them when the host has one ([`crate::dotenv`]).
-fn call_values(
-    db: &kindgi_store::Database,
-    config: &HostConfig,
-) -> std::sync::Arc<dyn kindgi_runtime::CallValues> {
-    let store: std::sync::Arc<dyn kindgi_runtime::CallValues> = std::sync::Arc::new(
-        ValuesStore::with_key(db.clone(), config.secrets_key.clone())
-            .serving(config.served_env.clone()),
-    );
-    match &config.secrets_dotenv {
-        Some(source) => {
-            std::sync::Arc::new(crate::dotenv::DotenvSecrets::new(store, source.clone()))
-        }
-        None => store,
     }
 }

@@ -279,7 +279,7 @@ fn separate_approver(v: Option<&Value>, issues: &mut Vec<HitlIssue>) -> Separate
                 .filter(|k| !matches!(k.as_str(), "default" | "overrides"))
             {
                 issues.push(issue(
-                    &format!("{AT}/{key}"),
+                    format!("{AT}/{key}"),
                     "hitl.separateApprover takes only default and overrides",
                 ));
             }
@@ -287,7 +287,7 @@ fn separate_approver(v: Option<&Value>, issues: &mut Vec<HitlIssue>) -> Separate
                 None => {}
                 Some(Value::Bool(b)) => out.default = *b,
                 Some(_) => issues.push(issue(
-                    &format!("{AT}/default"),
+                    format!("{AT}/default"),
                     "hitl.separateApprover.default must be true or false",
                 )),
             }
@@ -300,14 +300,14 @@ fn separate_approver(v: Option<&Value>, issues: &mut Vec<HitlIssue>) -> Separate
                                 out.overrides.insert(tool.clone(), *b);
                             }
                             _ => issues.push(issue(
-                                &format!("{AT}/overrides/{tool}"),
+                                format!("{AT}/overrides/{tool}"),
                                 "hitl.separateApprover.overrides maps tool ids to true or false",
                             )),
                         }
                     }
                 }
                 Some(_) => issues.push(issue(
-                    &format!("{AT}/overrides"),
+                    format!("{AT}/overrides"),
                     "hitl.separateApprover.overrides maps tool ids to true or false",
                 )),
             }
