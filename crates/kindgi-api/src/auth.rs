@@ -18,6 +18,7 @@
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
+use kindgi_core::StartedBy;
 use kindgi_store::tokens::{HeldCapabilities, KeyStatus, PrincipalKind};
 
 use crate::error::ApiError;
@@ -46,11 +47,11 @@ pub struct Caller {
 impl Caller {
     /// A run's `startedBy` for runs this caller starts (§3.1 `startedByCaller`): a person →
     /// `person`; a service account, or a key that is its own principal → `key`.
-    pub fn started_by(&self) -> &'static str {
+    pub fn started_by(&self) -> StartedBy {
         match self.principal {
-            Some(Principal::User(_)) => "person",
+            Some(Principal::User(_)) => StartedBy::Person,
             // A service account's key, or a key that is its own principal.
-            Some(Principal::ServiceAccount(_)) | None => "key",
+            Some(Principal::ServiceAccount(_)) | None => StartedBy::Key,
         }
     }
 

@@ -67,8 +67,14 @@ pub fn run_json(run: &RunRecord, with_output: bool) -> Value {
         "agent",
         m.agent.as_ref().and_then(|a| serde_json::to_value(a).ok()),
     );
-    put(&mut o, "trigger", m.trigger.clone());
-    put(&mut o, "startedBy", m.started_by.as_ref().map(|s| json!(s)));
+    put(
+        &mut o,
+        "trigger",
+        m.trigger
+            .as_ref()
+            .and_then(|t| serde_json::to_value(t).ok()),
+    );
+    put(&mut o, "startedBy", m.started_by.map(|s| json!(s.as_str())));
     put(&mut o, "replayOf", m.replay_of.as_ref().map(|s| json!(s)));
     put(
         &mut o,

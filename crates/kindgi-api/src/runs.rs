@@ -277,7 +277,7 @@ async fn start(
             project_id: Some(project_id),
             segments: req.segments,
             trace_id: Some(trace.trace_id),
-            started_by: Some(caller.started_by().to_owned()),
+            started_by: Some(caller.started_by()),
             started_by_actor: caller.actor(),
             ..RunMeta::default()
         },

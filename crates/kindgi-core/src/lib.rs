@@ -20,8 +20,9 @@
 //! * **One copy of each shared id and constant** ([`ids`]): the record time format, the
 //!   wait-token id hash, [`ALL_TENANTS`], [`DEFAULT_WAIT_MS`], [`split_tool_ref`].
 //! * **Room for what comes next.** Claiming a run under a lease with a fencing token is an
-//!   extension trait beside [`RunStore`] (its doc says how); a trigger store is one more
-//!   record, port and pair of implementations in the same places.
+//!   extension trait beside [`RunStore`] (its doc says how). Each trigger kind (schedules,
+//!   webhooks, mail) is one more record, port and pair of implementations in the same
+//!   places; [`trigger`] holds the words they share with runs.
 
 pub mod approval;
 pub mod conversation;
@@ -32,6 +33,7 @@ pub mod memory;
 pub mod pause;
 pub mod ports;
 pub mod run;
+pub mod trigger;
 
 pub use error::{BoxError, StorageError};
 pub use ids::{
@@ -42,4 +44,8 @@ pub use memory::{MemoryRunStore, MemoryWaitStore};
 pub use ports::{
     CallValues, CheckError, CheckRequest, ConversationLog, DefinitionSource, GuardrailChecks,
     ReplayFilter, RunQuery, RunStore, TenantApprovalPolicy, WaitJournal, WaitStore,
+};
+pub use trigger::{
+    FireOutcome, Mailbox, OwnerKind, RunTrigger, StartedBy, TriggerKind, TriggerOwner,
+    TriggerStatus, Unattended,
 };

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::trigger::{RunTrigger, StartedBy, Unattended};
+
 /// A run's status. Terminal: completed, failed, cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -120,9 +122,9 @@ pub struct RunMeta {
     /// The W3C trace id (32 hex) of the request that started the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
-    /// `person | key | schedule | webhook | event`; absent when unattended.
+    /// Who or what started the run; absent only on runs stored before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_by: Option<String>,
+    pub started_by: Option<StartedBy>,
     /// Who started it, when a key's principal did: `user:<id>` | `service_account:<id>`
     /// (an approval's `requestedBy`, which four eyes checks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,7 +133,11 @@ pub struct RunMeta {
     pub agent: Option<RunAgent>,
     /// `{triggerId, kind, fireId, scheduledFor?}` for a run a trigger fired.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trigger: Option<Value>,
+    pub trigger: Option<RunTrigger>,
+    /// What the run's trigger lifts or lends it (`toolsAllowedUnattended`, a mail-started
+    /// run's mailbox); inherited by child runs.
+    #[serde(default, skip_serializing_if = "Unattended::is_empty")]
+    pub unattended: Unattended,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_of: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,8 +145,15 @@ pub struct RunMeta {
 }
 
 impl RunMeta {
+    /// True when a person is watching the run: only a run a person started (a run stored
+    /// before `startedBy` was recorded counts as unattended).
+    pub fn attended(&self) -> bool {
+        self.started_by.is_some_and(StartedBy::is_attended)
+    }
+
     /// What a child run (a sub-flow, an agent step's turn) inherits from its parent: the
-    /// project, segments, trace and `startedBy` (and who) — not the agent, trigger or replay.
+    /// project, segments, trace, `startedBy` (and who) and what its trigger lifts or lends —
+    /// not the agent, trigger or replay.
     pub fn for_child(&self) -> RunMeta {
         RunMeta {
             project_id: self.project_id.clone(),
@@ -148,6 +161,7 @@ impl RunMeta {
             trace_id: self.trace_id.clone(),
             started_by: self.started_by.clone(),
             started_by_actor: self.started_by_actor.clone(),
+            unattended: self.unattended.clone(),
             ..RunMeta::default()
         }
     }

@@ -19,7 +19,7 @@ fn meta() -> RunMeta {
             value: "acme".into(),
         }],
         trace_id: Some("0af7651916cd43dd8448eb211c80319c".into()),
-        started_by: Some("person".into()),
+        started_by: Some(kindgi_core::StartedBy::Person),
         ..RunMeta::default()
     }
 }

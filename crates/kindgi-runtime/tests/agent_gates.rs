@@ -656,7 +656,7 @@ async fn a_tool_that_needs_approval_when_unattended_is_gated_only_unattended() {
             RunOptions {
                 wait: true,
                 meta: kindgi_runtime::RunMeta {
-                    started_by: Some("person".into()),
+                    started_by: Some(kindgi_core::StartedBy::Person),
                     ..Default::default()
                 },
                 ..Default::default()

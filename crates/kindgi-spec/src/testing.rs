@@ -42,3 +42,24 @@ pub fn reference_or_skip<T>(test: &str, found: Option<T>, why: impl Display) -> 
     }
     found
 }
+
+/// The variable that names the official CLI (`kindgi` from PyPI `kindgi-cli`) to test with.
+pub const OFFICIAL_CLI_VAR: &str = "KINDGI_OFFICIAL_CLI";
+
+/// The official CLI: `$KINDGI_OFFICIAL_CLI`, else `.venv/bin/kindgi` at the workspace root
+/// (where `scripts/setup-reference` installs it) — or, when it is missing, the
+/// reference-skip rule for `test` and `None`.
+#[track_caller]
+pub fn official_cli(test: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os(OFFICIAL_CLI_VAR)
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/kindgi")
+        });
+    let found = path.exists().then_some(path.clone());
+    reference_or_skip(
+        test,
+        found,
+        format_args!("the official CLI is not at {}", path.display()),
+    )
+}

@@ -21,6 +21,7 @@ use kindgi_core::StorageError;
 use kindgi_core::ids::{format_millis, parse_millis};
 use kindgi_core::ports::{RunQuery, RunStore};
 use kindgi_core::run::{JournalEntry, JournalKind, RunAgent, RunMeta, RunRecord, RunStatus};
+use kindgi_core::trigger::StartedBy;
 use serde_json::Value;
 use sqlx::Row;
 
@@ -98,7 +99,7 @@ const ADDED_COLUMNS: &[&str] = &[
     "project_id",
     "segments", // JSON array of {key, value}
     "trace_id",
-    "started_by", // person | key | schedule | webhook | event
+    "started_by", // person | key | schedule | webhook | event | mail
     "agent",      // JSON {id, version, conversationId?, via?}
     "agent_id",
     "agent_version",
@@ -107,6 +108,7 @@ const ADDED_COLUMNS: &[&str] = &[
     "replay_of",
     "eval_run_id",
     "started_by_actor", // user:<id> | service_account:<id>
+    "unattended",       // {toolsAllowed?, mailbox?} (kindgi_core::Unattended)
 ];
 
 /// Indexes over the added columns (created after the columns exist).
@@ -185,6 +187,14 @@ fn parse_json(what: &str, text: Option<String>) -> Result<Option<Value>, StoreEr
 }
 
 /// A stored JSON column as its record type (`null` or absent is `None`).
+/// The `started_by` column as its word (an unknown word is a corrupt row, named).
+fn started_by(what: &str, text: Option<String>) -> Result<Option<StartedBy>, StoreError> {
+    text.map(|t| {
+        StartedBy::parse(&t).ok_or_else(|| corrupt(what, format!("unknown startedBy \"{t}\"")))
+    })
+    .transpose()
+}
+
 fn typed<T: serde::de::DeserializeOwned>(
     what: &str,
     v: Option<Value>,
@@ -214,11 +224,7 @@ fn segments_json(meta: &RunMeta) -> Option<String> {
 
 /// The filterable copy of the trigger's `triggerId`.
 fn trigger_id(meta: &RunMeta) -> Option<String> {
-    meta.trigger
-        .as_ref()
-        .and_then(|t| t.get("triggerId"))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
+    meta.trigger.as_ref().map(|t| t.trigger_id.clone())
 }
 
 macro_rules! col {
@@ -258,9 +264,11 @@ macro_rules! run_from_row {
                 segments: typed(&what, parse_json(&what, col!(row, "segments"))?)?
                     .unwrap_or_default(),
                 trace_id: col!(row, "trace_id"),
-                started_by: col!(row, "started_by"),
+                started_by: started_by(&what, col!(row, "started_by"))?,
                 agent: typed::<RunAgent>(&what, parse_json(&what, col!(row, "agent"))?)?,
-                trigger: parse_json(&what, col!(row, "run_trigger"))?,
+                trigger: typed(&what, parse_json(&what, col!(row, "run_trigger"))?)?,
+                unattended: typed(&what, parse_json(&what, col!(row, "unattended"))?)?
+                    .unwrap_or_default(),
                 replay_of: col!(row, "replay_of"),
                 eval_run_id: col!(row, "eval_run_id"),
                 started_by_actor: col!(row, "started_by_actor"),
@@ -307,14 +315,14 @@ macro_rules! bind_update {
 const RUN_COLUMNS: &str = "id, tenant_id, flow_id, flow_version, status, dry_run, input, output, \
      failure_message, parent_run_id, parent_node_id, options, created_at, updated_at, completed_at, \
      project_id, segments, trace_id, started_by, agent, agent_id, agent_version, run_trigger, \
-     trigger_id, replay_of, eval_run_id, started_by_actor";
+     trigger_id, replay_of, eval_run_id, started_by_actor, unattended";
 
 const INSERT_RUN: &str = "INSERT INTO runs (id, tenant_id, flow_id, flow_version, status, dry_run, \
      input, output, failure_message, parent_run_id, parent_node_id, options, created_at, updated_at, \
      completed_at, project_id, segments, trace_id, started_by, agent, agent_id, agent_version, \
-     run_trigger, trigger_id, replay_of, eval_run_id, started_by_actor) VALUES ($1, $2, $3, $4, $5, \
-     $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, \
-     $26, $27)";
+     run_trigger, trigger_id, replay_of, eval_run_id, started_by_actor, unattended) VALUES ($1, $2, \
+     $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
+     $23, $24, $25, $26, $27, $28)";
 
 const UPDATE_RUN: &str = "UPDATE runs SET status = $2, output = $3, failure_message = $4, \
      updated_at = $5, completed_at = $6 WHERE id = $1";
@@ -486,7 +494,15 @@ impl RunStore for RunsStore {
         let output = run.output.as_ref().map(json_text);
         let agent = m.agent.as_ref().and_then(|a| serde_json::to_value(a).ok());
         let agent = agent.as_ref().map(json_text);
-        let trigger = m.trigger.as_ref().map(json_text);
+        let trigger = m
+            .trigger
+            .as_ref()
+            .and_then(|t| serde_json::to_value(t).ok());
+        let trigger = trigger.as_ref().map(json_text);
+        let unattended = (!m.unattended.is_empty())
+            .then(|| serde_json::to_value(&m.unattended).ok())
+            .flatten();
+        let unattended = unattended.as_ref().map(json_text);
         crate::on_pool!(self.db, write, |pool| {
             sqlx::query(INSERT_RUN)
                 .bind(&run.id)
@@ -507,7 +523,7 @@ impl RunStore for RunsStore {
                 .bind(&m.project_id)
                 .bind(segments_json(m))
                 .bind(&m.trace_id)
-                .bind(&m.started_by)
+                .bind(m.started_by.map(StartedBy::as_str))
                 .bind(&agent)
                 .bind(m.agent.as_ref().map(|a| a.id.clone()))
                 .bind(m.agent.as_ref().map(|a| a.version.clone()))
@@ -516,6 +532,7 @@ impl RunStore for RunsStore {
                 .bind(&m.replay_of)
                 .bind(&m.eval_run_id)
                 .bind(&m.started_by_actor)
+                .bind(&unattended)
                 .execute(pool)
                 .await
                 .map(|_| ())

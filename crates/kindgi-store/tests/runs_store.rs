@@ -93,7 +93,7 @@ async fn old_tables_are_migrated(kind: DatabaseKind) {
             value: "acme".into(),
         }],
         trace_id: Some("0af7651916cd43dd8448eb211c80319c".into()),
-        started_by: Some("person".into()),
+        started_by: Some(kindgi_core::StartedBy::Person),
         started_by_actor: Some("user:u1".into()),
         agent: Some(agent("a")),
         trigger: Some(json!({"triggerId": "t", "kind": "schedule", "fireId": "x"})),
@@ -120,12 +120,22 @@ async fn lists_filter_and_page(kind: DatabaseKind) {
         if id == "b" {
             r.status = RunStatus::Failed;
             r.meta.agent = Some(agent("ag"));
-            r.meta.trigger = Some(json!({"triggerId": "t1", "kind": "webhook"}));
+            r.meta.trigger = Some(kindgi_core::RunTrigger {
+                trigger_id: "t1".into(),
+                kind: kindgi_core::TriggerKind::Webhook,
+                fire_id: "f-t1".into(),
+                scheduled_for: None,
+            });
         }
         if id == "c" {
             // Another trigger, and an agent of another id: the filters tell them apart.
             r.meta.agent = Some(agent("other"));
-            r.meta.trigger = Some(json!({"triggerId": "t2", "kind": "webhook"}));
+            r.meta.trigger = Some(kindgi_core::RunTrigger {
+                trigger_id: "t2".into(),
+                kind: kindgi_core::TriggerKind::Webhook,
+                fire_id: "f-t2".into(),
+                scheduled_for: None,
+            });
         }
         if id == "d" {
             r.meta.replay_of = Some("a".into());

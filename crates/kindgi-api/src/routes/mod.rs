@@ -31,5 +31,6 @@ pub mod service_accounts;
 pub mod tenant;
 pub mod tokens;
 pub mod tools;
+pub mod unattended;
 pub mod values;
 pub mod waits;

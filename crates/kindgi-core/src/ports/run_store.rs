@@ -56,12 +56,7 @@ impl RunQuery {
         };
         let created = parse_millis(&r.created_at);
         let agent = r.meta.agent.as_ref();
-        let trigger_id = r
-            .meta
-            .trigger
-            .as_ref()
-            .and_then(|t| t.get("triggerId"))
-            .and_then(Value::as_str);
+        let trigger_id = r.meta.trigger.as_ref().map(|t| t.trigger_id.as_str());
         eq(&self.tenant_id, Some(&r.tenant_id))
             && eq(&self.project_id, r.meta.project_id.as_deref())
             && (self.statuses.is_empty() || self.statuses.contains(&r.status))

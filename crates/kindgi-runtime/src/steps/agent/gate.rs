@@ -94,8 +94,7 @@ pub(super) async fn decide(
 ) -> Result<Option<GateRecord>, Failure> {
     let key = format!("{GATE_KEY_PREFIX}{}", call.id);
     let m = tool.manifest();
-    let unattended =
-        ctx.run.meta.started_by.as_deref() != Some("person") && m.needs_approval_when_unattended();
+    let unattended = !ctx.run.meta.attended() && m.needs_approval_when_unattended();
     let recorded_before = ctx
         .replay
         .values
