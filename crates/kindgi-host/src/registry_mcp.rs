@@ -2,21 +2,23 @@
 //! server a tool's `mcpEndpoint` names, connected on first use under the host's policy and
 //! kept for the calls after it.
 //!
-//! An endpoint that authenticates with a `secretRef` (platform-api.md §6) is connected with
-//! the secret the *run* resolves, on each call: the value comes through the call's
-//! `ToolContext.secrets` (the run's masking resolver, so the run's journal masks it), is sent
-//! as `Authorization: Bearer <value>`, and a connection is reused only by calls that resolved
-//! the same value — a rotated secret opens a new connection, and one tenant's connection
-//! never serves another's credential. The reference is read from the endpoint's record when
-//! the tool is resolved, so it is the one registered now, not one copied into the tool.
+//! An endpoint that authenticates (platform-api.md §6: a `secretRef`, or `auth` with
+//! `basic`, `header` or `oauth2-client-credentials`; see `kindgi_mcp::auth`) is connected
+//! with the secrets the *run* resolves, on each call: the values come through the call's
+//! `ToolContext.secrets` (the run's masking resolver, so the run's journal masks them), are
+//! turned into the plan's headers (asking the token endpoint, for client credentials), and a
+//! connection is reused only by calls that made the same headers — a rotated secret or a new
+//! access token opens a new connection, and one tenant's connection never serves another's
+//! credential. The plan is read from the endpoint's record when the tool is resolved, so it is
+//! the one registered now, not one copied into the tool.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use kindgi_mcp::auth::{AuthHeaders, AuthPlan, SecretValues};
 use kindgi_mcp::{
-    BearerToken, ConnectOptions, DEFAULT_CALL_TIMEOUT, Endpoint, McpClient, McpSource,
-    mcp_dispatchers,
+    ConnectOptions, DEFAULT_CALL_TIMEOUT, Endpoint, McpClient, McpSource, mcp_dispatchers,
 };
 use kindgi_runtime::{RegistryToolError, ToolDispatcher};
 use kindgi_spec::ToolManifest;
@@ -41,11 +43,11 @@ pub struct McpPolicy {
 /// A server's tools as dispatchers, by the server's own tool name.
 type McpTools = HashMap<String, Arc<dyn ToolDispatcher>>;
 
-/// One connection's identity: the address and the credential it was made with.
+/// One connection's identity: the address and a digest of the credential it was made with.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {
     address: String,
-    bearer: Option<String>,
+    credential: Option<String>,
 }
 
 /// The kept connections' tools, and the order they were made in (for letting go of the oldest).
@@ -70,13 +72,6 @@ impl std::fmt::Debug for RegistryMcp {
             .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
-}
-
-/// The secret an endpoint authenticates with: `secretRef {envName, name}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct SecretRef {
-    env_name: String,
-    name: String,
 }
 
 impl RegistryMcp {
@@ -104,24 +99,27 @@ impl RegistryMcp {
             return Ok(None);
         };
         let name = kindgi_mcp::mcp_tool_name(manifest).to_owned();
-        match self.secret_ref(tenant, manifest).await? {
-            None => self.dispatcher(&address, &name, None).await,
-            Some(secret) => Ok(Some(Arc::new(AuthedMcpTool {
+        match self.auth_plan(tenant, manifest).await? {
+            AuthPlan::None => {
+                self.dispatcher(&address, &name, &AuthHeaders::default())
+                    .await
+            }
+            plan => Ok(Some(Arc::new(AuthedMcpTool {
                 manifest: manifest.clone(),
                 address,
                 name,
-                secret,
+                plan,
                 mcp: self.clone(),
             }))),
         }
     }
 
-    /// The `secretRef` of the endpoint that registered `manifest` (`metadata.mcp.endpointId`).
-    async fn secret_ref(
+    /// How the endpoint that registered `manifest` (`metadata.mcp.endpointId`) signs in.
+    async fn auth_plan(
         &self,
         tenant: &str,
         manifest: &ToolManifest,
-    ) -> Result<Option<SecretRef>, RegistryToolError> {
+    ) -> Result<AuthPlan, RegistryToolError> {
         let (Some(store), Some(endpoint_id)) = (
             &self.endpoints,
             manifest
@@ -131,7 +129,7 @@ impl RegistryMcp {
                 .and_then(|m| m.get("endpointId"))
                 .and_then(Value::as_str),
         ) else {
-            return Ok(None);
+            return Ok(AuthPlan::None);
         };
         let record = store.get(tenant, endpoint_id).await.map_err(|e| {
             RegistryToolError::EndpointUnreadable {
@@ -139,40 +137,25 @@ impl RegistryMcp {
                 source: Box::new(e),
             }
         })?;
-        Ok(record
-            .as_ref()
-            .and_then(|r| r.body.get("secretRef"))
-            .map(|reference| {
-                let text = |key: &str| {
-                    reference
-                        .get(key)
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned()
-                };
-                SecretRef {
-                    env_name: text("envName"),
-                    name: text("name"),
-                }
-            }))
+        Ok(record.map_or(AuthPlan::None, |r| AuthPlan::of_registration(&r.body)))
     }
 
-    /// The tool `name` of the server at `address` connected with `bearer`: a kept connection,
+    /// The tool `name` of the server at `address` connected with `auth`: a kept connection,
     /// or a new one (made without holding the lock, so a slow server delays only its callers).
     async fn dispatcher(
         &self,
         address: &str,
         name: &str,
-        bearer: Option<&str>,
+        auth: &AuthHeaders,
     ) -> Result<Option<Arc<dyn ToolDispatcher>>, RegistryToolError> {
         let key = Key {
             address: address.to_owned(),
-            bearer: bearer.map(str::to_owned),
+            credential: auth.fingerprint(),
         };
         if let Some(tools) = self.servers.lock().await.tools.get(&key) {
             return Ok(tools.get(name).cloned());
         }
-        let tools = self.connect(address, bearer).await?;
+        let tools = self.connect(address, auth).await?;
         let found = tools.get(name).cloned();
         let mut kept = self.servers.lock().await;
         if !kept.tools.contains_key(&key) {
@@ -190,7 +173,7 @@ impl RegistryMcp {
     async fn connect(
         &self,
         address: &str,
-        bearer: Option<&str>,
+        auth: &AuthHeaders,
     ) -> Result<McpTools, RegistryToolError> {
         let endpoint = Endpoint::parse(address).map_err(|e| RegistryToolError::BadAddress {
             address: address.to_owned(),
@@ -203,13 +186,13 @@ impl RegistryMcp {
         }
         let options = ConnectOptions {
             egress: self.policy.egress.clone(),
-            bearer: bearer.map(BearerToken::new),
+            auth: auth.clone(),
             ..ConnectOptions::default()
         };
         // What the server answers may quote the credential it was sent.
         let mask = SecretMask::new();
-        if let Some(b) = bearer {
-            mask.add(b);
+        for (_, value) in auth.iter() {
+            mask.add(value);
         }
         let client = McpClient::connect_to(endpoint, options)
             .await
@@ -239,7 +222,7 @@ struct AuthedMcpTool {
     address: String,
     /// The server's own name of the tool.
     name: String,
-    secret: SecretRef,
+    plan: AuthPlan,
     mcp: RegistryMcp,
 }
 
@@ -266,20 +249,34 @@ impl ToolDispatcher for AuthedMcpTool {
     }
 
     async fn call(&self, input: Value, ctx: ToolContext) -> Result<Value, ToolCallError> {
-        let SecretRef { env_name, name } = &self.secret;
+        let what = self.plan.describe();
         let Some(resolver) = &ctx.secrets else {
             return Err(self.not_run(format!(
-                "its MCP endpoint authenticates with secret \"{name}\", and this call has no way to resolve secrets"
+                "its MCP endpoint signs in with its {what}, and this call has no way to resolve secrets"
             )));
         };
-        let value = resolver.resolve(env_name, name).await.map_err(|why| {
-            self.not_run(format!(
-                "secret \"{name}\" (its MCP endpoint's secretRef) could not be resolved in env \"{env_name}\": {why}"
-            ))
-        })?;
+        let mut values = SecretValues::new();
+        for secret in self.plan.secrets() {
+            let (env_name, name) = (&secret.env_name, &secret.name);
+            let value = resolver.resolve(env_name, name).await.map_err(|why| {
+                self.not_run(format!(
+                    "secret \"{name}\" (its MCP endpoint's {what}) could not be resolved in env \"{env_name}\": {why}"
+                ))
+            })?;
+            values.insert(secret.clone(), value);
+        }
+        let mask = SecretMask::new();
+        for value in values.values() {
+            mask.add(value);
+        }
+        let (auth, _) = self
+            .plan
+            .headers(&values, &self.mcp.policy.egress)
+            .await
+            .map_err(|e| self.not_run(mask.mask_str(&e.to_string()).into_owned()))?;
         let tool = self
             .mcp
-            .dispatcher(&self.address, &self.name, Some(&value))
+            .dispatcher(&self.address, &self.name, &auth)
             .await
             .map_err(|why| self.not_run(why.to_string()))?
             .ok_or_else(|| {

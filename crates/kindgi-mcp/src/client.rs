@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::AuthHeaders;
 use crate::diag::Diagnostics;
 use crate::endpoint::Endpoint;
 use crate::error::McpError;
@@ -44,9 +45,10 @@ pub struct ConnectOptions {
     /// The addresses the HTTP transports may reach (default: any). A stdio endpoint is not
     /// a connection; whether one may run is the host's decision.
     pub egress: EgressPolicy,
-    /// Sent as `Authorization: Bearer <token>` on every HTTP request of both HTTP
-    /// transports (a registered endpoint's `secretRef`); unused for stdio.
-    pub bearer: Option<BearerToken>,
+    /// Sent on every HTTP request of both HTTP transports (a registered endpoint's
+    /// `secretRef` or `auth`, see [`crate::auth`]); unused for stdio. A connection that
+    /// sends any follows no redirect.
+    pub auth: AuthHeaders,
 }
 
 impl Default for ConnectOptions {
@@ -55,30 +57,30 @@ impl Default for ConnectOptions {
             timeout: DEFAULT_TIMEOUT,
             manifest: ManifestOptions::default(),
             egress: EgressPolicy::open(),
-            bearer: None,
+            auth: AuthHeaders::default(),
         }
     }
 }
 
-/// A bearer token; `Debug` never prints it.
-#[derive(Clone)]
-pub struct BearerToken(String);
-
-impl BearerToken {
-    pub fn new(token: impl Into<String>) -> Self {
-        Self(token.into())
-    }
-
-    /// The token, to send.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for BearerToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("BearerToken(<redacted>)")
-    }
+/// The endpoint's sign-in headers as rmcp's streamable HTTP transport takes them (marked
+/// sensitive).
+fn custom_headers(
+    auth: &AuthHeaders,
+) -> Result<
+    std::collections::HashMap<reqwest013::header::HeaderName, reqwest013::header::HeaderValue>,
+    String,
+> {
+    auth.iter()
+        .map(|(name, value)| {
+            let bad =
+                || format!("the endpoint's auth header \"{name}\" is not a valid HTTP header");
+            let name =
+                reqwest013::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+            let mut value = reqwest013::header::HeaderValue::from_str(value).map_err(|_| bad())?;
+            value.set_sensitive(true);
+            Ok((name, value))
+        })
+        .collect()
 }
 
 /// A live connection to one MCP server. Calls may run concurrently. Dropping it ends
@@ -181,10 +183,9 @@ impl McpClient {
                 let served = tokio::time::timeout(options.timeout, async {
                     egress::check(&options.egress, &text, url).await?;
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                    if let Some(token) = &options.bearer {
-                        config = config.auth_header(token.expose());
-                    }
-                    let transport = match egress::streamable_client(&options.egress)
+                    config = config
+                        .custom_headers(custom_headers(&options.auth).map_err(&connect_error)?);
+                    let transport = match egress::streamable_client(&options.egress, &options.auth)
                         .map_err(&connect_error)?
                     {
                         None => StreamableHttpClientTransport::from_config(config),
@@ -212,11 +213,9 @@ impl McpClient {
             Endpoint::Sse { url } => {
                 let opened = tokio::time::timeout(options.timeout, async {
                     egress::check(&options.egress, &text, url).await?;
-                    let client = egress::sse_client(&options.egress).map_err(&connect_error)?;
-                    let bearer = options.bearer.as_ref().map(BearerToken::expose);
-                    let transport = sse::connect(url, client, bearer)
-                        .await
+                    let client = egress::sse_client(&options.egress, &options.auth)
                         .map_err(&connect_error)?;
+                    let transport = sse::connect(url, client).await.map_err(&connect_error)?;
                     let diag = transport.diagnostics.clone();
                     let reader = transport.reader;
                     match client_config()

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use kindgi_tools::egress::{EgressError, EgressPolicy};
 use url::Url;
 
+use crate::auth::AuthHeaders;
 use crate::endpoint::Endpoint;
 use crate::error::McpError;
 
@@ -47,10 +48,13 @@ pub(crate) fn ensure_crypto_provider() {
 /// default: no idle pooling, same-origin 307/308 redirects only.
 pub(crate) fn streamable_client(
     policy: &EgressPolicy,
+    auth: &AuthHeaders,
 ) -> Result<Option<reqwest013::Client>, String> {
-    if policy.is_open() {
+    if policy.is_open() && auth.is_empty() {
         return Ok(None);
     }
+    // Credentials are never sent on to where a redirect points.
+    let signs_in = !auth.is_empty();
     // reqwest 0.13 without a crypto provider panics when a client is built.
     ensure_crypto_provider();
     let resolver: Arc<dyn reqwest013::dns::Resolve> = Arc::new(Resolver013(policy.clone()));
@@ -65,7 +69,7 @@ pub(crate) fn streamable_client(
                 .first()
                 .is_some_and(|first| first.origin() == attempt.url().origin());
             let keeps_body = matches!(attempt.status().as_u16(), 307 | 308);
-            if !same_origin || !keeps_body {
+            if signs_in || !same_origin || !keeps_body {
                 attempt.stop()
             } else if attempt.previous().len() > MAX_REDIRECTS {
                 attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
@@ -81,13 +85,24 @@ pub(crate) fn streamable_client(
 }
 
 /// The legacy-SSE client under `policy` (`None`: the shared one).
-pub(crate) fn sse_client(policy: &EgressPolicy) -> Result<Option<reqwest::Client>, String> {
-    if policy.is_open() {
+pub(crate) fn sse_client(
+    policy: &EgressPolicy,
+    auth: &AuthHeaders,
+) -> Result<Option<reqwest::Client>, String> {
+    if policy.is_open() && auth.is_empty() {
         return Ok(None);
     }
+    // Credentials are never sent on to where a redirect points.
+    let redirect = if auth.is_empty() {
+        policy.redirect_policy(MAX_REDIRECTS)
+    } else {
+        reqwest::redirect::Policy::none()
+    };
+    let headers = auth.header_map().map_err(|e| e.to_string())?;
     policy
         .client_builder()
-        .redirect(policy.redirect_policy(MAX_REDIRECTS))
+        .default_headers(headers)
+        .redirect(redirect)
         .build()
         .map(Some)
         .map_err(|e| format!("the HTTP client could not be set up: {e}"))
@@ -153,7 +168,9 @@ mod tests {
     #[tokio::test]
     async fn the_streamable_client_resolves_through_the_policy() {
         let (port, accepted) = listener("127.0.0.1", "HTTP/1.1 200 OK\r\n\r\n".into()).await;
-        let client = streamable_client(&policy("127.0.0.3/32")).unwrap().unwrap();
+        let client = streamable_client(&policy("127.0.0.3/32"), &AuthHeaders::default())
+            .unwrap()
+            .unwrap();
         let err = client
             .get(format!("http://localhost:{port}/mcp"))
             .send()
@@ -162,7 +179,11 @@ mod tests {
         let refused = EgressError::find_in(&err).expect("the refusal, typed");
         assert!(matches!(refused, EgressError::Refused { host, .. } if host == "localhost"));
         assert_eq!(accepted.load(Ordering::SeqCst), 0);
-        assert!(streamable_client(&EgressPolicy::open()).unwrap().is_none());
+        assert!(
+            streamable_client(&EgressPolicy::open(), &AuthHeaders::default())
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[tokio::test]
@@ -175,7 +196,9 @@ mod tests {
             ),
         )
         .await;
-        let client = sse_client(&policy("127.0.0.3/32")).unwrap().unwrap();
+        let client = sse_client(&policy("127.0.0.3/32"), &AuthHeaders::default())
+            .unwrap()
+            .unwrap();
         let err = client
             .get(format!("http://127.0.0.3:{allowed}/sse"))
             .send()

@@ -12,6 +12,7 @@
 //! [`ConnectOptions::egress`] applies the host's address policy to the HTTP transports
 //! (`kindgi server` sets it for endpoints a tenant registered).
 
+pub mod auth;
 mod client;
 mod diag;
 pub mod dispatch;
@@ -24,7 +25,8 @@ mod sse;
 mod stdio;
 pub mod tools;
 
-pub use client::{BearerToken, ConnectOptions, DEFAULT_TIMEOUT, McpClient};
+pub use auth::{AuthHeaders, AuthPlan};
+pub use client::{ConnectOptions, DEFAULT_TIMEOUT, McpClient};
 pub use dispatch::mcp_dispatchers;
 pub use egress::check_endpoint;
 pub use endpoint::Endpoint;

@@ -113,21 +113,18 @@ pub(crate) struct SseTransport {
 }
 
 /// Opens the event stream and waits for the `endpoint` event, over `client` (one built
-/// under the host's egress policy) or the shared one.
+/// under the host's egress policy, carrying the endpoint's sign-in headers) or the shared one.
 pub(crate) async fn connect(
     url: &Url,
     client: Option<reqwest::Client>,
-    bearer: Option<&str>,
 ) -> Result<SseTransport, String> {
     let client = match client {
         Some(c) => c,
         None => shared_client()?,
     };
-    let mut get = client.get(url.clone()).header(ACCEPT, "text/event-stream");
-    if let Some(token) = bearer {
-        get = get.bearer_auth(token);
-    }
-    let response = get
+    let response = client
+        .get(url.clone())
+        .header(ACCEPT, "text/event-stream")
         .send()
         .await
         .map_err(|e| format!("GET {url} failed: {}", describe(&e)))?;
@@ -208,17 +205,17 @@ pub(crate) async fn connect(
         ));
     }
 
-    let bearer = bearer.map(str::to_owned);
     let sink = futures::sink::unfold(
-        (client, post_url, bearer),
-        |(client, post_url, bearer), message: ClientJsonRpcMessage| async move {
-            let mut post = client.post(post_url.clone()).json(&message);
-            if let Some(token) = &bearer {
-                post = post.bearer_auth(token);
-            }
-            let response = post.send().await.map_err(|e| {
-                std::io::Error::other(format!("POST {post_url} failed: {}", describe(&e)))
-            })?;
+        (client, post_url),
+        |(client, post_url), message: ClientJsonRpcMessage| async move {
+            let response = client
+                .post(post_url.clone())
+                .json(&message)
+                .send()
+                .await
+                .map_err(|e| {
+                    std::io::Error::other(format!("POST {post_url} failed: {}", describe(&e)))
+                })?;
             let status = response.status();
             if !status.is_success() {
                 let text = body_prefix(response, ERROR_BODY_CHARS).await;
@@ -226,7 +223,7 @@ pub(crate) async fn connect(
                     "POST {post_url} answered {status}: {text}"
                 )));
             }
-            Ok((client, post_url, bearer))
+            Ok((client, post_url))
         },
     );
     let stream =
@@ -261,7 +258,7 @@ async fn body_prefix(mut response: reqwest::Response, chars: usize) -> String {
         .collect()
 }
 
-fn describe(error: &dyn std::error::Error) -> String {
+pub(crate) fn describe(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -1,21 +1,23 @@
-//! A registered MCP endpoint's `secretRef` (platform-api.md §6: sent as
-//! `Authorization: Bearer <value>`), resolved for the endpoint's tenant — its project's
-//! secret, else the tenant's — each time the endpoint is connected (register, re-sync, boot,
-//! proxy). The value lives only in the connection's options, never in the stored record;
-//! every reason a connection gives is masked with it before it is stored or answered.
+//! A registered MCP endpoint's credential (platform-api.md §6: a `secretRef` sent as
+//! `Authorization: Bearer <value>`, or `auth` — `basic`, `header`,
+//! `oauth2-client-credentials`; see `kindgi_mcp::auth`), resolved for the endpoint's tenant —
+//! its project's secrets, else the tenant's — each time the endpoint is connected (register,
+//! re-sync, boot, proxy). The values (and an access token asked for with them) live only in
+//! the connection's options, never in the stored record; every reason a connection gives is
+//! masked with them before it is stored or answered.
 
 use std::sync::Arc;
 
-use kindgi_mcp::BearerToken;
+use kindgi_mcp::auth::{AuthHeaders, AuthPlan, SecretValues};
 use kindgi_store::mcp_endpoints::McpEndpointRecord;
 use kindgi_store::values::ValuesStore;
+use kindgi_tools::egress::EgressPolicy;
 use kindgi_tools::secret_mask::SecretMask;
-use serde_json::Value;
 
 /// What a connection to one endpoint sends, and the mask that hides it.
 #[derive(Debug)]
 pub struct EndpointAuth {
-    pub bearer: Option<BearerToken>,
+    pub headers: AuthHeaders,
     pub mask: Arc<SecretMask>,
 }
 
@@ -33,42 +35,37 @@ pub async fn resolve(
     values: &ValuesStore,
     record: &McpEndpointRecord,
     project_id: &str,
+    egress: &EgressPolicy,
 ) -> Result<EndpointAuth, String> {
     let mask = SecretMask::new();
-    if let Some(scheme) = record.body.get("auth").map(|a| {
-        a.get("scheme")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_owned()
-    }) {
-        return Err(format!(
-            "the endpoint's auth (scheme \"{scheme}\") is not sent by this runtime yet; name the token with `secretRef` instead (sent as Authorization: Bearer)"
-        ));
+    let plan = AuthPlan::of_registration(&record.body);
+    let what = plan.describe();
+    let mut resolved = SecretValues::new();
+    for secret in plan.secrets() {
+        let (env, name) = (secret.env_name.as_str(), secret.name.as_str());
+        let found = values
+            .resolve_secrets_in(&record.tenant_id, Some(project_id), env, &[name])
+            .await
+            .map_err(|e| {
+                format!("secret \"{name}\" (the endpoint's {what}) could not be read: {e}")
+            })?;
+        let Some(value) = found.get(name) else {
+            return Err(format!(
+                "secret \"{name}\" (the endpoint's {what}) is not set in env \"{env}\" for this tenant (its project or the tenant); set it with `kindgi secrets set {name} --env={env} --scope=tenant --from-stdin`, then register the endpoint again"
+            ));
+        };
+        mask.add(value.expose());
+        resolved.insert(secret.clone(), value.expose().to_owned());
     }
-    let Some(reference) = record.body.get("secretRef") else {
-        return Ok(EndpointAuth { bearer: None, mask });
-    };
-    let text = |key: &str| {
-        reference
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    let (env, name) = (text("envName"), text("name"));
-    let found = values
-        .resolve_secrets_in(&record.tenant_id, Some(project_id), env, &[name])
+    let (headers, token) = plan
+        .headers(&resolved, egress)
         .await
-        .map_err(|e| {
-            format!("secret \"{name}\" (the endpoint's secretRef) could not be read: {e}")
-        })?;
-    let Some(value) = found.get(name) else {
-        return Err(format!(
-            "secret \"{name}\" (the endpoint's secretRef) is not set in env \"{env}\" for this tenant (its project or the tenant); set it with `kindgi secrets set {name} --env={env} --scope=tenant --from-stdin`, then register the endpoint again"
-        ));
-    };
-    mask.add(value.expose());
-    Ok(EndpointAuth {
-        bearer: Some(BearerToken::new(value.expose())),
-        mask,
-    })
+        .map_err(|e| mask.mask_str(&e.to_string()).into_owned())?;
+    if let Some(token) = token {
+        mask.add(&token);
+    }
+    for (_, value) in headers.iter() {
+        mask.add(value);
+    }
+    Ok(EndpointAuth { headers, mask })
 }

@@ -95,13 +95,13 @@ async fn connect(
         _ => default_project_id(tenant),
     };
     let values = values::store_for(&state.db, &state.values);
-    let auth = mcp_auth::resolve(&values, &record, &project)
+    let auth = mcp_auth::resolve(&values, &record, &project, &state.egress)
         .await
         .map_err(|why| upstream(kind, endpoint_id, why))?;
     let options = ConnectOptions {
         timeout: SYNC_TIMEOUT,
         egress: state.egress.clone(),
-        bearer: auth.bearer.clone(),
+        auth: auth.headers.clone(),
         ..Default::default()
     };
     let client = McpClient::connect(&uri, options)

@@ -145,7 +145,7 @@ pub async fn list_manifests(
             id_prefix: Some(prefix),
         },
         egress: egress.clone(),
-        bearer: auth.bearer.clone(),
+        auth: auth.headers.clone(),
     };
     let client = McpClient::connect(&uri, options)
         .await
@@ -269,7 +269,7 @@ pub async fn sync(
     timeout: Duration,
     egress: &EgressPolicy,
 ) -> Result<Vec<String>, String> {
-    let auth = super::mcp_auth::resolve(values, record, project_id).await?;
+    let auth = super::mcp_auth::resolve(values, record, project_id, egress).await?;
     let manifests = list_manifests(record, timeout, egress, &auth).await?;
     register_tools(registry, record, &manifests, project_id).await
 }

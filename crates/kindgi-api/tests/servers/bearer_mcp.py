@@ -1,5 +1,6 @@
 """An MCP server (the official Python SDK's FastMCP) that requires
-`Authorization: Bearer $MCP_TOKEN` on every HTTP request; anything else is a 401 whose body
+`Authorization: Bearer $MCP_TOKEN` on every HTTP request (or, when set, the header
+$MCP_HEADER with the value $MCP_EXPECT); anything else is a 401 whose body
 quotes what it was sent, and the prompt `leak` fails quoting the token (so a test sees
 whether the client masks what a server echoes, at connect and after it).
 
@@ -18,6 +19,8 @@ from mcp.server.fastmcp import FastMCP
 
 TOKEN = os.environ["MCP_TOKEN"]
 SEEN = os.environ.get("MCP_SEEN")
+HEADER = os.environ.get("MCP_HEADER", "authorization").lower().encode()
+EXPECT = os.environ.get("MCP_EXPECT", f"Bearer {TOKEN}")
 
 mcp = FastMCP("bearer-guarded")
 
@@ -48,11 +51,11 @@ class RequireBearer:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
-        got = headers.get(b"authorization", b"").decode("latin-1")
+        got = headers.get(HEADER, b"").decode("latin-1")
         if SEEN:
             with open(SEEN, "a") as f:
                 f.write(got + "\n")
-        if got != f"Bearer {TOKEN}":
+        if got != EXPECT:
             body = f"unauthorized: you sent {got!r}".encode()
             await send({"type": "http.response.start", "status": 401,
                         "headers": [(b"content-type", b"text/plain"),
