@@ -56,20 +56,9 @@ impl Cli {
     }
 }
 
+/// The official CLI, or the reference-skip rule (kindgi_spec::testing).
 fn official_cli() -> Option<PathBuf> {
-    let path = std::env::var_os("KINDGI_OFFICIAL_CLI")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/kindgi")
-        });
-    if path.exists() {
-        return Some(path);
-    }
-    kindgi_spec::testing::skip_without_reference(
-        "approvals_cli",
-        format_args!("the official CLI is not at {}", path.display()),
-    );
-    None
+    kindgi_spec::testing::official_cli(module_path!())
 }
 
 /// The whole story, the same for both CLIs.

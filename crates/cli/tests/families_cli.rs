@@ -32,16 +32,9 @@ fn post(url: &str, key: &str, path: &str, body: Value) -> (u16, Value) {
         })
 }
 
-/// The official CLI, when the reference is installed.
+/// The official CLI, or the reference-skip rule (kindgi_spec::testing).
 fn official_cli() -> Option<PathBuf> {
-    let python = kindgi_spec::testing::reference_or_skip(
-        "families_cli (official comparison)",
-        std::env::var_os("KINDGI_REFERENCE_PYTHON")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from),
-        "KINDGI_REFERENCE_PYTHON is not set",
-    )?;
-    Some(python.with_file_name("kindgi"))
+    kindgi_spec::testing::official_cli(module_path!())
 }
 
 #[test]

@@ -12,17 +12,9 @@ use std::process::{Command, Stdio};
 
 use support::Server;
 
+/// The official CLI, or the reference-skip rule (kindgi_spec::testing).
 fn official_cli() -> Option<PathBuf> {
-    let python = kindgi_spec::testing::reference_or_skip(
-        "official_unserved",
-        std::env::var_os("KINDGI_REFERENCE_PYTHON")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from),
-        "KINDGI_REFERENCE_PYTHON is not set",
-    )?;
-    let cli = python.with_file_name("kindgi");
-    assert!(cli.exists(), "the official CLI is not at {}", cli.display());
-    Some(cli)
+    kindgi_spec::testing::official_cli(module_path!())
 }
 
 #[test]

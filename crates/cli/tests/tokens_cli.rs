@@ -6,7 +6,7 @@
 mod api_common;
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
@@ -293,17 +293,9 @@ fn revoke_created_by_revokes_what_one_principal_minted() {
     assert_eq!(bad.code, 2, "{bad:?}");
 }
 
+/// The official CLI, or the reference-skip rule (kindgi_spec::testing).
 fn official_cli() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let cli = root.join(".venv/bin/kindgi");
-    if cli.is_file() {
-        return Some(cli);
-    }
-    kindgi_spec::testing::skip_without_reference(
-        "tokens_cli",
-        format_args!("the official CLI is not installed at {}", cli.display()),
-    );
-    None
+    kindgi_spec::testing::official_cli(module_path!())
 }
 
 /// Case 111: the official CLI (PyPI kindgi-cli) mints, lists and revokes keys on our server.

@@ -517,27 +517,9 @@ async fn an_agent_turn_calls_the_registered_provider_on_postgres() {
     an_agent_turn_calls_the_registered_provider(DatabaseKind::Postgres).await;
 }
 
-fn required() -> bool {
-    std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
-        || std::env::var_os("CI").is_some()
-}
-
+/// The official CLI, or the reference-skip rule (kindgi_spec::testing).
 fn official_cli() -> Option<PathBuf> {
-    let path = std::env::var_os("KINDGI_OFFICIAL_CLI")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/kindgi")
-        });
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        !required(),
-        "KINDGI_REQUIRE_REFERENCE=1 but the official CLI is missing at {}",
-        path.display()
-    );
-    eprintln!("skipped: the official CLI is not at {}", path.display());
-    None
+    kindgi_spec::testing::official_cli(module_path!())
 }
 
 async fn cli(

@@ -18,25 +18,9 @@ use kindgi_store::testing::TestDatabase;
 use serde_json::{Value, json};
 use support::{body, serve_loopback};
 
+/// The official CLI, or the reference-skip rule (kindgi_spec::testing).
 fn official_cli() -> Option<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Some(py) = std::env::var_os("KINDGI_REFERENCE_PYTHON").filter(|p| !p.is_empty()) {
-        if let Some(dir) = Path::new(&py).parent() {
-            candidates.push(dir.join("kindgi"));
-        }
-    }
-    candidates.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/kindgi"));
-    let found = candidates.into_iter().find(|p| p.is_file());
-    if found.is_none() {
-        let required = std::env::var("KINDGI_REQUIRE_REFERENCE").is_ok_and(|v| v == "1")
-            || std::env::var("CI").is_ok_and(|v| !v.is_empty());
-        assert!(
-            !required,
-            "the official CLI is not installed (run scripts/test)"
-        );
-        eprintln!("SKIP: the official CLI is not installed");
-    }
-    found
+    kindgi_spec::testing::official_cli(module_path!())
 }
 
 /// Runs the CLI with `args` against `url`/`key` in an empty home and folder (a `--json`

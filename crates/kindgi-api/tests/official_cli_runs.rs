@@ -13,30 +13,9 @@ use kindgi_store::testing::TestDatabase;
 use kindgi_tools::{HandlerError, Tool};
 use serde_json::{Value, json};
 
-fn required() -> bool {
-    std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
-        || std::env::var_os("CI").is_some()
-}
-
+/// The official CLI, or the reference-skip rule (kindgi_spec::testing).
 fn official_cli() -> Option<PathBuf> {
-    let path = std::env::var_os("KINDGI_OFFICIAL_CLI")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/kindgi")
-        });
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        !required(),
-        "KINDGI_REQUIRE_REFERENCE=1 but the official CLI is missing at {}",
-        path.display()
-    );
-    eprintln!(
-        "skipped: the official CLI is not at {} (run scripts/setup-reference)",
-        path.display()
-    );
-    None
+    kindgi_spec::testing::official_cli(module_path!())
 }
 
 fn tool(id: &str, read_only: bool) -> Tool {

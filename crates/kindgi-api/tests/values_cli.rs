@@ -18,24 +18,9 @@ use kindgi_store::testing::TestDatabase;
 
 const SECRET: &str = "cli-secret-value-NEVER-SHOWN";
 
+/// The official CLI, or the reference-skip rule (kindgi_spec::testing).
 fn official_cli() -> Option<PathBuf> {
-    let from_python = std::env::var_os("KINDGI_REFERENCE_PYTHON")
-        .filter(|p| !p.is_empty())
-        .and_then(|p| PathBuf::from(p).parent().map(|d| d.join("kindgi")));
-    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/kindgi");
-    let found = from_python
-        .filter(|p| p.exists())
-        .or_else(|| local.exists().then_some(local));
-    let required = std::env::var("KINDGI_REQUIRE_REFERENCE").as_deref() == Ok("1")
-        || std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-    if found.is_none() {
-        assert!(
-            !required,
-            "the official CLI is missing (install it with scripts/setup-reference) and KINDGI_REQUIRE_REFERENCE/CI is set"
-        );
-        eprintln!("SKIP values_cli: the official CLI is not installed");
-    }
-    found
+    kindgi_spec::testing::official_cli(module_path!())
 }
 
 struct Cli {
