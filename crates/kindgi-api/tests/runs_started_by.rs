@@ -2,12 +2,17 @@
 //! platform-api.md §3.1, §3.3): it comes from the caller, never the body (a person's key →
 //! `person`, a key that is its own principal → `key`); every run in a list shows it; our
 //! `?startedBy=` extension filters on it (repeat or comma, unknown values refused as
-//! `status`'s are), and `?triggerId=` on a trigger's fire.
+//! `status`'s are), and `?triggerId=` on a trigger's fire. A scheduled run's agent call of a
+//! tool needing approval when unattended is visible as the run's `waitingFor` and in
+//! `GET /v1/approvals`, its title naming the rule.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kindgi_api::testing::TestClient;
 use kindgi_api::{AppState, router};
 use kindgi_core::{RunTrigger, StartedBy, TriggerKind};
+use kindgi_runtime::model::{
+    FinishReason, ModelError, ModelProvider, ModelRequest, ModelResponse, Role, ToolCall,
+};
 use kindgi_runtime::{RunMeta, RunOptions, Runtime};
 use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
@@ -18,6 +23,42 @@ use serde_json::{Value, json};
 const TRIGGER: &str = "5b0c8a9e-3b1d-4c55-9e2a-0d6b8f1e2a01";
 const OTHER_TRIGGER: &str = "5b0c8a9e-3b1d-4c55-9e2a-0d6b8f1e2a02";
 
+/// A model that asks for `acme.send` once, then answers `done`.
+#[derive(Debug)]
+struct CallsSend;
+
+#[async_trait::async_trait]
+impl ModelProvider for CallsSend {
+    fn provider_id(&self) -> &str {
+        "script"
+    }
+    fn model(&self) -> &str {
+        "script-1"
+    }
+    async fn invoke(&self, r: ModelRequest) -> Result<ModelResponse, ModelError> {
+        let answered = r.messages.iter().any(|m| m.role == Role::Tool);
+        Ok(ModelResponse {
+            text: if answered { "done".into() } else { String::new() },
+            tool_calls: if answered {
+                vec![]
+            } else {
+                vec![ToolCall {
+                    id: "c1".into(),
+                    name: "acme.send".into(),
+                    arguments: json!({}),
+                }]
+            },
+            finish_reason: if answered {
+                FinishReason::Stop
+            } else {
+                FinishReason::ToolUse
+            },
+            usage: Default::default(),
+            warnings: vec![],
+        })
+    }
+}
+
 struct Env {
     db: TestDatabase,
     rt: Runtime,
@@ -27,7 +68,9 @@ struct Env {
 
 async fn env(kind: DatabaseKind) -> Env {
     let db = TestDatabase::new(kind).await.unwrap();
-    let rt = Runtime::over(db.db.ports()).build();
+    let rt = Runtime::over(db.db.ports())
+        .model(std::sync::Arc::new(CallsSend))
+        .build();
     let echo = Tool::define("acme.echo")
         .version("1.0.0")
         .description("echo")
@@ -38,6 +81,20 @@ async fn env(kind: DatabaseKind) -> Env {
         .build()
         .unwrap();
     rt.tools().insert_tool(echo);
+    let send = Tool::define("acme.send")
+        .version("1.0.0")
+        .description("sends")
+        .input(json!({"type": "object"}))
+        .output(json!({"type": "object"}))
+        .needs_approval_when_unattended(true)
+        .handler(|_input: Value, _ctx| async move {
+            Ok::<Value, kindgi_tools::HandlerError>(json!({"sent": true}))
+        })
+        .build()
+        .unwrap();
+    rt.tools().insert_tool(send);
+    rt.agents()
+        .insert(kindgi_runtime::AgentSpec::new("acme.sender").with_tools(["acme.send"]));
     rt.flows()
         .insert_json(
             &json!({
@@ -194,6 +251,66 @@ async fn started_by_comes_from_the_caller_and_lists_filter_on_it(kind: DatabaseK
     );
     assert_eq!(v["error"]["details"]["field"], "startedBy");
     e.db.cleanup().await.unwrap();
+}
+
+async fn an_unattended_wait_is_visible_on_the_run_and_in_approvals(kind: DatabaseKind) {
+    let e = env(kind).await;
+    let run = e
+        .rt
+        .start_agent_turn(
+            "acme.sender",
+            None,
+            json!({"userMessage": "send"}),
+            RunOptions {
+                wait: true,
+                tenant_id: Some("acme".into()),
+                meta: RunMeta {
+                    started_by: Some(StartedBy::Schedule),
+                    ..RunMeta::default()
+                },
+                ..RunOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    let title = "HITL review: acme.send (unattended run: needsApprovalWhenUnattended)";
+    let read = e.person.get(&format!("/v1/runs/{}", run.id)).await.json();
+    assert_eq!(read["status"], "suspended", "{read}");
+    assert_eq!(read["startedBy"], "schedule");
+    let waiting = &read["waitingFor"]["approvals"];
+    assert_eq!(waiting.as_array().unwrap().len(), 1, "{read}");
+    assert_eq!(waiting[0]["title"], title, "{read}");
+    assert_eq!(waiting[0]["tool"]["id"], "acme.send");
+    let page = e
+        .person
+        .get(&format!("/v1/approvals?runId={}", run.id))
+        .await;
+    assert_eq!(page.status, 200, "{}", page.json());
+    let approvals = page.json()["data"].clone();
+    assert_eq!(approvals.as_array().unwrap().len(), 1, "{approvals}");
+    assert_eq!(approvals[0]["title"], title);
+    assert_eq!(approvals[0]["status"], "pending");
+    assert_eq!(
+        approvals[0]["subjectRef"]["unattended"],
+        json!({"rule": "needsApprovalWhenUnattended", "startedBy": "schedule"})
+    );
+    let listed = e
+        .person
+        .get("/v1/runs?startedBy=schedule&status=suspended")
+        .await
+        .json();
+    assert_eq!(listed["data"][0]["id"], json!(run.id), "{listed}");
+    e.db.cleanup().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_unattended_wait_is_visible_on_the_run_and_in_approvals_sqlite() {
+    an_unattended_wait_is_visible_on_the_run_and_in_approvals(DatabaseKind::Sqlite).await;
+}
+
+#[tokio::test]
+async fn an_unattended_wait_is_visible_on_the_run_and_in_approvals_postgres() {
+    an_unattended_wait_is_visible_on_the_run_and_in_approvals(DatabaseKind::Postgres).await;
 }
 
 #[tokio::test]

@@ -5,7 +5,6 @@
 //! silent overwrite.
 
 use async_trait::async_trait;
-use serde_json::Value;
 
 use crate::error::StorageError;
 use crate::ids::parse_millis;
