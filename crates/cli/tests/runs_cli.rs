@@ -224,7 +224,8 @@ fn errors_print_their_tag() {
 #[test]
 fn list_filters_on_started_by_and_trigger_and_shows_started_by() {
     let trigger = "22222222-2222-4222-8222-222222222222";
-    let m = Mock::start(|s| match (s.method.as_str(), s.path.as_str()) {
+    let m = Mock::start(|s| {
+        match (s.method.as_str(), s.path.as_str()) {
         ("GET", p) if p.starts_with("/v1/runs?") => (
             200,
             json!({"data": [
@@ -234,6 +235,7 @@ fn list_filters_on_started_by_and_trigger_and_shows_started_by() {
             .to_string(),
         ),
         _ => (404, envelope("route-not-found", "no")),
+    }
     });
     let out = run(
         &m,
@@ -249,7 +251,11 @@ fn list_filters_on_started_by_and_trigger_and_shows_started_by() {
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert!(lines[0].contains("STARTED BY"), "{}", out.stdout);
     assert!(lines[1].contains("schedule"), "{}", out.stdout);
-    assert!(lines[2].trim_end().ends_with('-') || lines[2].contains(" - "), "{}", out.stdout);
+    assert!(
+        lines[2].trim_end().ends_with('-') || lines[2].contains(" - "),
+        "{}",
+        out.stdout
+    );
     let list = m.requests().into_iter().next().unwrap();
     assert_eq!(
         list.path,

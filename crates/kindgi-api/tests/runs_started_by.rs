@@ -38,7 +38,11 @@ impl ModelProvider for CallsSend {
     async fn invoke(&self, r: ModelRequest) -> Result<ModelResponse, ModelError> {
         let answered = r.messages.iter().any(|m| m.role == Role::Tool);
         Ok(ModelResponse {
-            text: if answered { "done".into() } else { String::new() },
+            text: if answered {
+                "done".into()
+            } else {
+                String::new()
+            },
             tool_calls: if answered {
                 vec![]
             } else {
@@ -133,9 +137,8 @@ async fn env(kind: DatabaseKind) -> Env {
 
 /// A run of `acme.noop` started as a trigger starts one.
 async fn triggered(e: &Env, kind: TriggerKind, trigger: &str) -> String {
-    let run = e
-        .rt
-        .start_run(
+    let run =
+        e.rt.start_run(
             "acme.noop",
             None,
             json!({}),
@@ -255,9 +258,8 @@ async fn started_by_comes_from_the_caller_and_lists_filter_on_it(kind: DatabaseK
 
 async fn an_unattended_wait_is_visible_on_the_run_and_in_approvals(kind: DatabaseKind) {
     let e = env(kind).await;
-    let run = e
-        .rt
-        .start_agent_turn(
+    let run =
+        e.rt.start_agent_turn(
             "acme.sender",
             None,
             json!({"userMessage": "send"}),

@@ -67,9 +67,11 @@ async fn chat(Json(body): Json<Value>) -> Json<Value> {
                 "function": {"name": name.replace('.', "__"), "arguments": "{}"}})
         })
         .collect();
-    Json(json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+    Json(
+        json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
         "message": {"role": "assistant", "content": null, "tool_calls": calls}}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1}}))
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1}}),
+    )
 }
 
 async fn model_server() -> String {
@@ -146,7 +148,8 @@ async fn fixture(b: RuntimeBuilder) -> Fixture {
         }));
     }
     // No approval rules at all: only the unattended rule asks.
-    rt.agents().insert(AgentSpec::new(AGENT).with_tools(ids.clone()));
+    rt.agents()
+        .insert(AgentSpec::new(AGENT).with_tools(ids.clone()));
     let mut quick = AgentSpec::new(QUICK).with_tools(ids);
     quick.conversation_policy =
         Some(json!({"hitl": {"defaultReviewerRole": "admin", "timeoutMs": 1}}));
@@ -383,7 +386,10 @@ async fn approved_it_runs_once_rejected_it_does_not_unanswered_it_times_out(back
     let f = fixture(b).await;
     let run = turn(&f, AGENT, "call t.send", by(Some(StartedBy::Schedule))).await;
     let a = the_approval(&f, &run).await;
-    assert_eq!(decide(&f, &a, DecisionKind::Approve).await, RunStatus::Completed);
+    assert_eq!(
+        decide(&f, &a, DecisionKind::Approve).await,
+        RunStatus::Completed
+    );
     assert_eq!(f.ran("t.send"), 1);
     let done = f.rt.get_run(&run.id).await.unwrap();
     assert_eq!(reply(&done), r#"done: {"ran":"t.send"}"#);
@@ -392,7 +398,10 @@ async fn approved_it_runs_once_rejected_it_does_not_unanswered_it_times_out(back
 
     let run = turn(&f, AGENT, "call t.send", by(Some(StartedBy::Webhook))).await;
     let a = the_approval(&f, &run).await;
-    assert_eq!(decide(&f, &a, DecisionKind::Reject).await, RunStatus::Completed);
+    assert_eq!(
+        decide(&f, &a, DecisionKind::Reject).await,
+        RunStatus::Completed
+    );
     assert_eq!(f.ran("t.send"), 1, "a rejected call does not run");
     let done = f.rt.get_run(&run.id).await.unwrap();
     assert_eq!(
@@ -446,13 +455,20 @@ async fn a_persons_connection_and_a_mail_runs_rules_wait_too(backend: Backend) {
     let (b, db) = builder(backend).await;
     let f = fixture(b).await;
     // (b) a read with a person's connection, in any unattended run.
-    for meta in [by(Some(StartedBy::Schedule)), by(Some(StartedBy::Key)), mailed()] {
+    for meta in [
+        by(Some(StartedBy::Schedule)),
+        by(Some(StartedBy::Key)),
+        mailed(),
+    ] {
         let started = meta.started_by.map(StartedBy::as_str);
         let run = turn(&f, AGENT, "call t.mine", meta).await;
         let a = the_approval(&f, &run).await;
         names_the_rule(&a, "t.mine", "person-connection", started);
         assert!(
-            a.description.as_deref().unwrap().contains("connection \"me\""),
+            a.description
+                .as_deref()
+                .unwrap()
+                .contains("connection \"me\""),
             "{a:?}"
         );
     }
@@ -507,7 +523,10 @@ async fn a_flow_tool_step_calling_it_fails(backend: Backend) {
     let message = "unattended-approval-required: tool \"t.send\" needs a person's yes in a run no person started (needsApprovalWhenUnattended); this run was started by schedule: call it from an agent step (which asks a reviewer), or list it in the trigger's toolsAllowedUnattended";
     assert_eq!(run.failure_message.as_deref(), Some(message));
     let failure = run.failure().unwrap();
-    assert_eq!((failure.code.as_str(), failure.message.as_str()), ("run-failed", message));
+    assert_eq!(
+        (failure.code.as_str(), failure.message.as_str()),
+        ("run-failed", message)
+    );
     let p = step_failed(&f, &run).await;
     assert_eq!(p["message"], message);
     assert_eq!(p["code"], "unattended-approval-required");
@@ -541,9 +560,8 @@ async fn a_flow_tool_step_calling_it_fails(backend: Backend) {
 }
 
 async fn child(f: &Fixture, parent: &RunRecord) -> RunRecord {
-    let children = f
-        .rt
-        .list_runs(&RunQuery {
+    let children =
+        f.rt.list_runs(&RunQuery {
             parent_run_id: Some(parent.id.clone()),
             ..RunQuery::default()
         })
@@ -578,11 +596,19 @@ async fn child_runs_inherit_the_rule_and_what_lifts_it(backend: Backend) {
     )
     .await;
     completed(&parent);
-    assert_eq!(child(&f, &parent).await.meta.unattended.tools_allowed, ["t.send"]);
+    assert_eq!(
+        child(&f, &parent).await.meta.unattended.tools_allowed,
+        ["t.send"]
+    );
     assert_eq!(f.ran("t.send"), 1);
     // A sub-flow's agent step asks; the yes lets the whole family finish.
     let parent = flow(&f, "t.flow-parent-agent", by(Some(StartedBy::Event))).await;
-    assert_eq!(parent.status, RunStatus::Suspended, "{:?}", parent.failure_message);
+    assert_eq!(
+        parent.status,
+        RunStatus::Suspended,
+        "{:?}",
+        parent.failure_message
+    );
     let sub = child(&f, &parent).await;
     assert_eq!(sub.meta.started_by, Some(StartedBy::Event));
     let a = the_approval(&f, &sub).await;

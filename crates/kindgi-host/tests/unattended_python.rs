@@ -144,7 +144,12 @@ async fn a_python_tool_needing_approval_when_unattended_waits_or_is_refused() {
 
     // A scheduled run's agent waits for a reviewer, though the agent has no approval rules.
     let run = turn(&rt, StartedBy::Schedule).await;
-    assert_eq!(run.status, RunStatus::Suspended, "{:?}", run.failure_message);
+    assert_eq!(
+        run.status,
+        RunStatus::Suspended,
+        "{:?}",
+        run.failure_message
+    );
     let open = rt
         .list_approvals(&ApprovalQuery {
             tenant_id: run.tenant_id.clone(),
@@ -209,9 +214,19 @@ async fn a_python_tool_needing_approval_when_unattended_waits_or_is_refused() {
         )
         .await
         .unwrap();
-    assert_eq!(by_person.status, RunStatus::Completed, "{:?}", by_person.failure_message);
+    assert_eq!(
+        by_person.status,
+        RunStatus::Completed,
+        "{:?}",
+        by_person.failure_message
+    );
     let run = turn(&rt, StartedBy::Person).await;
-    assert_eq!(run.status, RunStatus::Completed, "{:?}", run.failure_message);
+    assert_eq!(
+        run.status,
+        RunStatus::Completed,
+        "{:?}",
+        run.failure_message
+    );
     assert_eq!(calls(&calls_file), 3);
     supervisor.stop().await;
     db.close().await;

@@ -195,9 +195,11 @@ mod tests {
 
     #[test]
     fn a_persons_connection_counts_as_declaring_it_reads_included() {
-        let t = tool(json!({"mutating": false, "needsApprovalWhenUnattended": false,
+        let t = tool(
+            json!({"mutating": false, "needsApprovalWhenUnattended": false,
             "needsSpec": {"connections": {"files": conn("dropbox", "company"),
-                                          "inbox": conn("google", "person")}}}));
+                                          "inbox": conn("google", "person")}}}),
+        );
         let want = Some(UnattendedReason::PersonConnection {
             connection: "inbox".into(),
         });
@@ -283,7 +285,8 @@ mod tests {
             meta
         };
         let declared = tool(json!({"needsApprovalWhenUnattended": true}));
-        let personal = tool(json!({"needsSpec": {"connections": {"me": conn("google", "person")}}}));
+        let personal =
+            tool(json!({"needsSpec": {"connections": {"me": conn("google", "person")}}}));
         let mail = allowed(mail_run("google", ConnectionOwner::Company));
         for t in [&declared, &personal] {
             assert_eq!(

@@ -71,7 +71,9 @@ impl RunQuery {
             && (!self.children_only || r.parent_run_id.is_some())
             && eq(&self.trigger_id, trigger_id)
             && (self.started_by.is_empty()
-                || r.meta.started_by.is_some_and(|b| self.started_by.contains(&b)))
+                || r.meta
+                    .started_by
+                    .is_some_and(|b| self.started_by.contains(&b)))
             && match self.replays {
                 ReplayFilter::Include => true,
                 ReplayFilter::Exclude => r.meta.replay_of.is_none(),

@@ -1,9 +1,9 @@
 //! Leaf nodes: a tool step (the dry-run rule, the unattended rule, env values and secrets,
 //! pausing tools) and an agent step (handed to [`crate::agent`]).
 
+use kindgi_core::run::RunMeta;
 use kindgi_spec::flow::{LeafKind, LeafNode};
 use kindgi_tools::dispatch::ToolCallError;
-use kindgi_core::run::RunMeta;
 use serde_json::{Map, Value, json};
 
 use crate::dispatch::dry_run_refusal;

@@ -120,9 +120,7 @@ pub(super) async fn decide(
     if !recorded_before && unattended.is_none() && !step.hitl.gates_anything() {
         return Ok(None);
     }
-    let rule = step
-        .hitl
-        .tool_rule(&m.id, m.mutating, unattended.is_some());
+    let rule = step.hitl.tool_rule(&m.id, m.mutating, unattended.is_some());
     let note = unattended.map(|r| UnattendedNote {
         rule: r.rule().to_owned(),
         why: r.explain(),
