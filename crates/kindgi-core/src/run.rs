@@ -159,7 +159,7 @@ impl RunMeta {
             project_id: self.project_id.clone(),
             segments: self.segments.clone(),
             trace_id: self.trace_id.clone(),
-            started_by: self.started_by.clone(),
+            started_by: self.started_by,
             started_by_actor: self.started_by_actor.clone(),
             unattended: self.unattended.clone(),
             ..RunMeta::default()
