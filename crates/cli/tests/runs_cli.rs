@@ -219,6 +219,50 @@ fn errors_print_their_tag() {
     assert_eq!(list.path, "/v1/runs?limit=5&agentId=a.b");
 }
 
+/// `runs list --started-by --trigger` send our `startedBy` extension and `triggerId`; the
+/// table shows each run's `startedBy`.
+#[test]
+fn list_filters_on_started_by_and_trigger_and_shows_started_by() {
+    let trigger = "22222222-2222-4222-8222-222222222222";
+    let m = Mock::start(|s| {
+        match (s.method.as_str(), s.path.as_str()) {
+        ("GET", p) if p.starts_with("/v1/runs?") => (
+            200,
+            json!({"data": [
+                {"id": "r1", "status": "suspended", "flowId": "f", "startedBy": "schedule", "createdAt": "t"},
+                {"id": "r2", "status": "completed", "flowId": "f", "createdAt": "t"}],
+                "hasMore": false})
+            .to_string(),
+        ),
+        _ => (404, envelope("route-not-found", "no")),
+    }
+    });
+    let out = run(
+        &m,
+        &[
+            "runs",
+            "list",
+            "--started-by=schedule,mail",
+            &format!("--trigger={trigger}"),
+            "--table",
+        ],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines[0].contains("STARTED BY"), "{}", out.stdout);
+    assert!(lines[1].contains("schedule"), "{}", out.stdout);
+    assert!(
+        lines[2].trim_end().ends_with('-') || lines[2].contains(" - "),
+        "{}",
+        out.stdout
+    );
+    let list = m.requests().into_iter().next().unwrap();
+    assert_eq!(
+        list.path,
+        format!("/v1/runs?triggerId={trigger}&startedBy=schedule%2Cmail")
+    );
+}
+
 #[test]
 fn usage_errors_exit_2_before_anything_is_sent() {
     let m = runs_server("completed", json!({}));

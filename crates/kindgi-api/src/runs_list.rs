@@ -1,8 +1,10 @@
 //! `GET /v1/runs` (platform-api.md §3.3): every filter and its `400`, paged
 //! `createdAt desc, id desc` with a `{createdAt, id}` cursor; rows carry `output` only with
-//! `include=output`. A repeated filter key is read by its last value, as every run
+//! `include=output`. `startedBy` (repeat or comma, like `status`) is our extension. A
+//! repeated filter key is read by its last value, as every run
 //! route's ([`crate::query::QueryString::last`]).
 
+use kindgi_core::StartedBy;
 use kindgi_runtime::{ReplayFilter, RunQuery, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -83,6 +85,34 @@ fn statuses(p: &QueryString) -> Result<Vec<RunStatus>, ApiError> {
             "status",
             format!(
                 "Unknown `status` value(s): {}. Expected one or more of: {}",
+                unknown.join(", "),
+                all.join(", ")
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// `startedBy` (our extension): repeat or comma, deduped, like `status`.
+fn started_by(p: &QueryString) -> Result<Vec<StartedBy>, ApiError> {
+    let mut out: Vec<StartedBy> = Vec::new();
+    let mut unknown: Vec<String> = Vec::new();
+    for value in p.all("startedBy") {
+        for s in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match StartedBy::parse(s) {
+                Some(b) if !out.contains(&b) => out.push(b),
+                Some(_) => {}
+                None if !unknown.iter().any(|u| u == s) => unknown.push(s.to_owned()),
+                None => {}
+            }
+        }
+    }
+    if !unknown.is_empty() {
+        let all: Vec<&str> = StartedBy::ALL.iter().map(|b| b.as_str()).collect();
+        return Err(bad(
+            "startedBy",
+            format!(
+                "Unknown `startedBy` value(s): {}. Expected one or more of: {}",
                 unknown.join(", "),
                 all.join(", ")
             ),
@@ -193,6 +223,7 @@ pub fn parse(tenant: &str, p: &QueryString) -> Result<ListRequest, ApiError> {
         }
     }
     let trigger_id = uuid_param(p, "triggerId", "a trigger id")?;
+    let started_by = started_by(p)?;
     let include_output = match p.last("include") {
         None | Some("") => false,
         Some("output") => true,
@@ -228,6 +259,7 @@ pub fn parse(tenant: &str, p: &QueryString) -> Result<ListRequest, ApiError> {
         top_level_only: top == Some(true),
         children_only: top == Some(false),
         trigger_id,
+        started_by,
         replays,
         eval_run_id,
         created_after,

@@ -82,8 +82,15 @@ async fn runs_record_their_start_on_every_store() {
             q(|q| q.project_id = Some("p2".into())),
             q(|q| q.tenant_id = Some("acme".into())),
             q(|q| q.statuses = vec![RunStatus::Failed]),
+            q(|q| q.started_by = vec![kindgi_core::StartedBy::Person]),
+            q(|q| {
+                q.started_by = vec![
+                    kindgi_core::StartedBy::Schedule,
+                    kindgi_core::StartedBy::Key,
+                ]
+            }),
         ];
-        let expected = [1, 1, 1, 0, 2, 0];
+        let expected = [1, 1, 1, 0, 2, 0, 2, 0];
         for (query, n) in queries.iter().zip(expected) {
             let got = rt.list_runs(query).await.unwrap();
             assert_eq!(got.len(), n, "{backend:?}: {query:?}");

@@ -132,7 +132,25 @@ async fn a_pausing_or_connection_declaring_call_runs_alone() {
         ],
         |a| a,
     );
-    completed(&turn(&rt, None).await);
+    // A person's run: in one nobody started, the person's connection would wait for a yes
+    // (docs/unattended.md).
+    let run = rt
+        .start_agent_turn(
+            AGENT,
+            None,
+            json!({"message": "go"}),
+            RunOptions {
+                wait: true,
+                meta: kindgi_runtime::RunMeta {
+                    started_by: Some(kindgi_core::StartedBy::Person),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    completed(&run);
     assert_eq!(probe.max(), 1, "{:?}", probe.log());
     assert_eq!(ids(&model.tool_results(1)), ["c1", "c2", "c3", "c4", "c5"]);
 }

@@ -405,6 +405,14 @@ fn where_clause(query: &RunQuery) -> (String, Vec<Bind>) {
         }
         clauses.push(format!("status IN ({})", marks.join(", ")));
     }
+    if !query.started_by.is_empty() {
+        let mut marks = Vec::new();
+        for b in &query.started_by {
+            binds.push(Bind::Text(b.as_str().to_owned()));
+            marks.push(format!("${}", binds.len()));
+        }
+        clauses.push(format!("started_by IN ({})", marks.join(", ")));
+    }
     if query.top_level_only {
         clauses.push("parent_run_id IS NULL".into());
     }

@@ -31,9 +31,13 @@ pub enum RunsCommand {
         /// Only this agent's turns.
         #[arg(long)]
         agent: Option<String>,
-        /// Only the runs this trigger (a schedule) started.
+        /// Only the runs this trigger (a schedule, a webhook, a mail trigger) started.
         #[arg(long)]
         trigger: Option<String>,
+        /// Only the runs started this way: person, key, schedule, webhook, event, mail
+        /// (comma-separated for several).
+        #[arg(long = "started-by")]
+        started_by: Option<String>,
         /// Replay runs: exclude (the default), include, only.
         #[arg(long, value_parser = ["exclude", "include", "only"])]
         replays: Option<String>,
@@ -125,6 +129,7 @@ async fn dispatch(command: RunsCommand, name: &str, api: &ApiArgs) -> Result<Exi
         RunsCommand::List {
             agent,
             trigger,
+            started_by,
             replays,
             eval_run,
             limit,
@@ -138,6 +143,7 @@ async fn dispatch(command: RunsCommand, name: &str, api: &ApiArgs) -> Result<Exi
             push(&mut q, "replays", replays);
             push(&mut q, "evalRunId", eval_run);
             push(&mut q, "triggerId", trigger);
+            push(&mut q, "startedBy", started_by);
             let page = api.connect(name)?.get("/v1/runs", q).await?;
             out.page(&page, RUN_COLUMNS);
             Ok(ExitCode::SUCCESS)
@@ -194,6 +200,7 @@ const RUN_COLUMNS: &[Column] = &[
     ("ID", |r| cell(r, "/id")),
     ("STATUS", |r| cell(r, "/status")),
     ("AGENT/FLOW", run_subject),
+    ("STARTED BY", |r| cell(r, "/startedBy")),
     ("CREATED", |r| cell(r, "/createdAt")),
 ];
 

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use crate::error::StorageError;
 use crate::ids::parse_millis;
 use crate::run::{JournalEntry, RunRecord, RunStatus};
+use crate::trigger::StartedBy;
 
 /// Which replay runs a list holds (platform-api.md §3.3 `replays`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -37,6 +38,8 @@ pub struct RunQuery {
     pub top_level_only: bool,
     pub children_only: bool,
     pub trigger_id: Option<String>,
+    /// Any of these `startedBy` values (any when empty; our extension `?startedBy=`).
+    pub started_by: Vec<StartedBy>,
     pub replays: ReplayFilter,
     pub eval_run_id: Option<String>,
     /// Strictly after / before.
@@ -67,6 +70,10 @@ impl RunQuery {
             && (!self.top_level_only || r.parent_run_id.is_none())
             && (!self.children_only || r.parent_run_id.is_some())
             && eq(&self.trigger_id, trigger_id)
+            && (self.started_by.is_empty()
+                || r.meta
+                    .started_by
+                    .is_some_and(|b| self.started_by.contains(&b)))
             && match self.replays {
                 ReplayFilter::Include => true,
                 ReplayFilter::Exclude => r.meta.replay_of.is_none(),

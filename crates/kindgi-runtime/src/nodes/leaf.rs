@@ -1,9 +1,10 @@
-//! Leaf nodes: a tool step (the dry-run rule, env values and secrets, pausing tools) and an
-//! agent step (handed to [`crate::agent`]).
+//! Leaf nodes: a tool step (the dry-run rule, the unattended rule, env values and secrets,
+//! pausing tools) and an agent step (handed to [`crate::agent`]).
 
+use kindgi_core::run::RunMeta;
 use kindgi_spec::flow::{LeafKind, LeafNode};
 use kindgi_tools::dispatch::ToolCallError;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::dispatch::dry_run_refusal;
 use crate::engine::ctx::{RunCtx, child_scope};
@@ -11,6 +12,7 @@ use crate::engine::failure::Failure;
 use crate::engine::tool_call::CallSite;
 use crate::left_out::LeftOutKind;
 use crate::resolve::ResolveError;
+use crate::unattended::{self, UnattendedReason};
 
 impl RunCtx {
     pub(crate) async fn run_leaf(
@@ -32,7 +34,8 @@ impl RunCtx {
         }
     }
 
-    /// Calls a tool as a flow step (or fanout branch), applying the dry-run rule. The
+    /// Calls a tool as a flow step (or fanout branch), applying the dry-run rule and the
+    /// unattended rule (a call it covers fails the step: only an agent step asks). The
     /// version is resolved now, for this call (`range`: npm semver, `None`: the highest).
     pub(crate) async fn call_tool(
         &self,
@@ -60,6 +63,9 @@ impl RunCtx {
         if self.run.dry_run && !tool.runs_in_dry_run() {
             return Err(Failure::fatal(dry_run_refusal(tool_id)));
         }
+        if let Some(reason) = unattended::approval_required(&self.run.meta, tool.manifest()) {
+            return Err(unattended_refusal(tool_id, &reason, &self.run.meta));
+        }
         let key = child_scope(scope, node_id);
         let site = CallSite {
             key: &key,
@@ -79,6 +85,19 @@ impl RunCtx {
             .await
             .map_err(|e| call_failure(e, node_id))
     }
+}
+
+/// A tool step the unattended rule refuses: it fails for good (no retry brings a person),
+/// its `step.failed` carrying the code and the rule as data.
+fn unattended_refusal(tool_id: &str, reason: &UnattendedReason, meta: &RunMeta) -> Failure {
+    let mut extra = Map::new();
+    extra.insert("code".into(), json!(unattended::APPROVAL_REQUIRED_CODE));
+    extra.insert("rule".into(), json!(reason.rule()));
+    extra.insert("toolId".into(), json!(tool_id));
+    if let Some(by) = meta.started_by {
+        extra.insert("startedBy".into(), json!(by.as_str()));
+    }
+    Failure::fatal(unattended::refusal(tool_id, reason, meta)).with_extra(extra)
 }
 
 /// A failed call as the step's failure. Validation issues are kept (`step.failed`'s

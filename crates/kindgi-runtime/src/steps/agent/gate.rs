@@ -11,6 +11,9 @@
 //!   answer is read fail-closed: only exactly `{decided: "approve"}` lets the call run, and
 //!   only with the arguments that were approved; a rejection (or anything that is not a
 //!   decision) reaches the model as `{status: "rejected", rationale?}`.
+//! - In a run no person started, a call the unattended rule covers ([`crate::unattended`])
+//!   is `always_ask` whatever the agent's and tenant's rules say; its approval's title,
+//!   description and `subjectRef.unattended {rule, startedBy}` name the rule.
 //! - A withdrawn approval fails the turn `hitl-withdrawn`; one that timed out at admin
 //!   fails it `hitl-cancelled` (`Tool-call HITL cancelled for <tool>: timeout`).
 
@@ -45,6 +48,21 @@ pub(super) struct GateRecord {
     pub wait_token_id: String,
     pub required_role: ReviewerRole,
     pub timeout_ms: u64,
+    /// The unattended rule that holds for the call, if one does (it makes the gate
+    /// `always_ask`, and the approval says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unattended: Option<UnattendedNote>,
+}
+
+/// The unattended rule behind a gate, as recorded: its name and its words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct UnattendedNote {
+    pub rule: String,
+    pub why: String,
+    /// The run's `startedBy` (absent on a run stored before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<String>,
 }
 
 /// What the reviewer's answer lets a gated call do.
@@ -94,15 +112,20 @@ pub(super) async fn decide(
 ) -> Result<Option<GateRecord>, Failure> {
     let key = format!("{GATE_KEY_PREFIX}{}", call.id);
     let m = tool.manifest();
-    let unattended = !ctx.run.meta.attended() && m.needs_approval_when_unattended();
+    let unattended = crate::unattended::approval_required(&ctx.run.meta, m);
     let recorded_before = ctx
         .replay
         .values
         .contains_key(&(step.value_scope.to_owned(), key.clone()));
-    if !recorded_before && !unattended && !step.hitl.gates_anything() {
+    if !recorded_before && unattended.is_none() && !step.hitl.gates_anything() {
         return Ok(None);
     }
-    let rule = step.hitl.tool_rule(&m.id, m.mutating, unattended);
+    let rule = step.hitl.tool_rule(&m.id, m.mutating, unattended.is_some());
+    let note = unattended.map(|r| UnattendedNote {
+        rule: r.rule().to_owned(),
+        why: r.explain(),
+        started_by: ctx.run.meta.started_by.map(|b| b.as_str().to_owned()),
+    });
     let decided = ctx
         .recorded(step.value_scope, &key, async {
             if rule.mode == HitlMode::NeverAsk {
@@ -120,6 +143,7 @@ pub(super) async fn decide(
                 args_hash,
                 required_role: rule.required_role,
                 timeout_ms: rule.timeout_ms,
+                unattended: note,
             };
             serde_json::to_value(record).map_err(|e| Failure::fatal(e.to_string()))
         })
@@ -165,6 +189,13 @@ pub(super) async fn review(
     ] {
         subject.insert(k.into(), v);
     }
+    let (title, description) = approval_words(&call.name, gate.unattended.as_ref());
+    if let Some(u) = &gate.unattended {
+        subject.insert(
+            "unattended".into(),
+            json!({"rule": u.rule, "startedBy": u.started_by}),
+        );
+    }
     let request = WaitRequest {
         token_id: gate.wait_token_id.clone(),
         node_id: Some(step.node_id.to_owned()),
@@ -173,11 +204,8 @@ pub(super) async fn review(
             subject_kind: TOOL_CALL_SUBJECT.to_owned(),
             subject_ref: Value::Object(subject),
             required_role: gate.required_role,
-            title: format!("HITL review: {}", call.name),
-            description: format!(
-                "Tool call {} awaiting reviewer approval before dispatch.",
-                call.name
-            ),
+            title,
+            description,
             timeout_ms: gate.timeout_ms,
             separate_approver: step.hitl.agent.separate_approver.for_tool(&call.name),
         }),
@@ -198,6 +226,25 @@ pub(super) async fn review(
         }
         WaitOutcome::Cancelled { reason } => Err(cancelled(&call.name, &reason)),
     }
+}
+
+/// A gate approval's title and description: the reference's words, and, when the
+/// unattended rule gates the call, why.
+fn approval_words(tool: &str, unattended: Option<&UnattendedNote>) -> (String, String) {
+    let Some(u) = unattended else {
+        return (
+            format!("HITL review: {tool}"),
+            format!("Tool call {tool} awaiting reviewer approval before dispatch."),
+        );
+    };
+    let by = u.started_by.as_deref().unwrap_or("nobody recorded");
+    (
+        format!("HITL review: {tool} (unattended run: {})", u.rule),
+        format!(
+            "Tool call {tool} awaiting reviewer approval before dispatch: no person started this run (started by {by}), and then the tool needs a person's yes ({}).",
+            u.why
+        ),
+    )
 }
 
 /// What a reviewer's answer decides.

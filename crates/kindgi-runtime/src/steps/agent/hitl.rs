@@ -583,7 +583,7 @@ impl EffectiveHitl {
     }
 
     /// The gate of `tool_id` (`mutating`: the tool's declaration; `unattended_floor`: the
-    /// tool needs approval when unattended and no person started the run).
+    /// unattended rule holds for the call, [`crate::unattended::approval_required`]).
     pub fn tool_rule(
         &self,
         tool_id: &str,
