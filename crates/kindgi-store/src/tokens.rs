@@ -316,7 +316,7 @@ pub struct CreatedKey {
 
 /// A key that authenticates: its record, and whether its holder is a tenant admin (an
 /// `admin` key of a person, of a service account granted `tenant-admin`, or a key that is
-/// its own service account with role `admin`).
+/// its own service account with role `admin`; never a key limited to a project).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidKey {
     pub record: TokenRecord,
@@ -783,7 +783,10 @@ impl TokenStore {
         {
             self.touch(&hash, now).await;
         }
+        // A key limited to a project takes no admin action on the tenant (the official
+        // `keyCeilingDeny`), whoever holds it.
         let tenant_admin = record.role == KeyRole::Admin
+            && record.project_id.is_none()
             && (!is_sa || grants.is_some_and(|g| crate::service_accounts::grants_tenant_admin(&g)));
         Ok(KeyStatus::Valid {
             tenant: record.tenant.clone(),
