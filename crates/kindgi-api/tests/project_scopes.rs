@@ -1,10 +1,10 @@
 //! Projects as content scopes over real HTTP on SQLite and PostgreSQL (platform-api.md
-//! §1.2, §1.6, §3, §7, §10.1): a key minted with `projectId` starts, lists and reads runs of
+//! §1.2, §1.6, §3, §5, §7, §10.1): a key minted with `projectId` starts, lists and reads runs of
 //! its project only and names no other project anywhere (`403 key-project-mismatch`); it
 //! mints only keys of its project; env values set under a project's scope are kept apart
-//! and reach the tool calls of that project's runs. The official CLI's `tokens create
-//! --project` and `runs start --project` against the same server (skipped without the CLI,
-//! failed under CI).
+//! and reach the tool calls of that project's runs; registrations stay tenant-wide except
+//! for project keys; the operator is a person with a UUID, and `whoami` carries its
+//! reviewer role.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -524,6 +524,54 @@ async fn registrations_are_tenant_wide_but_not_for_project_keys(kind: DatabaseKi
     );
 }
 
+async fn the_operator_is_a_uuid_person_and_a_reviewer(kind: DatabaseKind) {
+    let s = server(kind).await;
+    let operator = kindgi_store::tokens::operator_user_id("acme");
+    assert!(uuid::Uuid::parse_str(&operator).is_ok());
+    assert_eq!(operator, kindgi_store::tokens::operator_user_id("acme"));
+    let (st, me) = s.call(&s.admin, "GET", "/v1/identity/whoami", None).await;
+    assert_eq!(st, StatusCode::OK, "{me}");
+    assert_eq!(me["userId"], json!(operator));
+    assert_eq!(me["actor"], json!(format!("user:{operator}")));
+    // The operator is put on the roster as `admin` with its key.
+    assert_eq!(me["reviewerRole"], "admin", "{me}");
+    // A key limited to a project says so; a key of a person off the roster has no role.
+    let p = s.project("support").await;
+    let key = s.project_key(&p).await;
+    let (_, me) = s.call(&key, "GET", "/v1/identity/whoami", None).await;
+    assert_eq!(
+        (me["projectId"].as_str(), me["reviewerRole"].as_str()),
+        (Some(p.as_str()), Some("admin"))
+    );
+    let (st, sa) = s
+        .call(
+            &s.admin,
+            "POST",
+            "/v1/service-accounts",
+            Some(json!({"name": "bot"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::CREATED, "{sa}");
+    let (st, t) = s
+        .call(
+            &s.admin,
+            "POST",
+            "/v1/tokens",
+            Some(json!({"for": {"kind": "service-account", "id": sa["serviceAccountId"]}})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::CREATED, "{t}");
+    let (_, me) = s
+        .call(
+            t["token"].as_str().unwrap(),
+            "GET",
+            "/v1/identity/whoami",
+            None,
+        )
+        .await;
+    assert!(me.get("reviewerRole").is_none(), "{me}");
+}
+
 macro_rules! both {
     ($name:ident) => {
         mod $name {
@@ -543,3 +591,4 @@ both!(runs_stay_in_the_keys_project);
 both!(keys_mint_within_their_project);
 both!(env_values_are_kept_per_project);
 both!(registrations_are_tenant_wide_but_not_for_project_keys);
+both!(the_operator_is_a_uuid_person_and_a_reviewer);
