@@ -34,14 +34,16 @@ pub enum Principal {
     ServiceAccount(String),
 }
 
-/// The authenticated caller: the key's tenant, the key's id, when known its principal, and
-/// the capabilities the key holds (fail-closed; see [`HeldCapabilities`]).
+/// The authenticated caller: the key's tenant, the key's id, when known its principal, the
+/// capabilities the key holds (fail-closed; see [`HeldCapabilities`]) and the project the
+/// key is limited to, if it is (`projectId` at mint; see [`crate::key_project`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     pub tenant: String,
     pub key_id: String,
     pub principal: Option<Principal>,
     pub capabilities: HeldCapabilities,
+    pub project_id: Option<String>,
 }
 
 impl Caller {
@@ -131,6 +133,7 @@ pub(crate) async fn authenticate(
                 PrincipalKind::ServiceAccount => Principal::ServiceAccount(p.id),
             }),
             capabilities: key.held_capabilities(),
+            project_id: key.record.project_id.clone(),
         }),
         KeyStatus::Unknown => Err(missing("Bearer token is not recognized")),
         KeyStatus::Expired => Err(ApiError::new(

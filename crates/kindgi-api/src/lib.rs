@@ -33,6 +33,7 @@ pub mod export_signing;
 pub mod idempotency;
 mod in_flight;
 pub mod json_body;
+pub mod key_project;
 pub mod page;
 mod paged_body;
 pub mod projects;
@@ -104,8 +105,12 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(request_id::middleware))
         .layer(axum::middleware::from_fn(body_limit))
         .layer(axum::middleware::from_fn_with_state(
-            std::sync::Arc::new(state),
+            std::sync::Arc::new(state.clone()),
             idempotency::middleware,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            std::sync::Arc::new(state),
+            key_project::middleware,
         ))
         .service(api);
     Router::new().fallback_service(layered)

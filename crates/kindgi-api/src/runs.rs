@@ -2,7 +2,11 @@
 //!
 //! Mounted by [`crate::router`] over the state's runtime ([`crate::AppState::runtime`]).
 //! Runs belong to the caller's tenant (the API key's): another tenant's run is `404 run-not-found`,
-//! exactly as a run that does not exist.
+//! exactly as a run that does not exist. A key limited to a project
+//! ([`crate::key_project`]) starts runs in it (a start without `projectId` is recorded
+//! there), lists only its runs, and is refused another project's run as the official
+//! authorizer refuses it: `403 permission-denied` ``Permission denied: the API key is limited
+//! to project <id>``, `details {action, resource: "project:<run's project>", reason}`.
 //!
 //! | route | answer |
 //! |---|---|
@@ -34,6 +38,7 @@ use crate::auth::Caller;
 use crate::cpu;
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
+use crate::key_project::KeyProject;
 use crate::page::encode_cursor;
 use crate::paged_body::{self, PageSource};
 use crate::query::QueryString;
@@ -72,14 +77,29 @@ fn check_run_id(run_id: &str) -> Result<(), ApiError> {
     }
 }
 
-/// The run, if the id is a UUID and the run exists and belongs to `tenant`.
-async fn owned_run(rt: &Runtime, tenant: &str, run_id: &str) -> Result<RunRecord, ApiError> {
+/// The run, if the id is a UUID and the run exists, belongs to the caller's tenant and is
+/// within its key's project (`action` — `read` or `write` — names what a refusal refused).
+async fn owned_run(
+    rt: &Runtime,
+    caller: &Caller,
+    run_id: &str,
+    action: &str,
+) -> Result<RunRecord, ApiError> {
     check_run_id(run_id)?;
-    match rt.get_run(run_id).await {
-        Ok(run) if run.tenant_id == tenant => Ok(run),
-        Ok(_) | Err(RuntimeError::RunNotFound { .. }) => Err(ApiError::run_not_found(run_id)),
-        Err(e) => Err(ApiError::from(e)),
-    }
+    let run = match rt.get_run(run_id).await {
+        Ok(run) if run.tenant_id == caller.tenant => run,
+        Ok(_) | Err(RuntimeError::RunNotFound { .. }) => {
+            return Err(ApiError::run_not_found(run_id));
+        }
+        Err(e) => return Err(ApiError::from(e)),
+    };
+    let project = run
+        .meta
+        .project_id
+        .clone()
+        .unwrap_or_else(|| crate::projects::default_project_id(&caller.tenant));
+    caller.check_reaches(Some(&project), action, &format!("project:{project}"))?;
+    Ok(run)
 }
 
 /// What `POST /v1/runs` asks for.
@@ -266,9 +286,9 @@ async fn start(
             .begin_conversation_turn(&caller.tenant, agent, req.version.take(), &req.input)
             .await?;
     }
-    let project_id = projects
-        .check(&caller.tenant, req.project_id.as_deref())
-        .await?;
+    // A key limited to a project runs there (a body naming another never got here).
+    let named = req.project_id.as_deref().or(caller.project_id.as_deref());
+    let project_id = projects.check(&caller.tenant, named).await?;
     let options = RunOptions {
         dry_run: req.dry_run,
         wait: false,
@@ -371,7 +391,11 @@ async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let params = QueryString::bounded(raw.as_deref())?;
-    let req = runs_list::parse(&caller.tenant, &params)?;
+    let mut req = runs_list::parse(&caller.tenant, &params)?;
+    // A key limited to a project lists its runs only (naming another was refused before).
+    if let Some(limit) = &caller.project_id {
+        req.query.project_id = Some(limit.clone());
+    }
     let source = RunPages {
         rt,
         query: req.query,
@@ -395,7 +419,7 @@ async fn get_run(
     caller: Caller,
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let run = owned_run(&rt, &caller.tenant, &run_id).await?;
+    let run = owned_run(&rt, &caller, &run_id, "read").await?;
     let mut body = run_json(&run, true);
     if run.status == RunStatus::Failed {
         // Which field failed validation is the failure's cause: kept by its `step.failed`.
@@ -418,7 +442,7 @@ async fn progress(
     caller: Caller,
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let run = owned_run(&rt, &caller.tenant, &run_id).await?;
+    let run = owned_run(&rt, &caller, &run_id, "read").await?;
     Ok(Json(progress_json(&run)))
 }
 
@@ -492,7 +516,7 @@ async fn journal(
     let since = params
         .last("since")
         .and_then(|s| s.trim().parse::<u64>().ok());
-    owned_run(&rt, &caller.tenant, &run_id).await?;
+    owned_run(&rt, &caller, &run_id, "read").await?;
     let start = cursor.map(|c| c.sequence).or(since);
     let source = JournalPages { rt, run_id, start };
     paged_body::answer(source, JOURNAL_BODY_PAGE, limit, state.body_budget)
@@ -505,7 +529,7 @@ async fn cancel(
     caller: Caller,
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    owned_run(&rt, &caller.tenant, &run_id).await?;
+    owned_run(&rt, &caller, &run_id, "write").await?;
     rt.cancel_run(&run_id).await?;
     let run = rt.get_run(&run_id).await?;
     Ok(Json(run_json(&run, true)))
@@ -519,7 +543,7 @@ async fn resume(
     Path(run_id): Path<String>,
     body: axum::body::Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let run = owned_run(&rt, &caller.tenant, &run_id).await?;
+    let run = owned_run(&rt, &caller, &run_id, "write").await?;
     let JsonObject(body) = JsonObject::or_empty(&body)?;
     let run = crate::routes::waits::resume(&rt, &run, body).await?;
     Ok(Json(run_json(&run, true)))
@@ -534,7 +558,7 @@ async fn open_stream(
     request_id: RequestId,
     flavour: Flavour,
 ) -> Result<Response, ApiError> {
-    owned_run(&rt, &caller.tenant, &run_id).await?;
+    owned_run(&rt, &caller, &run_id, "read").await?;
     let slot = match state.streams.open(&caller.tenant, &caller.key_id) {
         Ok(slot) => slot,
         Err(full) => return Ok(full.into_response()),

@@ -96,9 +96,15 @@ async fn listed_read_and_approved(kind: DatabaseKind) {
         .find(|e| e["kind"] == "wait.resumed")
         .cloned()
         .unwrap();
-    assert_eq!(resumed["payload"]["value"]["decidedBy"], "user:admin");
+    assert_eq!(
+        resumed["payload"]["value"]["decidedBy"],
+        format!("user:{}", kindgi_store::tokens::operator_user_id("acme"))
+    );
     let (_, one) = s.get(&format!("/v1/approvals/{approval}")).await;
-    assert_eq!(one["decision"]["decidedBy"], "user:admin");
+    assert_eq!(
+        one["decision"]["decidedBy"],
+        format!("user:{}", kindgi_store::tokens::operator_user_id("acme"))
+    );
 
     // Decided: it can't be decided again, and nothing runs again.
     let (status, e) = s

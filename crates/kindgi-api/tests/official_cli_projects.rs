@@ -1,7 +1,8 @@
 //! Identity, projects and the tenant on the official wire: `GET /v1/identity/whoami`,
 //! `GET|POST /v1/projects`, `GET|PATCH /v1/projects/{id}`, `GET|PATCH /v1/tenant` over real
 //! HTTP (SQLite and PostgreSQL), a run started in a created project, and the official CLI's
-//! `auth whoami`, `projects list|get|get-default|create|rename`, `tenant get|rename`. The CLI
+//! `auth whoami`, `projects list|get|get-default|create|rename`, `tenant get|rename`, and
+//! `tokens create --project` with `runs start [--project]` and `runs list` on its key. The CLI
 //! part is skipped without the CLI, failed when `KINDGI_REQUIRE_REFERENCE=1` or `CI` is set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -360,12 +361,22 @@ struct Out {
 }
 
 async fn cli(bin: &PathBuf, s: &Server, home: &std::path::Path, args: &[&str]) -> Out {
+    cli_as(bin, s, &s.admin, home, args).await
+}
+
+async fn cli_as(
+    bin: &PathBuf,
+    s: &Server,
+    token: &str,
+    home: &std::path::Path,
+    args: &[&str],
+) -> Out {
     let out = tokio::process::Command::new(bin)
         .args(args)
         .current_dir(home)
         .env("HOME", home)
         .env("KINDGI_API_URL", &s.url)
-        .env("KINDGI_API_TOKEN", &s.admin)
+        .env("KINDGI_API_TOKEN", token)
         .output()
         .await
         .unwrap();
@@ -454,4 +465,94 @@ async fn the_official_cli_reads_identity_projects_and_tenant() {
         out.stdout,
         out.stderr
     );
+}
+
+/// `kindgi tokens create --project` mints a key limited to the project; with it `kindgi runs
+/// start` runs there, `--project` naming another is refused (`Error [auth]`), and `kindgi runs
+/// list` shows its project's runs only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_cli_keeps_a_project_key_in_its_project() {
+    let Some(bin) = official_cli() else { return };
+    let s = server(DatabaseKind::Sqlite).await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let default_id = kindgi_api::projects::default_project_id("acme");
+    let (st, p) = s
+        .call(
+            &s.admin,
+            "POST",
+            "/v1/projects",
+            Some(json!({"name": "Support", "slug": "support"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::CREATED, "{p}");
+    let p = p["id"].as_str().unwrap().to_owned();
+    let (st, _) = s
+        .call(
+            &s.admin,
+            "POST",
+            "/v1/runs",
+            Some(json!({"flow": "acme.noop", "input": {}})),
+        )
+        .await;
+    assert!(st.is_success());
+
+    let minted = cli(
+        &bin,
+        &s,
+        h,
+        &["tokens", "create", &format!("--project={p}")],
+    )
+    .await;
+    assert_eq!(minted.code, 0, "{}{}", minted.stdout, minted.stderr);
+    let minted: Value = serde_json::from_str(&minted.stdout).unwrap();
+    assert_eq!(minted["meta"]["projectId"], json!(p), "{minted}");
+    let key = minted["secret"].as_str().unwrap().to_owned();
+
+    let run = cli_as(
+        &bin,
+        &s,
+        &key,
+        h,
+        &["runs", "start", "--flow=acme.noop", "--input={}"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let run: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(run["projectId"], json!(p), "{run}");
+
+    let refused = cli_as(
+        &bin,
+        &s,
+        &key,
+        h,
+        &[
+            "runs",
+            "start",
+            "--flow=acme.noop",
+            "--input={}",
+            &format!("--project={default_id}"),
+        ],
+    )
+    .await;
+    assert_eq!(refused.code, 1, "{}{}", refused.stdout, refused.stderr);
+    assert!(
+        refused.stderr.contains("Error [auth]")
+            && refused
+                .stderr
+                .contains(&format!("This API key is limited to project {p}")),
+        "{}",
+        refused.stderr
+    );
+
+    let list = cli_as(&bin, &s, &key, h, &["runs", "list"]).await;
+    assert_eq!(list.code, 0, "{}{}", list.stdout, list.stderr);
+    let list: Value = serde_json::from_str(&list.stdout).unwrap();
+    let projects: Vec<&str> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["projectId"].as_str())
+        .collect();
+    assert_eq!(projects, vec![p.as_str()], "{list}");
 }

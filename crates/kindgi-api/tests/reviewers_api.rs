@@ -44,7 +44,11 @@ async fn the_roster(kind: DatabaseKind) {
     let (status, page) = s.get("/v1/approvals/reviewers").await;
     assert_eq!(status, 200, "{page}");
     assert_eq!(page["data"].as_array().unwrap().len(), 1, "{page}");
-    assert_eq!(page["data"][0]["userId"], "admin");
+    // A UUID, as the official `Reviewer.userId` is.
+    assert_eq!(
+        page["data"][0]["userId"],
+        json!(kindgi_store::tokens::operator_user_id("acme"))
+    );
     assert_eq!(page["data"][0]["role"], "admin");
 
     // Case 57: a bad role names the three; valid → 201; again → same id, new role.
@@ -263,12 +267,18 @@ async fn four_eyes(kind: DatabaseKind) {
     let (_, plain) = s.gated_turn().await;
     let (_, a) = s.get(&format!("/v1/approvals/{plain}")).await;
     assert_eq!(a["separateApprover"], false, "{a}");
-    assert_eq!(a["requestedBy"], "user:admin");
+    assert_eq!(
+        a["requestedBy"],
+        format!("user:{}", kindgi_store::tokens::operator_user_id("acme"))
+    );
 
     let (run, approval) = s.turn_of(FOUR_EYES_AGENT).await;
     let (_, a) = s.get(&format!("/v1/approvals/{approval}")).await;
     assert_eq!(a["separateApprover"], true, "{a}");
-    assert_eq!(a["requestedBy"], "user:admin");
+    assert_eq!(
+        a["requestedBy"],
+        format!("user:{}", kindgi_store::tokens::operator_user_id("acme"))
+    );
     let path = format!("/v1/approvals/{approval}/complete");
     // The person who started the run may not approve it.
     let (status, e) = s.post(&path, json!({"decision": "approve"})).await;
@@ -278,10 +288,10 @@ async fn four_eyes(kind: DatabaseKind) {
         "{e}"
     );
     assert!(
-        e["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("user:admin asked for it, so another reviewer must decide it"),
+        e["error"]["message"].as_str().unwrap().contains(&format!(
+            "user:{} asked for it, so another reviewer must decide it",
+            kindgi_store::tokens::operator_user_id("acme")
+        )),
         "{e}"
     );
     let (_, still) = s.get(&format!("/v1/approvals/{approval}")).await;

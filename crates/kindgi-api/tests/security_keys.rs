@@ -22,7 +22,7 @@ struct Server {
     url: String,
     http: reqwest::Client,
     state: AppState,
-    /// The operator's key (`kindgi tokens create --database`): `user:admin`, every capability.
+    /// The operator's key (`kindgi tokens create --database`): `user:<operator_user_id>`, every capability.
     admin: String,
 }
 
@@ -168,7 +168,15 @@ async fn a_minted_key_never_holds_more_than_its_minter(kind: DatabaseKind) {
     // The operator's key holds every capability, recorded and listed, and still works.
     assert_eq!(s.write_secret(&s.admin).await.0, 201);
     let (_, mine) = s
-        .send(&s.admin, "GET", "/v1/tokens?principal=user:admin", None)
+        .send(
+            &s.admin,
+            "GET",
+            &format!(
+                "/v1/tokens?principal=user:{}",
+                kindgi_store::tokens::operator_user_id("acme")
+            ),
+            None,
+        )
         .await;
     assert_eq!(
         mine["data"][0]["capabilities"],
@@ -376,7 +384,11 @@ async fn an_invented_person_decides_nothing(kind: DatabaseKind) {
     let (status, done) = s.post(&path, decide).await;
     assert_eq!(status, 200, "{done}");
     let (_, one) = s.get(&format!("/v1/approvals/{approval}")).await;
-    assert_eq!(one["decision"]["decidedBy"], "user:admin", "{one}");
+    assert_eq!(
+        one["decision"]["decidedBy"],
+        format!("user:{}", kindgi_store::tokens::operator_user_id("acme")),
+        "{one}"
+    );
 }
 
 /// Finding 4's second half: naming a secret in a tool or MCP endpoint needs `secrets:use`

@@ -297,7 +297,10 @@ async fn service_accounts(kind: DatabaseKind) {
     let sa = r.json();
     let id = sa["serviceAccountId"].as_str().unwrap().to_owned();
     assert_eq!(sa["grants"], json!([{"kind": "tenant-member"}]));
-    assert_eq!(sa["createdBy"], "user:admin");
+    assert_eq!(
+        sa["createdBy"],
+        format!("user:{}", kindgi_store::tokens::operator_user_id("acme"))
+    );
     assert!(sa.get("unregisteredAt").is_none());
     let r = e
         .acme

@@ -299,15 +299,21 @@ impl CallValues for DotenvSecrets {
     async fn env(
         &self,
         tenant: &str,
+        project: Option<&str>,
         tool: &ToolManifest,
         names: &[String],
     ) -> Result<BTreeMap<String, String>, StorageError> {
-        self.inner.env(tenant, tool, names).await
+        self.inner.env(tenant, project, tool, names).await
     }
 
-    fn secrets(&self, tenant: &str, tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>> {
+    fn secrets(
+        &self,
+        tenant: &str,
+        project: Option<&str>,
+        tool: &ToolManifest,
+    ) -> Option<Arc<dyn SecretResolver>> {
         Some(Arc::new(FileSecrets {
-            inner: self.inner.secrets(tenant, tool),
+            inner: self.inner.secrets(tenant, project, tool),
             source: self.source.clone(),
         }))
     }
@@ -315,10 +321,14 @@ impl CallValues for DotenvSecrets {
     async fn secret_values(
         &self,
         tenant: &str,
+        project: Option<&str>,
         tool: &ToolManifest,
         names: &[String],
     ) -> Result<BTreeMap<String, String>, StorageError> {
-        let mut found = self.inner.secret_values(tenant, tool, names).await?;
+        let mut found = self
+            .inner
+            .secret_values(tenant, project, tool, names)
+            .await?;
         if found.len() < names.len() {
             let files = read_off_thread(&self.source, self.inner.served_env())
                 .await

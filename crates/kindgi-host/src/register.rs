@@ -121,6 +121,16 @@ fn agent_of(agent: &IndexAgent) -> AgentSpec {
                 .collect()
         })
         .unwrap_or_default();
+    // What the model router chooses by (docs/providers.md).
+    let text = |k: &str| agent.rest.get(k).and_then(Value::as_str).map(str::to_owned);
+    spec.preferred_provider = text("preferredProvider");
+    spec.preferred_model = text("preferredModel");
+    spec.capabilities = agent
+        .rest
+        .get("capabilities")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     spec
 }
 
@@ -399,5 +409,29 @@ impl Registrar {
 
     pub fn runtime(&self) -> &Runtime {
         &self.rt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pack_agent_keeps_what_the_model_router_reads() {
+        let agent: IndexAgent = serde_json::from_value(json!({
+            "id": "my-pack.helper", "version": "1.0.0", "modulePath": "agents/helper.js",
+            "preferredProvider": "acme-llm", "preferredModel": "small",
+            "capabilities": [{"kind": "llm-inference", "requirements": [{"feature": "tools"}]}]
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let spec = agent_of(&agent);
+        assert_eq!(spec.preferred_provider.as_deref(), Some("acme-llm"));
+        assert_eq!(spec.preferred_model.as_deref(), Some("small"));
+        assert_eq!(spec.capabilities.len(), 1);
+        let bare: IndexAgent = serde_json::from_value(json!({
+            "id": "my-pack.bare", "version": "1.0.0", "modulePath": "agents/bare.js"
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(agent_of(&bare).preferred_provider, None);
     }
 }

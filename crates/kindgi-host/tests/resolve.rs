@@ -489,6 +489,7 @@ impl CallValues for Values {
     async fn env(
         &self,
         tenant: &str,
+        _project: Option<&str>,
         _tool: &ToolManifest,
         names: &[String],
     ) -> Result<BTreeMap<String, String>, kindgi_runtime::StorageError> {
@@ -504,13 +505,19 @@ impl CallValues for Values {
         Ok(out)
     }
 
-    fn secrets(&self, tenant: &str, _tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>> {
+    fn secrets(
+        &self,
+        tenant: &str,
+        _project: Option<&str>,
+        _tool: &ToolManifest,
+    ) -> Option<Arc<dyn SecretResolver>> {
         (tenant == "acme").then(|| Arc::new(Secrets) as Arc<dyn SecretResolver>)
     }
 
     async fn secret_values(
         &self,
         tenant: &str,
+        _project: Option<&str>,
         _tool: &ToolManifest,
         names: &[String],
     ) -> Result<BTreeMap<String, String>, kindgi_runtime::StorageError> {

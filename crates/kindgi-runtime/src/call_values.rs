@@ -65,7 +65,7 @@ pub async fn prepare_context(
     if let Some(values) = values {
         if !names.is_empty() {
             let env = values
-                .env(&ctx.tenant_id, manifest, &names)
+                .env(&ctx.tenant_id, ctx.project_id.as_deref(), manifest, &names)
                 .await
                 .map_err(|why| ToolCallError {
                     code: "precondition-failed".into(),
@@ -81,13 +81,20 @@ pub async fn prepare_context(
                 env.into_iter().filter(|(k, _)| names.contains(k)).collect();
             ctx.env = Some(Arc::new(env));
         }
-        if let Some(secrets) = values.secrets(&ctx.tenant_id, manifest) {
+        if let Some(secrets) = values.secrets(&ctx.tenant_id, ctx.project_id.as_deref(), manifest) {
             ctx.secrets = Some(Arc::new(MaskingResolver::new(secrets, mask.clone())));
         }
     }
     if tool.transport() == ToolTransport::Pack {
         check_env(manifest, &ctx)?;
-        ctx.secret_values = pack_secrets(values, manifest, &ctx.tenant_id, mask).await?;
+        ctx.secret_values = pack_secrets(
+            values,
+            manifest,
+            &ctx.tenant_id,
+            ctx.project_id.as_deref(),
+            mask,
+        )
+        .await?;
     }
     Ok(ctx)
 }
@@ -98,6 +105,7 @@ async fn pack_secrets(
     values: Option<&Arc<dyn CallValues>>,
     manifest: &ToolManifest,
     tenant: &str,
+    project: Option<&str>,
     mask: &SecretMask,
 ) -> Result<Option<Arc<SecretValues>>, ToolCallError> {
     let names = declared_secrets(manifest);
@@ -108,7 +116,7 @@ async fn pack_secrets(
     let (found, served_env) = match values {
         Some(values) => {
             let found = values
-                .secret_values(tenant, manifest, &names)
+                .secret_values(tenant, project, manifest, &names)
                 .await
                 .map_err(|why| {
                     precondition(

@@ -479,6 +479,7 @@ impl kindgi_runtime::CallValues for SecretValues {
     async fn env(
         &self,
         _tenant: &str,
+        _project: Option<&str>,
         _tool: &kindgi_spec::ToolManifest,
         _names: &[String],
     ) -> Result<std::collections::BTreeMap<String, String>, kindgi_core::StorageError> {
@@ -487,6 +488,7 @@ impl kindgi_runtime::CallValues for SecretValues {
     fn secrets(
         &self,
         _tenant: &str,
+        _project: Option<&str>,
         _tool: &kindgi_spec::ToolManifest,
     ) -> Option<Arc<dyn kindgi_tools::context::SecretResolver>> {
         Some(Arc::new(OneSecret))
@@ -494,6 +496,7 @@ impl kindgi_runtime::CallValues for SecretValues {
     async fn secret_values(
         &self,
         _tenant: &str,
+        _project: Option<&str>,
         _tool: &kindgi_spec::ToolManifest,
         _names: &[String],
     ) -> Result<std::collections::BTreeMap<String, String>, kindgi_core::StorageError> {

@@ -38,9 +38,26 @@ use crate::{Backend, Database, StoreError, now_millis};
 /// The prefix of every key (recognizable in logs and secret scanners).
 pub const KEY_PREFIX: &str = "kgi_";
 
-/// The user id of a key made by [`TokenStore::create`] (`kindgi tokens create --database`,
-/// `kindgi dev`): the tenant's first person, a tenant admin.
-pub const BOOTSTRAP_USER: &str = "admin";
+/// The user id the operator's keys carried before the operator had a UUID (`user:admin`).
+/// Such keys still authenticate as that person, and what they did (`createdBy`,
+/// `decidedBy`, roster rows) reads as it was written; new ones name [`operator_user_id`].
+pub const LEGACY_BOOTSTRAP_USER: &str = "admin";
+
+/// The namespace of operator user ids (a fixed random UUID).
+const OPERATOR_NAMESPACE: uuid::Uuid =
+    uuid::Uuid::from_u128(0x9c4e_21d7_6a0b_4f38_b5e1_3d7f_0a92_c64e);
+
+/// The person of a key made by [`TokenStore::create`] (`kindgi tokens create --database`,
+/// `kindgi dev`): the tenant's first person, a tenant admin. A UUID v5 derived from the
+/// tenant, the same across restarts, processes and databases, as the official wire has
+/// `User.id` and `Reviewer.userId` (`format: uuid`).
+pub fn operator_user_id(tenant: &str) -> String {
+    uuid::Uuid::new_v5(
+        &OPERATOR_NAMESPACE,
+        format!("kindgi-operator:{tenant}").as_bytes(),
+    )
+    .to_string()
+}
 
 const TABLE_SQLITE: &str = "CREATE TABLE IF NOT EXISTS api_keys (
         key_hash   TEXT PRIMARY KEY,
@@ -316,7 +333,7 @@ pub struct CreatedKey {
 
 /// A key that authenticates: its record, and whether its holder is a tenant admin (an
 /// `admin` key of a person, of a service account granted `tenant-admin`, or a key that is
-/// its own service account with role `admin`).
+/// its own service account with role `admin`; never a key limited to a project).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidKey {
     pub record: TokenRecord,
@@ -563,14 +580,14 @@ impl TokenStore {
         }
     }
 
-    /// Create a tenant admin's key for `tenant` (a person, [`BOOTSTRAP_USER`]), optionally
+    /// Create a tenant admin's key for `tenant` (a person, [`operator_user_id`]), optionally
     /// expiring at `expires_at` (ms since the epoch): `kindgi tokens create --database`.
     pub async fn create(
         &self,
         tenant: &str,
         expires_at: Option<i64>,
     ) -> Result<CreatedKey, TokenError> {
-        self.create_for_user(tenant, BOOTSTRAP_USER, expires_at)
+        self.create_for_user(tenant, &operator_user_id(tenant), expires_at)
             .await
     }
 
@@ -783,7 +800,10 @@ impl TokenStore {
         {
             self.touch(&hash, now).await;
         }
+        // A key limited to a project takes no admin action on the tenant (the official
+        // `keyCeilingDeny`), whoever holds it.
         let tenant_admin = record.role == KeyRole::Admin
+            && record.project_id.is_none()
             && (!is_sa || grants.is_some_and(|g| crate::service_accounts::grants_tenant_admin(&g)));
         Ok(KeyStatus::Valid {
             tenant: record.tenant.clone(),

@@ -27,7 +27,9 @@ async fn tokens_round_trip(kind: DatabaseKind) {
             );
             assert_eq!(
                 principal,
-                Some(kindgi_store::tokens::Principal::user("admin"))
+                Some(kindgi_store::tokens::Principal::user(
+                    kindgi_store::tokens::operator_user_id("acme")
+                ))
             );
             assert!(key.tenant_admin);
             assert_eq!(key.record.token_id, created.token_id);

@@ -477,7 +477,12 @@ async fn call_values_serve_the_default_project_first(kind: DatabaseKind) {
     assert_eq!(values.served_env(), "staging");
     let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let env = values
-        .env("acme", &tool, &names(&["URL", "REGION", "ONLY_LOCAL"]))
+        .env(
+            "acme",
+            None,
+            &tool,
+            &names(&["URL", "REGION", "ONLY_LOCAL"]),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -489,20 +494,20 @@ async fn call_values_serve_the_default_project_first(kind: DatabaseKind) {
     );
     assert!(
         values
-            .env("other", &tool, &names(&["URL"]))
+            .env("other", None, &tool, &names(&["URL"]))
             .await
             .unwrap()
             .is_empty()
     );
     let secrets = values
-        .secret_values("acme", &tool, &names(&["TOKEN", "LOCAL_TOKEN"]))
+        .secret_values("acme", None, &tool, &names(&["TOKEN", "LOCAL_TOKEN"]))
         .await
         .unwrap();
     assert_eq!(
         secrets.into_iter().collect::<Vec<_>>(),
         [("TOKEN".to_owned(), "project-token".to_owned())]
     );
-    let resolver = values.secrets("acme", &tool).unwrap();
+    let resolver = values.secrets("acme", None, &tool).unwrap();
     assert_eq!(
         resolver.resolve("local", "LOCAL_TOKEN").await.unwrap(),
         "local-token"
@@ -515,12 +520,38 @@ async fn call_values_serve_the_default_project_first(kind: DatabaseKind) {
         resolver.resolve("staging", "NOPE").await.unwrap_err(),
         "secret \"NOPE\" is not set in env \"staging\" for this tenant; set it with `kindgi secrets set`"
     );
+    // A run of another project reads that project's values first, then the tenant's (never
+    // the Default project's).
+    let other = "0b9f7c1e-3d2a-4f5b-8c6d-7e8f9a0b1c2d";
+    store
+        .env_set(
+            &at(ValueScope::Project(other.into()), "staging", "REGION"),
+            &env_write("us", None),
+        )
+        .await
+        .unwrap();
+    let env = values
+        .env("acme", Some(other), &tool, &names(&["URL", "REGION"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        env.into_iter().collect::<Vec<_>>(),
+        [
+            ("REGION".to_owned(), "us".to_owned()),
+            ("URL".to_owned(), "https://tenant".to_owned())
+        ]
+    );
+    let resolver = values.secrets("acme", Some(other), &tool).unwrap();
+    assert_eq!(
+        resolver.resolve("staging", "TOKEN").await.unwrap(),
+        "tenant-token"
+    );
     // Without a key a secret read fails the call (typed, never a value).
     let keyless: &dyn CallValues = &ValuesStore::new(t.db.clone());
     assert_eq!(keyless.served_env(), "local");
     assert!(
         keyless
-            .secret_values("acme", &tool, &names(&["LOCAL_TOKEN"]))
+            .secret_values("acme", None, &tool, &names(&["LOCAL_TOKEN"]))
             .await
             .is_err()
     );

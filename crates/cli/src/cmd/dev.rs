@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use kindgi_dev::discovery::{self, DEV_USER, Discovery};
+use kindgi_dev::discovery::{self, Discovery};
 use kindgi_dev::prepare::state_dir;
 use kindgi_dev::{DEV_TENANT, DevError};
 use kindgi_host::{Host, HostConfig, PackSource};
@@ -125,7 +125,8 @@ async fn dev(args: DevArgs) -> Result<(), Box<dyn std::error::Error>> {
         api_url: host.url().to_owned(),
         token: key.key.clone(),
         tenant_id: Some(DEV_TENANT.into()),
-        user_id: Some(DEV_USER.into()),
+        // The person the dev key acts for (the key's principal).
+        user_id: Some(kindgi_store::tokens::operator_user_id(DEV_TENANT)),
         pack_service_port: pack.and_then(|p| p.service_port()),
         pid: Some(std::process::id()),
         pack_id: pack.map(|p| p.pack_id.clone()),

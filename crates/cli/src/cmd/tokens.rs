@@ -361,7 +361,7 @@ async fn create_offline(a: CreateArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     };
     let user = match a.for_.as_deref().map(principal) {
-        None => kindgi_store::tokens::BOOTSTRAP_USER.to_owned(),
+        None => kindgi_store::tokens::operator_user_id(&tenant),
         Some(Ok(("user", id))) => id,
         Some(_) => {
             eprintln!(

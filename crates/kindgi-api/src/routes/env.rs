@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::values::{
     MAX_NAME, Position, Values, clip, cursor, env_name, object_body, params, query_scope,
-    resolve_scope, revision_field, scope_json, scopes_equal, tags, time,
+    revision_field, scope_json, scopes_equal, tags, time,
 };
 use crate::error::ApiError;
 use crate::page::{clamp_limit, encode_cursor, page};
@@ -43,12 +43,16 @@ pub fn record_json(r: &EnvRecord) -> Value {
 }
 
 /// The key a request names: `envName`, the scope triplet and the name.
-fn key_of(values: &Values, p: &super::values::Params, name: &str) -> Result<ValueKey, ApiError> {
+async fn key_of(
+    values: &Values,
+    p: &super::values::Params,
+    name: &str,
+) -> Result<ValueKey, ApiError> {
     let env = env_name(p.first("envName"))?;
     let raw = query_scope(p)?;
     Ok(ValueKey {
         tenant: values.tenant().to_owned(),
-        scope: resolve_scope(values.tenant(), &raw)?,
+        scope: values.scope(&raw).await?,
         env_name: env,
         name: name.to_owned(),
     })
@@ -56,7 +60,7 @@ fn key_of(values: &Values, p: &super::values::Params, name: &str) -> Result<Valu
 
 async fn list(values: Values, RawQuery(query): RawQuery) -> Result<Json<Value>, ApiError> {
     let p = params(query.as_deref());
-    let key = key_of(&values, &p, "")?;
+    let key = key_of(&values, &p, "").await?;
     let limit = clamp_limit(p.first("limit"));
     let after = cursor(&p, "env")?.map(|c| c.name);
     let q = ListQuery {
@@ -87,7 +91,7 @@ async fn read(
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let p = params(query.as_deref());
-    let key = key_of(&values, &p, &name)?;
+    let key = key_of(&values, &p, &name).await?;
     match values.store.env_get(&key).await? {
         Some(r) => Ok(Json(record_json(&r))),
         None => Err(not_found(&name)),
@@ -132,7 +136,7 @@ async fn put(
     values.require_served(&env, "env value", &name)?;
     let key = ValueKey {
         tenant: values.tenant().to_owned(),
-        scope: resolve_scope(values.tenant(), &raw)?,
+        scope: values.scope(&raw).await?,
         env_name: env,
         name: name.clone(),
     };
@@ -207,7 +211,7 @@ async fn delete(
 ) -> Result<Json<Value>, ApiError> {
     values.require("env:write")?;
     let p = params(query.as_deref());
-    let key = key_of(&values, &p, &name)?;
+    let key = key_of(&values, &p, &name).await?;
     let deleted = values.store.env_delete(&key).await?;
     Ok(Json(json!({ "deleted": deleted })))
 }

@@ -12,9 +12,15 @@
 //! | `GET …/{id}/versions/{version}` | that version, unregistered ones too |
 //! | `POST …/{id}/versions/{version}/unregister` | `{<kind>Id, version, unregistered: true}` |
 //! | `POST …/{id}/versions/{version}/reinstate` | `{<kind>Id, version, wasTombstoned}` |
+//!
+//! Registrations are tenant-wide, as the reference keeps them: every key of the tenant
+//! lists and reads every project's items (`?projectId=` is checked, narrowing nothing). A key
+//! limited to a project ([`crate::key_project`]) lists only its project's items (a pack's,
+//! which have no project, count as the Default project's) and is refused another's
+//! (`403 permission-denied`, as the official authorizer answers).
 
 use axum::extract::rejection::PathRejection;
-use axum::extract::{FromRequestParts, Path, RawQuery, State};
+use axum::extract::{FromRef, FromRequestParts, Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::routing::{get, post};
@@ -26,9 +32,11 @@ use kindgi_store::definitions::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::auth::Tenant;
+use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
+use crate::key_project::KeyProject;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
+use crate::projects::Projects;
 use crate::query::QueryString;
 use crate::state::AppState;
 
@@ -60,23 +68,23 @@ pub fn routes(kind: &'static Kind) -> Router<AppState> {
     Router::new()
         .route(
             kind.path,
-            get(move |s: State<AppState>, t: Tenant, q: RawQuery| list(kind, s, t, q)),
+            get(move |s: State<AppState>, c: Caller, q: RawQuery| list(kind, s, c, q)),
         )
         .route(
             &item,
-            get(move |s: State<AppState>, t: Tenant, p: Id, q: RawQuery| {
-                get_latest(kind, s, t, p, q)
+            get(move |s: State<AppState>, c: Caller, p: Id, q: RawQuery| {
+                get_latest(kind, s, c, p, q)
             }),
         )
         .route(
             &format!("{item}/versions"),
-            get(move |s: State<AppState>, t: Tenant, p: Id, q: RawQuery| {
-                list_versions(kind, s, t, p, q)
+            get(move |s: State<AppState>, c: Caller, p: Id, q: RawQuery| {
+                list_versions(kind, s, c, p, q)
             }),
         )
         .route(
             &format!("{item}/versions/{{version}}"),
-            get(move |s: State<AppState>, t: Tenant, p: Version| get_version(kind, s, t, p)),
+            get(move |s: State<AppState>, c: Caller, p: Version| get_version(kind, s, c, p)),
         )
         .route(
             &format!("{item}/versions/{{version}}/unregister"),
@@ -223,38 +231,64 @@ pub fn list_page(
 async fn list(
     kind: &'static Kind,
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     RawQuery(q): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let query = list_query(q.as_deref())?;
-    let found = state.definitions.list(&tenant, kind.store, &query).await?;
+    let mut found = state
+        .definitions
+        .list(&caller.tenant, kind.store, &query)
+        .await?;
+    // A key limited to a project lists that project's items (the official filters the page
+    // by `read` the same way, after paging).
+    found
+        .items
+        .retain(|r| caller.reaches(r.project_id.as_deref()));
     list_page(kind.wire_keys, &found.items, found.has_more).map(Json)
 }
 
-/// `?projectId=` of an item read: a UUID naming the tenant's project (this runtime has one,
-/// so it narrows nothing).
-pub fn check_project_query(tenant: &str, q: Option<&str>) -> Result<(), ApiError> {
+/// `?projectId=` of an item read: a UUID naming one of the tenant's projects (`400`,
+/// `404 project-not-found`). Registrations are tenant-wide (an id's versions live in its
+/// first project), so it narrows nothing.
+pub async fn check_project_query(
+    state: &AppState,
+    tenant: &str,
+    q: Option<&str>,
+) -> Result<(), ApiError> {
     match QueryString::clipped(q).non_empty("projectId") {
-        Some(p) => crate::projects::check_project_id(tenant, Some(p)).map(drop),
+        Some(p) => Projects::from_ref(state)
+            .check(tenant, Some(p))
+            .await
+            .map(drop),
         None => Ok(()),
     }
+}
+
+/// `Ok` when the caller's key reaches `record`'s project, else the official
+/// `403 permission-denied` naming `<kind>:<id>` ([`crate::key_project::outside`]).
+pub fn check_item(kind: &Kind, caller: &Caller, record: &DefinitionRecord) -> Result<(), ApiError> {
+    caller.check_reaches(
+        record.project_id.as_deref(),
+        "read",
+        &format!("{}:{}", kind.store.as_str(), record.id),
+    )
 }
 
 async fn get_latest(
     kind: &'static Kind,
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     path: Result<Path<String>, PathRejection>,
     RawQuery(q): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let Path(id) = path.map_err(path_error)?;
-    check_project_query(&tenant, q.as_deref())?;
-    match state
-        .definitions
-        .latest(&tenant, kind.store, &id)
-        .await?
-    {
-        Latest::Active(r) => wire(kind.wire_keys, &r).map(Json),
+    let tenant = &caller.tenant;
+    check_project_query(&state, tenant, q.as_deref()).await?;
+    match state.definitions.latest(tenant, kind.store, &id).await? {
+        Latest::Active(r) => {
+            check_item(kind, &caller, &r)?;
+            wire(kind.wire_keys, &r).map(Json)
+        }
         Latest::Gone(_) => Err(ApiError::new(
             StatusCode::GONE,
             kind.gone,
@@ -271,19 +305,21 @@ async fn get_latest(
 async fn list_versions(
     kind: &'static Kind,
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     path: Result<Path<String>, PathRejection>,
     RawQuery(q): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
+    let tenant = &caller.tenant;
     let Path(id) = path.map_err(path_error)?;
     let q = QueryString::clipped(q.as_deref());
     let limit = clamp_limit(q.first("limit"));
     let cursor: Option<VersionCursor> = decode_cursor(q.first("cursor"))?;
     let include = q.flag("includeTombstoned");
-    let all = state.definitions.versions(&tenant, kind.store, &id).await?;
-    if all.is_empty() {
+    let all = state.definitions.versions(tenant, kind.store, &id).await?;
+    let Some(first) = all.first() else {
         return Err(not_found(kind, &id));
-    }
+    };
+    check_item(kind, &caller, first)?;
     let shown: Vec<&DefinitionRecord> = all
         .iter()
         .filter(|r| include || !r.is_unregistered())
@@ -321,16 +357,19 @@ async fn list_versions(
 async fn get_version(
     kind: &'static Kind,
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Path((id, version)) = path.map_err(path_error)?;
     match state
         .definitions
-        .get_version(&tenant, kind.store, &id, &version)
+        .get_version(&caller.tenant, kind.store, &id, &version)
         .await?
     {
-        Some(r) => wire(kind.wire_keys, &r).map(Json),
+        Some(r) => {
+            check_item(kind, &caller, &r)?;
+            wire(kind.wire_keys, &r).map(Json)
+        }
         None => Err(version_not_found(kind, &id, &version, "")),
     }
 }

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::values::{
     Params, Position, RawScope, Values, clip, cursor, env_name, key_problem, names_tenant,
-    object_body, params, query_scope, resolve_scope, revision_field, scope_json, tags, time,
+    object_body, params, query_scope, revision_field, scope_json, tags, time,
 };
 use crate::error::ApiError;
 use crate::page::{clamp_limit, encode_cursor, page};
@@ -83,12 +83,12 @@ pub fn version_json(v: &SecretVersion) -> Value {
     Value::Object(o)
 }
 
-fn key_of(values: &Values, p: &Params, name: &str) -> Result<ValueKey, ApiError> {
+async fn key_of(values: &Values, p: &Params, name: &str) -> Result<ValueKey, ApiError> {
     let env = env_name(p.first("envName"))?;
     let raw = query_scope(p)?;
     Ok(ValueKey {
         tenant: values.tenant().to_owned(),
-        scope: resolve_scope(values.tenant(), &raw)?,
+        scope: values.scope(&raw).await?,
         env_name: env,
         name: name.to_owned(),
     })
@@ -105,7 +105,7 @@ fn not_found(name: &str) -> ApiError {
 
 async fn list(values: Values, RawQuery(query): RawQuery) -> Result<Json<Value>, ApiError> {
     let p = params(query.as_deref());
-    let key = key_of(&values, &p, "")?;
+    let key = key_of(&values, &p, "").await?;
     let limit = clamp_limit(p.first("limit"));
     let after = cursor(&p, "secrets")?.map(|c| c.name);
     let q = ListQuery {
@@ -139,7 +139,7 @@ async fn read(
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let p = params(query.as_deref());
-    let key = key_of(&values, &p, &name)?;
+    let key = key_of(&values, &p, &name).await?;
     match values.store.secret_get(&key).await? {
         Some(r) => Ok(Json(record_json(&r))),
         None => Err(not_found(&name)),
@@ -316,7 +316,7 @@ async fn set(values: Values, RawQuery(query): RawQuery, body: Bytes) -> Result<R
     values.require_served(&env, "secret", &name)?;
     let key = ValueKey {
         tenant: values.tenant().to_owned(),
-        scope: resolve_scope(values.tenant(), &raw_scope)?,
+        scope: values.scope(&raw_scope).await?,
         env_name: env,
         name: name.clone(),
     };
@@ -378,7 +378,7 @@ async fn revoke(
     } else {
         "secrets:revoke"
     })?;
-    let key = key_of(&values, &p, &name)?;
+    let key = key_of(&values, &p, &name).await?;
     let reason = p.first("reason").map(clip).filter(|r| !r.is_empty());
     match values
         .store
@@ -396,7 +396,7 @@ async fn versions(
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let p = params(query.as_deref());
-    let key = key_of(&values, &p, &name)?;
+    let key = key_of(&values, &p, &name).await?;
     let limit = clamp_limit(p.first("limit"));
     let after = cursor(&p, "versions")?.map_or(0, |c| c.version);
     let (rows, more) = values.store.secret_versions(&key, after, limit).await?;
@@ -426,7 +426,7 @@ async fn version(
         ));
     };
     let p = params(query.as_deref());
-    let key = key_of(&values, &p, &name)?;
+    let key = key_of(&values, &p, &name).await?;
     match values.store.secret_version(&key, n).await? {
         Some(v) => Ok(Json(version_json(&v))),
         None => Err(ApiError::new(

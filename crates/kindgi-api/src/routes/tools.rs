@@ -19,11 +19,12 @@ use kindgi_tools::registry::{ListQuery, RegisterOptions, ToolRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::auth::Tenant;
+use crate::auth::{Caller, Tenant};
 use crate::cpu;
 use crate::error::ApiError;
 use crate::idempotency::{AnswerRecorded, IdempotencyContext};
 use crate::json_body::JsonBody;
+use crate::key_project::KeyProject;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::query::QueryString;
 use crate::routes::key_holder::KeyHolder;
@@ -298,9 +299,10 @@ async fn register(
 
 async fn list(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
+    let tenant = caller.tenant.clone();
     let q = QueryString::clipped(query.as_deref());
     crate::routes::scope::check(&q)?;
     let limit = clamp_limit(q.first("limit"));
@@ -311,11 +313,13 @@ async fn list(
         name: q.non_empty("name").map(str::to_owned),
     };
     let include_retired = q.flag("includeRetired");
-    let page_found = match &state.store_registry {
+    let mut page_found = match &state.store_registry {
         Some(store) => store.list_with(&tenant, list, include_retired).await,
         None => state.registry.list(&tenant, list).await,
     }
     .map_err(|e| ApiError::from_registry(e, None))?;
+    // A key limited to a project lists that project's tools (see [`registry`]).
+    page_found.items.retain(|r| caller.reaches(tool_project(r)));
     let next = page_found
         .has_more
         .then(|| {
@@ -336,19 +340,33 @@ async fn list(
 
 async fn get_latest(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     path: Result<Path<String>, PathRejection>,
     RawQuery(q): RawQuery,
 ) -> Result<Response, ApiError> {
     let Path(tool_id) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
-    registry::check_project_query(&tenant, q.as_deref())?;
+    let tenant = &caller.tenant;
+    registry::check_project_query(&state, tenant, q.as_deref()).await?;
     let record = state
         .registry
-        .get(&tenant, &tool_id)
+        .get(tenant, &tool_id)
         .await
         .map_err(|e| ApiError::from_registry(e, None))?;
+    caller.check_reaches(
+        tool_project(&record),
+        "read",
+        &format!("tool:{}", record.tool_id),
+    )?;
     Ok(Json(wire(&record)?).into_response())
+}
+
+/// A tool's project: `None` (the Default project) for rows from before projects, which
+/// hold `default`.
+fn tool_project(record: &ToolRecord) -> Option<&str> {
+    uuid::Uuid::parse_str(&record.project_id)
+        .is_ok()
+        .then_some(record.project_id.as_str())
 }
 
 async fn list_versions(

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRef, FromRequestParts};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use kindgi_store::tokens::HeldCapabilities;
@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::{Caller, Tenant};
 use crate::error::ApiError;
-use crate::projects::{default_project_id, tenant_uuid};
+use crate::projects::{Projects, default_project_id, tenant_uuid};
 use crate::query::QueryString;
 use crate::state::AppState;
 
@@ -48,6 +48,8 @@ pub struct Values {
     pub capabilities: HeldCapabilities,
     pub store: ValuesStore,
     pub config: Arc<ValuesConfig>,
+    /// The tenant's projects, which a `project` scope must name.
+    pub projects: Projects,
 }
 
 impl FromRequestParts<AppState> for Values {
@@ -62,6 +64,7 @@ impl FromRequestParts<AppState> for Values {
             capabilities: caller.capabilities,
             store,
             config,
+            projects: Projects::from_ref(state),
         })
     }
 }
@@ -69,6 +72,24 @@ impl FromRequestParts<AppState> for Values {
 impl Values {
     pub fn tenant(&self) -> &str {
         &self.caller.0
+    }
+
+    /// The stored scope `raw` names: [`resolve_scope`], a project the tenant made included
+    /// (its values are kept and read under it, `404 project-not-found` for no project).
+    pub async fn scope(&self, raw: &RawScope) -> Result<ValueScope, ApiError> {
+        match resolve_scope(self.tenant(), raw) {
+            Err(e) if e.code == "project-not-found" => {
+                match self
+                    .projects
+                    .stored(self.tenant(), &raw.id.to_ascii_lowercase())
+                    .await?
+                {
+                    Some(p) => Ok(ValueScope::Project(p.id)),
+                    None => Err(e),
+                }
+            }
+            other => other,
+        }
     }
 
     /// `403 permission-denied` unless the caller's key holds `cap` (platform-api.md §1.2,
@@ -179,7 +200,8 @@ pub fn query_scope(p: &Params) -> Result<RawScope, ApiError> {
 
 /// The stored scope a raw one names in `tenant`: the tenant, or its Default project. A
 /// project id that is not a UUID is `400 scope-invalid`; another project is
-/// `404 project-not-found`; an org is `404 not-found` (this runtime has no orgs).
+/// `404 project-not-found` (unless it is stored: [`Values::scope`] knows those); an org is
+/// `404 not-found` (this runtime has no orgs).
 pub fn resolve_scope(tenant: &str, raw: &RawScope) -> Result<ValueScope, ApiError> {
     let what = if raw.kind == "org" {
         "an org"

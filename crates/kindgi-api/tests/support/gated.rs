@@ -113,7 +113,7 @@ pub struct Server {
     pub http: reqwest::Client,
     pub rt: Runtime,
     pub state: AppState,
-    /// An admin person's key of tenant `acme` (`user:admin`).
+    /// An admin person's key of tenant `acme` (the operator's, `user:<operator_user_id>`).
     pub admin: String,
     /// A member person's key of `acme` (not a reviewer).
     pub member: String,

@@ -1,7 +1,8 @@
 //! The call-values port (platform-api.md §7, "Into a tool call"): before each call the
 //! runtime asks the provider the host plugs in for the values of the tool's
-//! `needsSpec.env` names and for a secret resolver, for the call's tenant. What the runtime
-//! does with them (the missing-value checks, masking) is the runtime's.
+//! `needsSpec.env` names and for a secret resolver, for the call's tenant and the project
+//! of its run (`None`: the tenant's Default project; a project's value beats the tenant's).
+//! What the runtime does with them (the missing-value checks, masking) is the runtime's.
 
 use async_trait::async_trait;
 use kindgi_spec::ToolManifest;
@@ -20,13 +21,19 @@ pub trait CallValues: Send + Sync + std::fmt::Debug {
     async fn env(
         &self,
         tenant: &str,
+        project: Option<&str>,
         tool: &ToolManifest,
         names: &[String],
     ) -> Result<BTreeMap<String, String>, StorageError>;
 
     /// The resolver of `tenant`'s secrets for this tool (`needsSpec.secrets`, an http spec's
     /// `secretRef`), if there is one.
-    fn secrets(&self, tenant: &str, tool: &ToolManifest) -> Option<Arc<dyn SecretResolver>>;
+    fn secrets(
+        &self,
+        tenant: &str,
+        project: Option<&str>,
+        tool: &ToolManifest,
+    ) -> Option<Arc<dyn SecretResolver>>;
 
     /// The values `tenant` has for `names` (the tool's `needsSpec.secrets` names) in the
     /// served env, for a call that leaves the process; a name without a value is left out.
@@ -34,6 +41,7 @@ pub trait CallValues: Send + Sync + std::fmt::Debug {
     async fn secret_values(
         &self,
         tenant: &str,
+        project: Option<&str>,
         tool: &ToolManifest,
         names: &[String],
     ) -> Result<BTreeMap<String, String>, StorageError>;

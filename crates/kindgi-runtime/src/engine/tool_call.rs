@@ -29,6 +29,8 @@ impl RunCtx {
     pub(crate) fn tool_context(&self, tool_id: &str, site: CallSite<'_>) -> ToolContext {
         let mut ctx = ToolContext::new(self.run.tenant_id.clone()).with_run_id(self.run.id.clone());
         ctx.request_id = Some(format!("{}:{}", self.run.id, site.key));
+        // The run's project: its env values and secrets beat the tenant's.
+        ctx.project_id = self.run.meta.project_id.clone();
         let key = kindgi_tools::tool_idempotency_key(
             &self.run.id,
             site.step_scope,
