@@ -96,7 +96,20 @@ async fn old_tables_are_migrated(kind: DatabaseKind) {
         started_by: Some(kindgi_core::StartedBy::Person),
         started_by_actor: Some("user:u1".into()),
         agent: Some(agent("a")),
-        trigger: Some(json!({"triggerId": "t", "kind": "schedule", "fireId": "x"})),
+        trigger: Some(kindgi_core::RunTrigger {
+            trigger_id: "t".into(),
+            kind: kindgi_core::TriggerKind::Schedule,
+            fire_id: "x".into(),
+            scheduled_for: Some(format_millis(2)),
+        }),
+        unattended: kindgi_core::Unattended {
+            tools_allowed: vec!["acme.send".into()],
+            mailbox: Some(kindgi_core::Mailbox {
+                address: "orders@acme.test".into(),
+                app: "google".into(),
+                whose: kindgi_spec::tool::ConnectionOwner::Company,
+            }),
+        },
         replay_of: Some("old".into()),
         eval_run_id: Some("e".into()),
     };
