@@ -54,6 +54,7 @@ pub mod resolve;
 mod service;
 mod steps;
 pub mod store;
+pub mod triggers;
 pub mod wait_store;
 
 // The crate's public paths from before the engine/nodes/steps/service floors: the modules
