@@ -306,20 +306,22 @@ async fn auto_pause(store: &dyn ScheduleStore) {
     let s = schedule("00000000-0000-4000-8000-0000000000f1", "acme", 10);
     store.create(&s).await.unwrap();
     let mut at = 1_000;
-    let mut fire = |store: &'_ dyn ScheduleStore| {
+    let mut next = || {
         at += 1_000;
-        let c = claim(&s.id, at, false);
-        async move { store.claim(&c).await.unwrap().unwrap() }
+        claim(&s.id, at, false)
     };
+    async fn fire_one(store: &dyn ScheduleStore, c: FireClaim) -> ScheduleFire {
+        store.claim(&c).await.unwrap().unwrap()
+    }
     for _ in 0..4 {
-        let f = fire(store).await;
+        let f = fire_one(store, next()).await;
         store
             .finish(&s.id, &result(&f, FireOutcome::Refused, 1))
             .await
             .unwrap();
     }
     // A start resets the count.
-    let f = fire(store).await;
+    let f = fire_one(store, next()).await;
     store
         .finish(&s.id, &result(&f, FireOutcome::Started, 1))
         .await
@@ -329,27 +331,27 @@ async fn auto_pause(store: &dyn ScheduleStore) {
         FireOutcome::Failed,
         FireOutcome::Refused,
     ] {
-        let f = fire(store).await;
+        let f = fire_one(store, next()).await;
         store.finish(&s.id, &result(&f, outcome, 1)).await.unwrap();
     }
     // Neither a rate-limit refusal nor a skip counts (nor resets).
-    let f = fire(store).await;
+    let f = fire_one(store, next()).await;
     let mut limited = result(&f, FireOutcome::Refused, 1);
     limited.counts_toward_pause = Some(false);
     store.finish(&s.id, &limited).await.unwrap();
-    let f = fire(store).await;
+    let f = fire_one(store, next()).await;
     store
         .finish(&s.id, &result(&f, FireOutcome::SkippedOverlap, 1))
         .await
         .unwrap();
-    let f = fire(store).await;
+    let f = fire_one(store, next()).await;
     let now = store
         .finish(&s.id, &result(&f, FireOutcome::Failed, 1))
         .await
         .unwrap()
         .unwrap();
     assert_eq!(now.status, TriggerStatus::Active, "four in a row");
-    let f = fire(store).await;
+    let f = fire_one(store, next()).await;
     let now = store
         .finish(&s.id, &result(&f, FireOutcome::Refused, 77))
         .await
