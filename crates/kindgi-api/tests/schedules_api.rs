@@ -7,7 +7,7 @@
 use axum::http::{Method, StatusCode};
 use kindgi_api::testing::{TestClient, TestResponse};
 use kindgi_api::{AppState, router};
-use kindgi_core::ports::ScheduleStore;
+use kindgi_core::ports::{RunStore as _, ScheduleStore};
 use kindgi_runtime::triggers::Schedules;
 use kindgi_runtime::{AgentSpec, Runtime};
 use kindgi_store::DatabaseKind;
@@ -445,7 +445,16 @@ async fn run_now_and_fires(kind: DatabaseKind) {
         .await
         .json();
     assert_eq!(run["trigger"]["scheduledFor"], next);
-    assert_eq!(run["input"], json!({"n": 1}));
+    // The run's input is `config.input` (kept, not on the wire's Run).
+    let stored = e
+        .state
+        .runtime
+        .store()
+        .get_run(occurrence["runId"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.input, json!({"n": 1}));
     let after = e.acme.get(&format!("/v1/schedules/{id}")).await.json();
     assert_eq!(ms(after["nextFireAt"].as_str().unwrap()), at + 86_400_000);
     e.db.cleanup().await.unwrap();

@@ -64,9 +64,7 @@ fn runtime(db: &Database) -> kindgi_runtime::Runtime {
         .input(json!({"type": "object"}))
         .output(json!({"type": "object"}))
         .mutating(false)
-        .handler(|input: Value, _ctx| async move {
-            Ok::<Value, kindgi_tools::HandlerError>(input)
-        })
+        .handler(|input: Value, _ctx| async move { Ok::<Value, kindgi_tools::HandlerError>(input) })
         .build()
         .unwrap();
     rt.tools().insert_tool(echo);
@@ -97,7 +95,8 @@ async fn measure(label: &str, db: Database, n: usize, rounds: usize) {
         ids.push(s.id.clone());
         store.create(&s).await.unwrap();
     }
-    let schedules = Schedules::new(store.clone(), rt.clone(), Arc::new(AnyOwner)).allow_sub_minute(true);
+    let schedules =
+        Schedules::new(store.clone(), rt.clone(), Arc::new(AnyOwner)).allow_sub_minute(true);
     let stop = CancellationToken::new();
     let task = schedules.spawn_loop(stop.clone());
     let last = first + 5_000 * (rounds as i64 - 1);
@@ -118,7 +117,12 @@ async fn measure(label: &str, db: Database, n: usize, rounds: usize) {
             .await
             .unwrap();
         for r in runs {
-            let Some(t) = r.meta.trigger.as_ref().and_then(|t| t.scheduled_for.clone()) else {
+            let Some(t) = r
+                .meta
+                .trigger
+                .as_ref()
+                .and_then(|t| t.scheduled_for.clone())
+            else {
                 continue;
             };
             let created = kindgi_core::parse_millis(&r.created_at);

@@ -164,13 +164,7 @@ impl Host {
             config.secrets_key.clone(),
         );
         let mut state = state.with_runtime(rt.clone()).with_values(values);
-        // Sub-minute schedules (a 6-field every-second cron) only under `kindgi dev`.
-        state.schedules = state
-            .schedules
-            .clone()
-            .allow_sub_minute(name == "kindgi dev");
-        let schedule_stop = CancellationToken::new();
-        let schedule_loop = state.schedules.spawn_loop(schedule_stop.clone());
+        let (schedule_loop, schedule_stop) = start_schedules(name, &mut state);
         let app = kindgi_api::router(state.clone());
         let server_stop = CancellationToken::new();
         let server = tokio::spawn(kindgi_api::serve(
@@ -254,6 +248,20 @@ impl Host {
         stop_packs(self.packs).await;
         (drained, self.db)
     }
+}
+
+/// Starts the schedule loop over `state`'s schedules; sub-minute schedules (a 6-field
+/// every-second cron) only under `kindgi dev`.
+fn start_schedules(
+    name: &str,
+    state: &mut AppState,
+) -> (tokio::task::JoinHandle<()>, CancellationToken) {
+    state.schedules = state
+        .schedules
+        .clone()
+        .allow_sub_minute(name == "kindgi dev");
+    let stop = CancellationToken::new();
+    (state.schedules.spawn_loop(stop.clone()), stop)
 }
 
 async fn stop_packs(packs: Vec<RunningPack>) {

@@ -355,24 +355,44 @@ async fn walk_schedules(w: &mut Walk, unknown: &str) {
         "config": {"cronExpression": "0 3 * * *", "timezone": "Europe/Berlin"}, "label": "walk"});
     let (status, created) = w.call("post", "/v1/schedules", Some(body)).await;
     assert_eq!(status, 201, "{created}");
-    let id = created["scheduleId"].as_str().unwrap_or_default().to_owned();
+    let id = created["scheduleId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let (status, bad) = w
-        .call("post", "/v1/schedules", Some(json!({"config": {"cronExpression": "0 3 * * *"}})))
+        .call(
+            "post",
+            "/v1/schedules",
+            Some(json!({"config": {"cronExpression": "0 3 * * *"}})),
+        )
         .await;
     assert_eq!(status, 400, "{bad}");
     assert_eq!(w.call("get", "/v1/schedules", None).await.0, 200);
     let path = format!("/v1/schedules/{id}?upcoming=2");
     assert_eq!(w.call("get", &path, None).await.0, 200);
     assert_eq!(
-        w.call("get", &format!("/v1/schedules/{unknown}"), None).await.0,
+        w.call("get", &format!("/v1/schedules/{unknown}"), None)
+            .await
+            .0,
         404
     );
     let path = format!("/v1/schedules/{id}");
-    assert_eq!(w.call("patch", &path, Some(json!({"label": null}))).await.0, 200);
+    assert_eq!(
+        w.call("patch", &path, Some(json!({"label": null}))).await.0,
+        200
+    );
     for verb in ["pause", "resume"] {
         let path = format!("/v1/schedules/{id}/{verb}");
-        assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200, "{verb}");
-        assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 409, "{verb}");
+        assert_eq!(
+            w.call("post", &path, Some(json!({}))).await.0,
+            200,
+            "{verb}"
+        );
+        assert_eq!(
+            w.call("post", &path, Some(json!({}))).await.0,
+            409,
+            "{verb}"
+        );
     }
     let path = format!("/v1/schedules/{id}/run-now");
     let (status, fire) = w.call("post", &path, Some(json!({}))).await;

@@ -19,9 +19,9 @@ use kindgi_core::schedule::{CatchUp, Overlap, ScheduleRecord, ScheduleTarget};
 use kindgi_core::trigger::{FireOutcome, OwnerKind, TriggerOwner, TriggerStatus};
 use kindgi_host::{Host, HostConfig};
 use kindgi_runtime::triggers::Schedules;
+use kindgi_serve::CancellationToken;
 use kindgi_store::testing::TestDatabase;
 use serde_json::{Value, json};
-use kindgi_serve::CancellationToken;
 
 struct Out {
     code: i32,
@@ -79,7 +79,8 @@ async fn post(http: &reqwest::Client, url: &str, token: &str, body: Value) -> (u
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_cli_schedules_a_flow_that_fires() {
-    let Some(cli) = kindgi_spec::testing::official_cli("the_official_cli_schedules_a_flow_that_fires")
+    let Some(cli) =
+        kindgi_spec::testing::official_cli("the_official_cli_schedules_a_flow_that_fires")
     else {
         return;
     };
@@ -162,7 +163,11 @@ async fn the_official_cli_schedules_a_flow_that_fires() {
     assert_eq!(out.json()["status"], "paused");
     let out = run(&["schedules", "pause", &id]);
     assert_eq!(out.code, 1, "pause again: {}", out.stdout);
-    assert!(out.stderr.contains("The trigger is already paused"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("The trigger is already paused"),
+        "{}",
+        out.stderr
+    );
     let out = run(&["schedules", "resume", &id]);
     assert_eq!(out.code, 0, "resume: {}", out.stderr);
     assert_eq!(out.json()["status"], "active");
@@ -176,7 +181,10 @@ async fn the_official_cli_schedules_a_flow_that_fires() {
     let fires = out.json();
     let data = fires["data"].as_array().unwrap();
     assert!(data.iter().any(|f| f["outcome"] == "started"), "{fires}");
-    assert!(data.iter().any(|f| f["fireId"] == manual["fireId"]), "{fires}");
+    assert!(
+        data.iter().any(|f| f["fireId"] == manual["fireId"]),
+        "{fires}"
+    );
 
     let out = run(&["schedules", "unregister", &id]);
     assert_eq!(out.code, 0, "unregister: {}", out.stderr);
