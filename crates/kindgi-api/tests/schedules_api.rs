@@ -7,7 +7,6 @@
 use axum::http::{Method, StatusCode};
 use kindgi_api::testing::{TestClient, TestResponse};
 use kindgi_api::{AppState, router};
-use kindgi_core::ports::{RunStore as _, ScheduleStore};
 use kindgi_runtime::triggers::Schedules;
 use kindgi_runtime::{AgentSpec, Runtime};
 use kindgi_store::DatabaseKind;
