@@ -282,6 +282,7 @@ pub fn plan(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn ms(s: &str) -> i64 {
