@@ -190,9 +190,7 @@ pub fn target_of(body: &Map<String, Value>) -> Result<ScheduleTarget, ApiError> 
 }
 
 /// `config` of a body: an object, when present.
-pub fn config_of<'a>(
-    body: &'a Map<String, Value>,
-) -> Result<Option<&'a Map<String, Value>>, ApiError> {
+pub fn config_of(body: &Map<String, Value>) -> Result<Option<&Map<String, Value>>, ApiError> {
     match body.get("config") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Object(c)) => Ok(Some(c)),
