@@ -61,6 +61,8 @@ pub struct AppState {
     /// The key audit bundles are signed with (`None`: `404 signing-not-configured`; see
     /// [`crate::export_signing`]).
     pub export_signer: Option<Arc<crate::export_signing::ExportSigner>>,
+    /// Schedules (`/v1/schedules`) and their fire loop's handle, over the same runtime.
+    pub schedules: kindgi_runtime::triggers::Schedules,
 }
 
 /// `(tenant, agentId, version)` → whether that agent version is registered (and active).
@@ -103,9 +105,16 @@ impl AppState {
     /// State with another registry implementation (e.g. the in-memory one). Idempotent
     /// answers are then recorded after the write, not in its transaction.
     pub fn with_registry(db: Database, registry: Arc<dyn ToolRegistry>) -> AppState {
+        // A host gives its own ([`AppState::with_runtime`]).
+        let runtime = Runtime::over(db.ports()).build();
+        let schedules = kindgi_runtime::triggers::Schedules::new(
+            db.ports().schedules,
+            runtime.clone(),
+            Arc::new(crate::routes::schedule_owners::StoreOwners::new(db.clone())),
+        );
         AppState {
-            // A host gives its own ([`AppState::with_runtime`]).
-            runtime: Runtime::over(db.ports()).build(),
+            runtime,
+            schedules,
             values: ValuesConfig::process(),
             tokens: TokenStore::new(db.clone()),
             definitions: Definitions::new(db.clone()),
@@ -154,6 +163,7 @@ impl AppState {
 
     /// The same state over `runtime` (the host's, with its tools, model and sources).
     pub fn with_runtime(mut self, runtime: Runtime) -> AppState {
+        self.schedules = self.schedules.with_runtime(runtime.clone());
         self.runtime = runtime;
         self
     }

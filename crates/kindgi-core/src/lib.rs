@@ -33,6 +33,7 @@ pub mod memory;
 pub mod pause;
 pub mod ports;
 pub mod run;
+pub mod schedule;
 pub mod trigger;
 
 pub use error::{BoxError, StorageError};

@@ -34,6 +34,9 @@ pub struct Host {
     server: tokio::task::JoinHandle<Drained>,
     server_stop: CancellationToken,
     run_stop_grace: std::time::Duration,
+    /// The schedule loop ([`kindgi_runtime::triggers::Schedules`]) and its stop.
+    schedule_loop: tokio::task::JoinHandle<()>,
+    schedule_stop: CancellationToken,
 }
 
 impl Host {
@@ -160,7 +163,8 @@ impl Host {
             config.served_env.clone(),
             config.secrets_key.clone(),
         );
-        let state = state.with_runtime(rt.clone()).with_values(values);
+        let mut state = state.with_runtime(rt.clone()).with_values(values);
+        let (schedule_loop, schedule_stop) = start_schedules(name, &mut state);
         let app = kindgi_api::router(state.clone());
         let server_stop = CancellationToken::new();
         let server = tokio::spawn(kindgi_api::serve(
@@ -180,6 +184,8 @@ impl Host {
             server,
             server_stop,
             run_stop_grace: config.run_stop_grace,
+            schedule_loop,
+            schedule_stop,
         })
     }
 
@@ -219,6 +225,14 @@ impl Host {
     /// [`Host::stop`], but the database is left open for a last write (`kindgi dev` revokes
     /// its key); the caller closes it.
     pub async fn stop_keeping_database(self) -> (Drained, Database) {
+        // No new fires once stopping: the ledger holds what is due for the next start.
+        self.schedule_stop.cancel();
+        if let Err(e) = self.schedule_loop.await {
+            say(
+                self.name,
+                &format!("warning: the schedule loop ended badly: {e}"),
+            );
+        }
         let left = self.rt.shutdown(self.run_stop_grace).await;
         if !left.is_empty() {
             say(
@@ -234,6 +248,20 @@ impl Host {
         stop_packs(self.packs).await;
         (drained, self.db)
     }
+}
+
+/// Starts the schedule loop over `state`'s schedules; sub-minute schedules (a 6-field
+/// every-second cron) only under `kindgi dev`.
+fn start_schedules(
+    name: &str,
+    state: &mut AppState,
+) -> (tokio::task::JoinHandle<()>, CancellationToken) {
+    state.schedules = state
+        .schedules
+        .clone()
+        .allow_sub_minute(name == "kindgi dev");
+    let stop = CancellationToken::new();
+    (state.schedules.spawn_loop(stop.clone()), stop)
 }
 
 async fn stop_packs(packs: Vec<RunningPack>) {

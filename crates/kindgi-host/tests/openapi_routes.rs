@@ -349,6 +349,64 @@ async fn walk_providers_and_reviewers(w: &mut Walk, unknown: &str) {
     assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 404);
 }
 
+/// `/v1/schedules…`: every operation, over the walk's flow.
+async fn walk_schedules(w: &mut Walk, unknown: &str) {
+    let body = json!({"flowId": "walk.flow", "flowVersion": "1.0.0",
+        "config": {"cronExpression": "0 3 * * *", "timezone": "Europe/Berlin"}, "label": "walk"});
+    let (status, created) = w.call("post", "/v1/schedules", Some(body)).await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["scheduleId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let (status, bad) = w
+        .call(
+            "post",
+            "/v1/schedules",
+            Some(json!({"config": {"cronExpression": "0 3 * * *"}})),
+        )
+        .await;
+    assert_eq!(status, 400, "{bad}");
+    assert_eq!(w.call("get", "/v1/schedules", None).await.0, 200);
+    let path = format!("/v1/schedules/{id}?upcoming=2");
+    assert_eq!(w.call("get", &path, None).await.0, 200);
+    assert_eq!(
+        w.call("get", &format!("/v1/schedules/{unknown}"), None)
+            .await
+            .0,
+        404
+    );
+    let path = format!("/v1/schedules/{id}");
+    assert_eq!(
+        w.call("patch", &path, Some(json!({"label": null}))).await.0,
+        200
+    );
+    for verb in ["pause", "resume"] {
+        let path = format!("/v1/schedules/{id}/{verb}");
+        assert_eq!(
+            w.call("post", &path, Some(json!({}))).await.0,
+            200,
+            "{verb}"
+        );
+        assert_eq!(
+            w.call("post", &path, Some(json!({}))).await.0,
+            409,
+            "{verb}"
+        );
+    }
+    let path = format!("/v1/schedules/{id}/run-now");
+    let (status, fire) = w.call("post", &path, Some(json!({}))).await;
+    assert_eq!(status, 202, "{fire}");
+    let path = format!("/v1/schedules/{id}/fires");
+    assert_eq!(w.call("get", &path, None).await.0, 200);
+    let path = format!("/v1/schedules/{id}/owner");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
+    let path = format!("/v1/schedules/{id}/unregister");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
+    // Again → 404, which `schedules.unregister` doesn't document (platform-api.md §14.9):
+    // not walked.
+}
+
 async fn walk_approvals_and_waits(w: &mut Walk, tickets: &Tickets, unknown: &str) {
     let (s, run) = w
         .call(
@@ -657,6 +715,7 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
     );
     walk_approvals_and_waits(&mut w, &tickets, unknown).await;
     walk_providers_and_reviewers(&mut w, unknown).await;
+    walk_schedules(&mut w, unknown).await;
     assert_eq!(
         w.call("get", &format!("/v1/runs/{unknown}"), None).await.0,
         404

@@ -54,6 +54,7 @@ pub mod resolve;
 mod service;
 mod steps;
 pub mod store;
+pub mod triggers;
 pub mod unattended;
 pub mod wait_store;
 

@@ -22,6 +22,7 @@ pub mod projects;
 pub mod providers;
 pub mod reviewers;
 pub mod runs;
+pub mod schedules;
 pub mod seal;
 pub mod service_accounts;
 pub mod sql;

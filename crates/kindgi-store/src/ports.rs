@@ -12,6 +12,7 @@ use crate::db::Database;
 use crate::providers::ProviderStore;
 use crate::reviewers::ReviewerStore;
 use crate::runs::RunsStore;
+use crate::schedules::ScheduleSqlStore;
 use crate::waits::WaitsStore;
 
 impl Database {
@@ -24,6 +25,7 @@ impl Database {
             conversations: Arc::new(ConversationStore::new(self.clone())),
             providers: Arc::new(ProviderStore::new(self.clone())),
             reviewers: Arc::new(ReviewerStore::new(self.clone())),
+            schedules: Arc::new(ScheduleSqlStore::new(self.clone())),
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod runs_journal;
 pub mod runs_resume;
 pub mod runs_start;
 pub mod runs_stream;
+pub mod schedules;
 pub mod schema;
 pub mod secrets;
 pub mod server;

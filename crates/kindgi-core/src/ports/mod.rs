@@ -12,6 +12,7 @@ mod project_directory;
 mod provider_registry;
 mod reviewer_roster;
 mod run_store;
+mod schedule_store;
 mod tenant_policy;
 mod wait_store;
 
@@ -24,5 +25,6 @@ pub use project_directory::{DirectoryWrite, ProjectDirectory, ProjectRecord, Ten
 pub use provider_registry::{ProviderRegistration, ProviderRegistry, ProviderWrite, SecretRef};
 pub use reviewer_roster::{NewReviewer, ReviewerRecord, ReviewerRoster, RosterQuery};
 pub use run_store::{ReplayFilter, RunQuery, RunStore};
+pub use schedule_store::{AnyOwner, OwnerAccess, ScheduleQuery, ScheduleStore};
 pub use tenant_policy::TenantApprovalPolicy;
 pub use wait_store::{WaitJournal, WaitStore, approval_matches, journal_entries};

@@ -1,0 +1,339 @@
+//! The schedule driver ([`Schedules`]): a tokio task that sleeps until the earliest
+//! `nextFireAt` of any active schedule (woken early by [`Schedules::changed`] when one is
+//! created or changed), then, for each schedule due, asks the machine
+//! ([`super::schedule::plan`]) what to do, claims the occurrence in the store's ledger (so
+//! one replica fires it), and starts its run as the owner: `startedBy: schedule`,
+//! `trigger {kind: schedule, triggerId, fireId, scheduledFor}`, input `config.input ?? {}`,
+//! `unattended.tools_allowed` from the schedule's `toolsAllowedUnattended`. The fire then
+//! records `started`, `failed` or `refused` (the owner re-checked), and five of the last two
+//! in a row pause the schedule. `run-now` goes through the same start ([`Schedules::run_now`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kindgi_core::ports::{OwnerAccess, ScheduleStore};
+use kindgi_core::schedule::{
+    FIRE_HISTORY_MS, FireClaim, FireResult, Overlap, ScheduleFire, ScheduleRecord, ScheduleTarget,
+};
+use kindgi_core::trigger::{
+    FireOutcome, RunTrigger, StartedBy, TriggerKind, TriggerStatus, Unattended,
+};
+use kindgi_core::{StorageError, format_millis, now_millis};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::schedule::{CronError, CronSpec, Step, plan};
+use crate::record::{RunMeta, RunRecord};
+use crate::runtime::{RunOptions, Runtime, RuntimeError};
+
+/// Schedules due in one pass, at most (the rest in the next, at once).
+const DUE_BATCH: usize = 512;
+/// Fires started concurrently in one pass.
+const CONCURRENT_FIRES: usize = 64;
+/// The longest sleep between passes (a change on another replica is seen by then).
+const MAX_SLEEP_MS: i64 = 30_000;
+/// How often old fires are pruned.
+const PRUNE_EVERY_MS: i64 = 3_600_000;
+
+/// Schedules as the API and the fire loop share them. Cheap to clone.
+#[derive(Clone)]
+pub struct Schedules {
+    store: Arc<dyn ScheduleStore>,
+    runtime: Runtime,
+    owners: Arc<dyn OwnerAccess>,
+    wake: Arc<Notify>,
+    allow_sub_minute: bool,
+}
+
+impl std::fmt::Debug for Schedules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Schedules")
+            .field("store", &self.store)
+            .field("allow_sub_minute", &self.allow_sub_minute)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Schedules {
+    /// Schedules kept in `store`, fired on `runtime`, their owners checked by `owners`.
+    pub fn new(
+        store: Arc<dyn ScheduleStore>,
+        runtime: Runtime,
+        owners: Arc<dyn OwnerAccess>,
+    ) -> Schedules {
+        Schedules {
+            store,
+            runtime,
+            owners,
+            wake: Arc::new(Notify::new()),
+            allow_sub_minute: false,
+        }
+    }
+
+    /// The same schedules fired on another runtime (the host's).
+    pub fn with_runtime(mut self, runtime: Runtime) -> Schedules {
+        self.runtime = runtime;
+        self
+    }
+
+    /// Allow expressions firing more often than once a minute (`kindgi dev`).
+    pub fn allow_sub_minute(mut self, allow: bool) -> Schedules {
+        self.allow_sub_minute = allow;
+        self
+    }
+
+    /// The same schedules with another owner check.
+    pub fn with_owners(mut self, owners: Arc<dyn OwnerAccess>) -> Schedules {
+        self.owners = owners;
+        self
+    }
+
+    pub fn store(&self) -> &Arc<dyn ScheduleStore> {
+        &self.store
+    }
+
+    /// Parses a schedule's expression as a new or changed schedule must pass.
+    pub fn check(
+        &self,
+        expression: &str,
+        timezone: Option<&str>,
+        now: i64,
+    ) -> Result<CronSpec, CronError> {
+        CronSpec::parse(expression, timezone, self.allow_sub_minute, now)
+    }
+
+    /// A schedule was created or changed: the loop looks again at once.
+    pub fn changed(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Starts the loop; it ends when `stop` is cancelled.
+    pub fn spawn_loop(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
+        let this = self.clone();
+        tokio::spawn(async move { this.run_loop(stop).await })
+    }
+
+    async fn run_loop(self, stop: CancellationToken) {
+        let mut pruned_at = 0i64;
+        loop {
+            let now = now_millis();
+            let progressed = match self.tick(now).await {
+                Ok(n) => n > 0,
+                Err(e) => {
+                    tracing::warn!(error = %e, "schedules: could not read the schedules due");
+                    false
+                }
+            };
+            if now - pruned_at > PRUNE_EVERY_MS {
+                pruned_at = now;
+                if let Err(e) = self.store.prune(now - FIRE_HISTORY_MS).await {
+                    tracing::warn!(error = %e, "schedules: could not prune old fires");
+                }
+            }
+            let sleep_ms = match self.store.next_due().await {
+                Ok(Some(t)) => (t - now_millis()).clamp(0, MAX_SLEEP_MS),
+                Ok(None) => MAX_SLEEP_MS,
+                Err(e) => {
+                    tracing::warn!(error = %e, "schedules: could not read the next fire time");
+                    1_000
+                }
+            };
+            // Something due that nothing could fire (a claim lost to another replica that
+            // has not committed yet): look again shortly rather than spin.
+            let sleep_ms = if sleep_ms == 0 && !progressed {
+                50
+            } else {
+                sleep_ms
+            };
+            let sleep = Duration::from_millis(u64::try_from(sleep_ms).unwrap_or(0));
+            tokio::select! {
+                () = stop.cancelled() => break,
+                () = self.wake.notified() => {}
+                () = tokio::time::sleep(sleep) => {}
+            }
+        }
+    }
+
+    /// One pass at `now`: every schedule due is planned and, when an occurrence is due,
+    /// fired. Returns how many schedules moved (fired, skipped or dropped).
+    pub async fn tick(&self, now: i64) -> Result<usize, StorageError> {
+        let due = self.store.due(now, DUE_BATCH).await?;
+        let moved = futures::stream::iter(due)
+            .map(|s| async move { self.process(s, now).await })
+            .buffer_unordered(CONCURRENT_FIRES)
+            .filter(|moved| std::future::ready(*moved))
+            .count()
+            .await;
+        Ok(moved)
+    }
+
+    /// Plans and fires one schedule due at `now`; whether it moved.
+    async fn process(&self, s: ScheduleRecord, now: i64) -> bool {
+        // Checked when it was stored: here any valid expression is fired as written.
+        let spec = match CronSpec::parse(&s.cron_expression, s.timezone.as_deref(), true, now) {
+            Ok(spec) => Some(spec),
+            Err(e) => {
+                tracing::warn!(schedule = %s.id, error = %e, "schedules: the expression has no next occurrence; it stays armed no more");
+                None
+            }
+        };
+        let deadline_ms = i64::from(s.starting_deadline_seconds) * 1000;
+        let step = match &spec {
+            Some(spec) => plan(spec, s.next_fire_at, s.catch_up, deadline_ms, now),
+            None => Step::Done,
+        };
+        let id = &s.id;
+        let advanced = |from: i64, to: Option<i64>| async move {
+            match self.store.advance(id, from, to).await {
+                Ok(moved) => moved,
+                Err(e) => {
+                    tracing::warn!(schedule = %id, error = %e, "schedules: could not move the next fire time");
+                    false
+                }
+            }
+        };
+        match step {
+            Step::Wait(_) => false,
+            Step::Done => match s.next_fire_at {
+                Some(from) => advanced(from, None).await,
+                None => false,
+            },
+            Step::Drop { from, to } => advanced(from, to).await,
+            Step::Fire {
+                scheduled_for,
+                missed_count,
+                next,
+            } => {
+                let claim = FireClaim {
+                    schedule_id: s.id.clone(),
+                    fire_id: uuid::Uuid::new_v4().to_string(),
+                    scheduled_for,
+                    fired_at: now_millis(),
+                    missed_count,
+                    skip_if_unfinished: s.overlap == Overlap::Skip,
+                    next_fire_at: next,
+                };
+                match self.store.claim(&claim).await {
+                    Ok(Some(fire)) => {
+                        if fire.outcome == FireOutcome::Pending {
+                            self.start(&s, &fire).await;
+                        }
+                        true
+                    }
+                    // Another loop claimed it.
+                    Ok(None) => false,
+                    Err(e) => {
+                        tracing::warn!(schedule = %s.id, error = %e, "schedules: could not claim an occurrence");
+                        false
+                    }
+                }
+            }
+        }
+    }
+
+    /// `run-now`: a `manual` fire outside the schedule (its next occurrence doesn't move),
+    /// recorded `pending` and answered at once; its run starts on a task of its own.
+    pub async fn run_now(&self, s: &ScheduleRecord) -> Result<ScheduleFire, StorageError> {
+        let fire = ScheduleFire {
+            id: uuid::Uuid::new_v4().to_string(),
+            schedule_id: s.id.clone(),
+            scheduled_for: None,
+            fired_at: now_millis(),
+            outcome: FireOutcome::Pending,
+            run_id: None,
+            detail: None,
+            counts_toward_pause: None,
+            missed_count: None,
+            manual: true,
+        };
+        self.store.insert_manual(&fire).await?;
+        let this = self.clone();
+        let (s, f) = (s.clone(), fire.clone());
+        tokio::spawn(async move { this.start(&s, &f).await });
+        Ok(fire)
+    }
+
+    /// Starts the run of `fire` as the owner and records what came of it.
+    async fn start(&self, s: &ScheduleRecord, fire: &ScheduleFire) {
+        let (outcome, run_id, detail) = match self.owners.refusal(s).await {
+            Err(e) => (
+                FireOutcome::Failed,
+                None,
+                Some(format!("owner check failed: {e}")),
+            ),
+            Ok(Some(why)) => (FireOutcome::Refused, None, Some(why)),
+            Ok(None) => match self.launch(s, fire).await {
+                Ok(run) => (FireOutcome::Started, Some(run.id), None),
+                Err(e) => (FireOutcome::Failed, None, Some(e.to_string())),
+            },
+        };
+        let result = FireResult {
+            fire_id: fire.id.clone(),
+            outcome,
+            run_id,
+            detail,
+            counts_toward_pause: None,
+            now: now_millis(),
+        };
+        match self.store.finish(&s.id, &result).await {
+            Ok(Some(after)) if after.status == TriggerStatus::Paused && result.counts() => {
+                tracing::warn!(schedule = %s.id, reason = after.status_reason.as_deref().unwrap_or(""), "schedules: paused after repeated refused or failed fires");
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(schedule = %s.id, fire = %fire.id, error = %e, "schedules: could not record a fire's outcome");
+            }
+        }
+        if outcome != FireOutcome::Started {
+            tracing::warn!(schedule = %s.id, fire = %fire.id, outcome = outcome.as_str(), detail = result.detail.as_deref().unwrap_or(""), "schedules: a fire started no run");
+        }
+    }
+
+    /// The run of one fire.
+    async fn launch(
+        &self,
+        s: &ScheduleRecord,
+        fire: &ScheduleFire,
+    ) -> Result<RunRecord, RuntimeError> {
+        let options = RunOptions {
+            tenant_id: Some(s.tenant.clone()),
+            meta: RunMeta {
+                project_id: Some(s.project_id.clone()),
+                started_by: Some(StartedBy::for_trigger(TriggerKind::Schedule)),
+                started_by_actor: Some(s.owner.actor()),
+                trigger: Some(RunTrigger {
+                    trigger_id: s.id.clone(),
+                    kind: TriggerKind::Schedule,
+                    fire_id: fire.id.clone(),
+                    scheduled_for: fire.scheduled_for.map(format_millis),
+                }),
+                unattended: Unattended {
+                    tools_allowed: s.tools_allowed_unattended.clone(),
+                    mailbox: None,
+                },
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let input = s.input.clone().unwrap_or_else(|| serde_json::json!({}));
+        match &s.target {
+            ScheduleTarget::Flow {
+                flow_id,
+                flow_version,
+            } => {
+                self.runtime
+                    .start_run(flow_id, Some(flow_version), input, options)
+                    .await
+            }
+            ScheduleTarget::Agent {
+                agent_id,
+                agent_version,
+            } => {
+                self.runtime
+                    .start_agent_turn(agent_id, agent_version.as_deref(), input, options)
+                    .await
+            }
+        }
+    }
+}
