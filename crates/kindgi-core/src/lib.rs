@@ -34,6 +34,7 @@ pub mod pause;
 pub mod ports;
 pub mod run;
 pub mod trigger;
+pub mod webhook;
 
 pub use error::{BoxError, StorageError};
 pub use ids::{

@@ -13,6 +13,7 @@ use crate::providers::ProviderStore;
 use crate::reviewers::ReviewerStore;
 use crate::runs::RunsStore;
 use crate::waits::WaitsStore;
+use crate::webhooks::WebhookTriggerStore;
 
 impl Database {
     /// This database (migrated, SQLite or PostgreSQL) as the ports a runtime keeps its runs,
@@ -24,6 +25,7 @@ impl Database {
             conversations: Arc::new(ConversationStore::new(self.clone())),
             providers: Arc::new(ProviderStore::new(self.clone())),
             reviewers: Arc::new(ReviewerStore::new(self.clone())),
+            webhooks: Arc::new(WebhookTriggerStore::new(self.clone())),
         }
     }
 }

@@ -14,6 +14,7 @@ mod reviewer_roster;
 mod run_store;
 mod tenant_policy;
 mod wait_store;
+mod webhook_store;
 
 pub use bundle::StoragePorts;
 pub use call_values::CallValues;
@@ -26,3 +27,4 @@ pub use reviewer_roster::{NewReviewer, ReviewerRecord, ReviewerRoster, RosterQue
 pub use run_store::{ReplayFilter, RunQuery, RunStore};
 pub use tenant_policy::TenantApprovalPolicy;
 pub use wait_store::{WaitJournal, WaitStore, approval_matches, journal_entries};
+pub use webhook_store::{FireQuery, WebhookQuery, WebhookStore};
