@@ -55,6 +55,10 @@ enum Command {
     /// Manage HITL reviewers: list, get, register, unregister.
     #[command(subcommand)]
     Reviewers(cmd::reviewers::ReviewersCommand),
+    /// Start flow runs from signed webhooks: register, list, get, update, pause, resume,
+    /// fires, take-ownership, unregister.
+    #[command(subcommand)]
+    Webhooks(cmd::webhooks::WebhooksCommand),
     /// Read flow registrations: list, get, versions.
     #[command(subcommand)]
     Flows(cmd::registry::ReadCommand),
@@ -127,6 +131,7 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Runs(c) => Ok(runtime.block_on(cmd::runs::run(c))),
         Command::Approvals(c) => Ok(runtime.block_on(cmd::approvals::run(c))),
         Command::Reviewers(c) => Ok(runtime.block_on(cmd::reviewers::run(c))),
+        Command::Webhooks(c) => Ok(runtime.block_on(cmd::webhooks::run(c))),
         Command::Flows(c) => Ok(runtime.block_on(cmd::registry::run("flows", c))),
         Command::Agents(c) => Ok(runtime.block_on(cmd::registry::run("agents", c))),
         Command::Env(c) => Ok(runtime.block_on(cmd::env::run(c))),

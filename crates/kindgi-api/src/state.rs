@@ -61,6 +61,9 @@ pub struct AppState {
     /// The key audit bundles are signed with (`None`: `404 signing-not-configured`; see
     /// [`crate::export_signing`]).
     pub export_signer: Option<Arc<crate::export_signing::ExportSigner>>,
+    /// The webhook receiver's settings, limits and secret cache (see
+    /// [`crate::routes::hooks_state`]).
+    pub webhooks: crate::routes::hooks_state::Receiver,
 }
 
 /// `(tenant, agentId, version)` → whether that agent version is registered (and active).
@@ -121,7 +124,18 @@ impl AppState {
             streams: Default::default(),
             body_budget: Default::default(),
             export_signer: None,
+            webhooks: Default::default(),
         }
+    }
+
+    /// The same state with the webhook receiver's settings (default: `KINDGI_PUBLIC_URL`
+    /// from the process environment, the default tenant receive limit).
+    pub fn with_webhook_settings(
+        mut self,
+        settings: crate::routes::hooks_state::WebhookSettings,
+    ) -> AppState {
+        self.webhooks = crate::routes::hooks_state::Receiver::new(settings);
+        self
     }
 
     /// Sign exports (audit bundles) with `signer` (`None`: signing not configured).

@@ -193,7 +193,9 @@ mod tests {
     fn signatures_are_the_official_shape() {
         assert_eq!(
             serde_json::to_value(SignatureConfig::default()).ok(),
-            Some(serde_json::json!({"kind": "hmac-sha256", "encoding": "hex", "header": "X-Kindgi-Signature"}))
+            Some(
+                serde_json::json!({"kind": "hmac-sha256", "encoding": "hex", "header": "X-Kindgi-Signature"})
+            )
         );
         let sw = SignatureConfig::StandardWebhooks {
             tolerance_seconds: Some(60),

@@ -548,7 +548,8 @@ impl WebhookStore for WebhookTriggerStore {
     }
 
     async fn fire(&self, tenant: &str, fire_id: &str) -> Result<Option<WebhookFire>, StorageError> {
-        let sql = format!("SELECT {FIRE_COLUMNS} FROM webhook_fires WHERE tenant = $1 AND fire_id = $2");
+        let sql =
+            format!("SELECT {FIRE_COLUMNS} FROM webhook_fires WHERE tenant = $1 AND fire_id = $2");
         let rows = select!(self.db, read, fire_from_row, &sql, [tenant, fire_id])
             .map_err(failed("webhooks.fire"))?;
         Ok(rows.into_iter().next())

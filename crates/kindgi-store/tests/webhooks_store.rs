@@ -12,8 +12,7 @@ use kindgi_core::memory::MemoryWebhookStore;
 use kindgi_core::ports::{FireQuery, WebhookQuery, WebhookStore};
 use kindgi_core::trigger::{FireOutcome, OwnerKind, TriggerOwner, TriggerStatus};
 use kindgi_core::webhook::{
-    FireFinish, FireRecorded, SecretScope, SignatureConfig, WebhookFire, WebhookTrigger,
-    dedupe_key,
+    FireFinish, FireRecorded, SecretScope, SignatureConfig, WebhookFire, WebhookTrigger, dedupe_key,
 };
 use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
@@ -73,10 +72,17 @@ async fn rules(store: &dyn WebhookStore) {
     store.register(&trigger("other", 30)).await.unwrap();
     assert!(store.register(&a).await.is_err(), "ids are unique");
 
-    assert_eq!(store.trigger("acme", &a.trigger_id).await.unwrap(), Some(a.clone()));
+    assert_eq!(
+        store.trigger("acme", &a.trigger_id).await.unwrap(),
+        Some(a.clone())
+    );
     assert_eq!(store.trigger("other", &a.trigger_id).await.unwrap(), None);
     assert_eq!(
-        store.by_webhook_id(&a.webhook_id).await.unwrap().map(|t| t.trigger_id),
+        store
+            .by_webhook_id(&a.webhook_id)
+            .await
+            .unwrap()
+            .map(|t| t.trigger_id),
         Some(a.trigger_id.clone())
     );
 
@@ -107,14 +113,30 @@ async fn rules(store: &dyn WebhookStore) {
     assert_eq!(read.failures_in_row, 0);
 
     // Pause / resume.
-    assert!(store
-        .set_status("acme", &a.trigger_id, TriggerStatus::Active, TriggerStatus::Paused, 40)
-        .await
-        .unwrap());
-    assert!(!store
-        .set_status("acme", &a.trigger_id, TriggerStatus::Active, TriggerStatus::Paused, 41)
-        .await
-        .unwrap());
+    assert!(
+        store
+            .set_status(
+                "acme",
+                &a.trigger_id,
+                TriggerStatus::Active,
+                TriggerStatus::Paused,
+                40
+            )
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .set_status(
+                "acme",
+                &a.trigger_id,
+                TriggerStatus::Active,
+                TriggerStatus::Paused,
+                41
+            )
+            .await
+            .unwrap()
+    );
     let paused = WebhookQuery {
         tenant: "acme".into(),
         status: Some(TriggerStatus::Paused),
@@ -122,10 +144,18 @@ async fn rules(store: &dyn WebhookStore) {
         ..WebhookQuery::default()
     };
     assert_eq!(store.triggers(&paused).await.unwrap().len(), 1);
-    assert!(store
-        .set_status("acme", &a.trigger_id, TriggerStatus::Paused, TriggerStatus::Active, 42)
-        .await
-        .unwrap());
+    assert!(
+        store
+            .set_status(
+                "acme",
+                &a.trigger_id,
+                TriggerStatus::Paused,
+                TriggerStatus::Active,
+                42
+            )
+            .await
+            .unwrap()
+    );
 
     // Dedupe: the same key makes no new fire, and bumps the first one.
     let key = dedupe_key("d1", b"{}");
@@ -141,7 +171,10 @@ async fn rules(store: &dyn WebhookStore) {
         }
     );
     let first_fire = store.fire("acme", &f1.fire_id).await.unwrap().unwrap();
-    assert_eq!((first_fire.duplicates, first_fire.last_duplicate_at), (1, Some(101)));
+    assert_eq!(
+        (first_fire.duplicates, first_fire.last_duplicate_at),
+        (1, Some(101))
+    );
     assert_eq!(store.fire("acme", &f2.fire_id).await.unwrap(), None);
     // Another trigger may hold the same key; no key never collides.
     let mut other = WebhookFire::new(&b, FireOutcome::Pending, 102);
@@ -152,7 +185,12 @@ async fn rules(store: &dyn WebhookStore) {
         assert_eq!(store.record_fire(&f).await.unwrap(), FireRecorded::New);
     }
     assert_eq!(
-        store.trigger("acme", &a.trigger_id).await.unwrap().unwrap().last_fired_at,
+        store
+            .trigger("acme", &a.trigger_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .last_fired_at,
         Some(100)
     );
 
@@ -162,7 +200,12 @@ async fn rules(store: &dyn WebhookStore) {
         let f = WebhookFire::new(&a, FireOutcome::Pending, 200 + i);
         store.record_fire(&f).await.unwrap();
         let paused = store
-            .finish_fire("acme", &a.trigger_id, &f.fire_id, &finish(FireOutcome::Refused, false, 200 + i))
+            .finish_fire(
+                "acme",
+                &a.trigger_id,
+                &f.fire_id,
+                &finish(FireOutcome::Refused, false, 200 + i),
+            )
             .await
             .unwrap();
         assert!(!paused);
@@ -171,36 +214,76 @@ async fn rules(store: &dyn WebhookStore) {
     for i in 0..9 {
         let f = WebhookFire::new(&a, FireOutcome::Pending, 300 + i);
         store.record_fire(&f).await.unwrap();
-        let outcome = if i == 3 { FireOutcome::Started } else { FireOutcome::Failed };
+        let outcome = if i == 3 {
+            FireOutcome::Started
+        } else {
+            FireOutcome::Failed
+        };
         if store
-            .finish_fire("acme", &a.trigger_id, &f.fire_id, &finish(outcome, outcome != FireOutcome::Started, 300 + i))
+            .finish_fire(
+                "acme",
+                &a.trigger_id,
+                &f.fire_id,
+                &finish(outcome, outcome != FireOutcome::Started, 300 + i),
+            )
             .await
             .unwrap()
         {
             paused_at.get_or_insert(i);
         }
     }
-    assert_eq!(paused_at, Some(8), "3 failures, a start, then the fifth failure in a row");
+    assert_eq!(
+        paused_at,
+        Some(8),
+        "3 failures, a start, then the fifth failure in a row"
+    );
     let t = store.trigger("acme", &a.trigger_id).await.unwrap().unwrap();
     assert_eq!(t.status, TriggerStatus::Paused);
     assert!(t.status_reason.unwrap().contains("flow-not-found"));
-    assert!(store
-        .set_status("acme", &a.trigger_id, TriggerStatus::Paused, TriggerStatus::Active, 400)
-        .await
-        .unwrap());
+    assert!(
+        store
+            .set_status(
+                "acme",
+                &a.trigger_id,
+                TriggerStatus::Paused,
+                TriggerStatus::Active,
+                400
+            )
+            .await
+            .unwrap()
+    );
     let t = store.trigger("acme", &a.trigger_id).await.unwrap().unwrap();
     assert_eq!((t.failures_in_row, t.status_reason), (0, None));
 
     // Suppressed refusals count per minute.
-    store.count_suppressed("acme", &a.trigger_id, 60_000).await.unwrap();
-    store.count_suppressed("acme", &a.trigger_id, 60_000).await.unwrap();
+    store
+        .count_suppressed("acme", &a.trigger_id, 60_000)
+        .await
+        .unwrap();
+    store
+        .count_suppressed("acme", &a.trigger_id, 60_000)
+        .await
+        .unwrap();
     assert_eq!(
-        store.trigger("acme", &a.trigger_id).await.unwrap().unwrap().suppressed,
+        store
+            .trigger("acme", &a.trigger_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .suppressed,
         Some((60_000, 2))
     );
-    store.count_suppressed("acme", &a.trigger_id, 120_000).await.unwrap();
+    store
+        .count_suppressed("acme", &a.trigger_id, 120_000)
+        .await
+        .unwrap();
     assert_eq!(
-        store.trigger("acme", &a.trigger_id).await.unwrap().unwrap().suppressed,
+        store
+            .trigger("acme", &a.trigger_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .suppressed,
         Some((120_000, 1))
     );
 
@@ -214,7 +297,10 @@ async fn rules(store: &dyn WebhookStore) {
         })
         .await
         .unwrap();
-    assert_eq!(page.iter().map(|f| f.fired_at).collect::<Vec<_>>(), vec![308, 307]);
+    assert_eq!(
+        page.iter().map(|f| f.fired_at).collect::<Vec<_>>(),
+        vec![308, 307]
+    );
     assert_eq!(page[0].outcome, FireOutcome::Failed);
     assert_eq!(page[0].counts_toward_pause, Some(true));
     let next = store
@@ -277,7 +363,9 @@ async fn dedupe_across_servers(kind: DatabaseKind) {
         let store = if i % 2 == 0 { one.clone() } else { two.clone() };
         let mut f = WebhookFire::new(&a, FireOutcome::Pending, 10 + i);
         f.dedupe_key = Some(key.clone());
-        tasks.push(tokio::spawn(async move { store.record_fire(&f).await.unwrap() }));
+        tasks.push(tokio::spawn(
+            async move { store.record_fire(&f).await.unwrap() },
+        ));
     }
     let mut firsts = std::collections::BTreeSet::new();
     let mut new = 0;

@@ -36,11 +36,7 @@ impl MemoryWebhookStore {
     }
 }
 
-fn live<'a>(
-    rows: &'a mut Rows,
-    tenant: &str,
-    trigger_id: &str,
-) -> Option<&'a mut WebhookTrigger> {
+fn live<'a>(rows: &'a mut Rows, tenant: &str, trigger_id: &str) -> Option<&'a mut WebhookTrigger> {
     rows.triggers
         .get_mut(trigger_id)
         .filter(|t| t.tenant == tenant && t.unregistered_at.is_none())
@@ -178,9 +174,10 @@ impl WebhookStore for MemoryWebhookStore {
     async fn record_fire(&self, fire: &WebhookFire) -> Result<FireRecorded, StorageError> {
         let mut rows = self.lock("webhooks.record_fire")?;
         if let Some(key) = &fire.dedupe_key
-            && let Some(first) = rows.fires.values_mut().find(|f| {
-                f.trigger_id == fire.trigger_id && f.dedupe_key.as_deref() == Some(key)
-            })
+            && let Some(first) = rows
+                .fires
+                .values_mut()
+                .find(|f| f.trigger_id == fire.trigger_id && f.dedupe_key.as_deref() == Some(key))
         {
             first.duplicates += 1;
             first.last_duplicate_at = Some(fire.fired_at);
@@ -253,9 +250,9 @@ impl WebhookStore for MemoryWebhookStore {
             .values()
             .filter(|f| f.tenant == q.tenant && f.trigger_id == q.trigger_id)
             .filter(|f| {
-                q.before.as_ref().is_none_or(|(at, id)| {
-                    (f.fired_at, f.fire_id.as_str()) < (*at, id.as_str())
-                })
+                q.before
+                    .as_ref()
+                    .is_none_or(|(at, id)| (f.fired_at, f.fire_id.as_str()) < (*at, id.as_str()))
             })
             .cloned()
             .collect();

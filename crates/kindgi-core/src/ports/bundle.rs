@@ -6,9 +6,7 @@
 
 use std::sync::Arc;
 
-use super::{
-    ConversationLog, ProviderRegistry, ReviewerRoster, RunStore, WaitStore, WebhookStore,
-};
+use super::{ConversationLog, ProviderRegistry, ReviewerRoster, RunStore, WaitStore, WebhookStore};
 
 /// Runs and their journal, approvals and pauses, agent turns' conversations and the reviewer
 /// roster, all kept by one backend.
