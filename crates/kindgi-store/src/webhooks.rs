@@ -469,7 +469,8 @@ impl WebhookStore for WebhookTriggerStore {
         if finish.outcome == FireOutcome::Started {
             execute!(
                 self.db,
-                "UPDATE webhook_triggers SET failures_in_row = 0 WHERE tenant = $1 AND trigger_id = $2",
+                "UPDATE webhook_triggers SET failures_in_row = 0
+                 WHERE tenant = $1 AND trigger_id = $2 AND failures_in_row <> 0",
                 [tenant, trigger_id]
             )
             .map_err(failed(OP))?;
