@@ -110,7 +110,7 @@ fn client_of(headers: &HeaderMap) -> String {
         .flat_map(|v| v.split(','))
         .map(str::trim)
         .filter(|hop| !hop.is_empty())
-        .last()
+        .fold(None, |_, hop| Some(hop))
         .map_or_else(|| "direct".to_owned(), |hop| format!("xff:{hop}"))
 }
 
