@@ -752,7 +752,10 @@ async fn limits_and_auto_pause() {
     let client = ("x-forwarded-for", "127.0.0.50".to_owned());
     let mut last = StatusCode::OK;
     for _ in 0..61 {
-        last = s.deliver(&path, &[client.clone()], b"{}").await.status();
+        last = s
+            .deliver(&path, std::slice::from_ref(&client), b"{}")
+            .await
+            .status();
     }
     assert_eq!(last, StatusCode::TOO_MANY_REQUESTS);
     // Refusals never paused it.
