@@ -59,6 +59,10 @@ enum Command {
     /// fires, take-ownership, unregister.
     #[command(subcommand)]
     Schedules(cmd::schedules::SchedulesCommand),
+    /// Start flow runs from signed webhooks: register, list, get, update, pause, resume,
+    /// fires, take-ownership, unregister.
+    #[command(subcommand)]
+    Webhooks(cmd::webhooks::WebhooksCommand),
     /// Read flow registrations: list, get, versions.
     #[command(subcommand)]
     Flows(cmd::registry::ReadCommand),
@@ -132,6 +136,7 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Approvals(c) => Ok(runtime.block_on(cmd::approvals::run(c))),
         Command::Reviewers(c) => Ok(runtime.block_on(cmd::reviewers::run(c))),
         Command::Schedules(c) => Ok(runtime.block_on(cmd::schedules::run(c))),
+        Command::Webhooks(c) => Ok(runtime.block_on(cmd::webhooks::run(c))),
         Command::Flows(c) => Ok(runtime.block_on(cmd::registry::run("flows", c))),
         Command::Agents(c) => Ok(runtime.block_on(cmd::registry::run("agents", c))),
         Command::Env(c) => Ok(runtime.block_on(cmd::env::run(c))),

@@ -98,6 +98,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::audit_bundle::routes())
         .merge(routes::approvals::routes())
         .merge(routes::waits::routes())
+        .merge(routes::webhooks::routes().merge(routes::hooks::routes()))
         .fallback(fallback)
         .method_not_allowed_fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

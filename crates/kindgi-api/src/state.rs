@@ -63,6 +63,9 @@ pub struct AppState {
     pub export_signer: Option<Arc<crate::export_signing::ExportSigner>>,
     /// Schedules (`/v1/schedules`) and their fire loop's handle, over the same runtime.
     pub schedules: kindgi_runtime::triggers::Schedules,
+    /// The webhook receiver's settings, limits and secret cache (see
+    /// [`crate::routes::hooks_state`]).
+    pub webhooks: crate::routes::hooks_state::Receiver,
 }
 
 /// `(tenant, agentId, version)` → whether that agent version is registered (and active).
@@ -130,7 +133,18 @@ impl AppState {
             streams: Default::default(),
             body_budget: Default::default(),
             export_signer: None,
+            webhooks: Default::default(),
         }
+    }
+
+    /// The same state with the webhook receiver's settings (default: `KINDGI_PUBLIC_URL`
+    /// from the process environment, the default tenant receive limit).
+    pub fn with_webhook_settings(
+        mut self,
+        settings: crate::routes::hooks_state::WebhookSettings,
+    ) -> AppState {
+        self.webhooks = crate::routes::hooks_state::Receiver::new(settings);
+        self
     }
 
     /// Sign exports (audit bundles) with `signer` (`None`: signing not configured).

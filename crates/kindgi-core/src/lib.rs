@@ -35,6 +35,7 @@ pub mod ports;
 pub mod run;
 pub mod schedule;
 pub mod trigger;
+pub mod webhook;
 
 pub use error::{BoxError, StorageError};
 pub use ids::{

@@ -302,6 +302,61 @@ fn gated_fixtures(rt: &kindgi_runtime::Runtime) -> Tickets {
     tickets
 }
 
+/// Webhook triggers and the receiver (issue 22): register with a generated secret, list,
+/// read, change, pause, resume, fires, take over, a refused delivery, unregister.
+async fn walk_webhooks(w: &mut Walk, tenant: &str, unknown: &str) {
+    let (status, t) = w
+        .call(
+            "post",
+            "/v1/webhooks",
+            Some(json!({"flowId": "walk.ask", "flowVersion": "1.0.0",
+                "hmacSecretName": "WALK_HOOK", "generateSecret": true})),
+        )
+        .await;
+    assert_eq!(status, 201, "{t}");
+    let id = t["triggerId"].as_str().unwrap_or_default().to_owned();
+    let webhook = t["webhookId"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(w.call("get", "/v1/webhooks", None).await.0, 200);
+    let path = format!("/v1/webhooks/{id}");
+    assert_eq!(w.call("get", &path, None).await.0, 200);
+    assert_eq!(
+        w.call("get", &format!("/v1/webhooks/{unknown}"), None)
+            .await
+            .0,
+        404
+    );
+    let patched = w.call("patch", &path, Some(json!({"label": "walk"}))).await;
+    assert_eq!(patched.0, 200, "{}", patched.1);
+    for action in ["pause", "resume", "owner"] {
+        let path = format!("/v1/webhooks/{id}/{action}");
+        assert_eq!(
+            w.call("post", &path, Some(json!({}))).await.0,
+            200,
+            "{path}"
+        );
+    }
+    let path = format!("/v1/webhooks/{id}/resume");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 409);
+    let tenant_id = kindgi_api::projects::tenant_uuid(tenant);
+    let hook = format!("/v1/hooks/{tenant_id}/{webhook}");
+    assert_eq!(
+        w.call("post", &hook, Some(json!({"unsigned": true})))
+            .await
+            .0,
+        401
+    );
+    assert_eq!(
+        w.call("get", &format!("/v1/webhooks/{id}/fires"), None)
+            .await
+            .0,
+        200
+    );
+    let path = format!("/v1/webhooks/{id}/unregister");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
+    // Again: 404, which the official document does not list for this operation (the
+    // reference answers it all the same; tests/webhooks_api.rs checks it).
+}
+
 /// Approvals and waits: a gated turn's approval listed, read and approved; two paused runs
 /// answered, one through `/resume`, one on its link.
 /// Model providers, the reviewer roster and signed exports (issue 21).
@@ -716,6 +771,7 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
     walk_approvals_and_waits(&mut w, &tickets, unknown).await;
     walk_providers_and_reviewers(&mut w, unknown).await;
     walk_schedules(&mut w, unknown).await;
+    walk_webhooks(&mut w, tenant, unknown).await;
     assert_eq!(
         w.call("get", &format!("/v1/runs/{unknown}"), None).await.0,
         404

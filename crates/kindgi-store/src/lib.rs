@@ -32,6 +32,7 @@ pub mod tokens;
 pub mod tools;
 pub mod values;
 pub mod waits;
+pub mod webhooks;
 
 pub use db::{Backend, ConnectOptions, Database, DatabaseKind, SqlitePools, now_millis};
 pub use error::StoreError;

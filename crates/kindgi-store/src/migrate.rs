@@ -24,6 +24,7 @@ impl Database {
         crate::providers::migrate(self).await?;
         crate::reviewers::migrate(self).await?;
         crate::schedules::migrate(self).await?;
+        crate::webhooks::migrate(self).await?;
         self.apply_schema("epoch", &[], crate::epoch::DDL).await?;
         Ok(())
     }

@@ -14,6 +14,7 @@ use crate::reviewers::ReviewerStore;
 use crate::runs::RunsStore;
 use crate::schedules::ScheduleSqlStore;
 use crate::waits::WaitsStore;
+use crate::webhooks::WebhookTriggerStore;
 
 impl Database {
     /// This database (migrated, SQLite or PostgreSQL) as the ports a runtime keeps its runs,
@@ -26,6 +27,7 @@ impl Database {
             providers: Arc::new(ProviderStore::new(self.clone())),
             reviewers: Arc::new(ReviewerStore::new(self.clone())),
             schedules: Arc::new(ScheduleSqlStore::new(self.clone())),
+            webhooks: Arc::new(WebhookTriggerStore::new(self.clone())),
         }
     }
 }

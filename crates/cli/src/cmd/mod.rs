@@ -27,3 +27,4 @@ pub mod tenant;
 pub mod tokens;
 pub mod tools;
 pub mod tools_remote;
+pub mod webhooks;

@@ -5,8 +5,10 @@ mod provider_registry;
 mod run_store;
 mod schedule_store;
 mod wait_store;
+mod webhook_store;
 
 pub use provider_registry::MemoryProviderRegistry;
 pub use run_store::MemoryRunStore;
 pub use schedule_store::MemoryScheduleStore;
 pub use wait_store::MemoryWaitStore;
+pub use webhook_store::MemoryWebhookStore;

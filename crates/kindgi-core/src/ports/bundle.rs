@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::{
     ConversationLog, ProviderRegistry, ReviewerRoster, RunStore, ScheduleStore, WaitStore,
+    WebhookStore,
 };
 
 /// Runs and their journal, approvals and pauses, agent turns' conversations and the reviewer
@@ -22,6 +23,8 @@ pub struct StoragePorts {
     pub reviewers: Arc<dyn ReviewerRoster>,
     /// Schedules and their fire ledger (`/v1/schedules`), read by the schedule loop.
     pub schedules: Arc<dyn ScheduleStore>,
+    /// Webhook triggers and their fires (`/v1/webhooks`, `/v1/hooks`).
+    pub webhooks: Arc<dyn WebhookStore>,
 }
 
 impl std::fmt::Debug for StoragePorts {

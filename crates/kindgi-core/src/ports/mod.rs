@@ -15,6 +15,7 @@ mod run_store;
 mod schedule_store;
 mod tenant_policy;
 mod wait_store;
+mod webhook_store;
 
 pub use bundle::StoragePorts;
 pub use call_values::CallValues;
@@ -28,3 +29,4 @@ pub use run_store::{ReplayFilter, RunQuery, RunStore};
 pub use schedule_store::{AnyOwner, OwnerAccess, ScheduleQuery, ScheduleStore};
 pub use tenant_policy::TenantApprovalPolicy;
 pub use wait_store::{WaitJournal, WaitStore, approval_matches, journal_entries};
+pub use webhook_store::{FireQuery, WebhookQuery, WebhookStore};
