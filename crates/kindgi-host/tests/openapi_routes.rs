@@ -349,6 +349,42 @@ async fn walk_providers_and_reviewers(w: &mut Walk, unknown: &str) {
     assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 404);
 }
 
+/// Connections (docs/connections.md): added, listed, read, revoked, the connect link.
+async fn walk_connections(w: &mut Walk, unknown: &str) {
+    let body = json!({"app": "google", "as": "person", "permissions": ["gmail.send"],
+        "accessToken": "ya29.walk-token", "expiresIn": 3600});
+    let (status, c) = w.call("post", "/v1/connections", Some(body)).await;
+    assert_eq!(status, 201, "{c}");
+    let (status, e) = w
+        .call("post", "/v1/connections", Some(json!({"app": "google"})))
+        .await;
+    assert_eq!(status, 400, "{e}");
+    assert_eq!(
+        w.call("get", "/v1/connections?app=google", None).await.0,
+        200
+    );
+    let id = c["id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(
+        w.call("get", &format!("/v1/connections/{id}"), None)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        w.call("get", &format!("/v1/connections/{unknown}"), None)
+            .await
+            .0,
+        404
+    );
+    let path = "/v1/connections/connect?app=google&permissions=gmail.send";
+    assert_eq!(w.call("get", path, None).await.0, 200);
+    assert_eq!(w.call("get", "/v1/connections/connect", None).await.0, 400);
+    let path = format!("/v1/connections/{id}/revoke");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
+    let path = format!("/v1/connections/{unknown}/revoke");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 404);
+}
+
 async fn walk_approvals_and_waits(w: &mut Walk, tickets: &Tickets, unknown: &str) {
     let (s, run) = w
         .call(
@@ -657,6 +693,7 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
     );
     walk_approvals_and_waits(&mut w, &tickets, unknown).await;
     walk_providers_and_reviewers(&mut w, unknown).await;
+    walk_connections(&mut w, unknown).await;
     assert_eq!(
         w.call("get", &format!("/v1/runs/{unknown}"), None).await.0,
         404

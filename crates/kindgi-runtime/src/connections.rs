@@ -398,6 +398,8 @@ async fn fresh_token(
     {
         Ok(t) => t,
         Err(why) if !expired => {
+            // Masked: an endpoint's error description could quote a token.
+            let why = mask.mask_str(&why);
             tracing::warn!(tool = n.tool, app = %n.need.app, error = %why, "refreshing a connection's access token before it expires failed; the current one is used");
             return Ok(tokens.access_token);
         }

@@ -228,6 +228,7 @@ async fn a_moved_token_does_not_open(kind: DatabaseKind) {
         .bind("u2")
         .execute(pool)
         .await
+        .map(|r| r.rows_affected())
     })
     .unwrap();
     let e = store
