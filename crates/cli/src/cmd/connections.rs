@@ -320,9 +320,7 @@ mod tests {
         assert_eq!(answer["accessToken"], "a1");
         assert_eq!(answer["refreshToken"], "r1");
         assert_eq!(answer["expiresIn"], 3600);
-        let err = parse_tokens("{not json secret-xyz")
-            .unwrap_err()
-            .to_string();
+        let err = format!("{:?}", parse_tokens("{not json secret-xyz").unwrap_err());
         assert!(!err.contains("secret-xyz"), "{err}");
         assert!(parse_tokens("  ").is_err());
         assert!(parse_tokens(r#"{"refresh_token":"r"}"#).is_err());
