@@ -52,6 +52,9 @@ enum Command {
     /// Review approvals: list, get, complete (decide).
     #[command(subcommand)]
     Approvals(cmd::approvals::ApprovalsCommand),
+    /// Manage connections to other apps that tools act with: add, list, get, revoke, connect.
+    #[command(subcommand)]
+    Connections(cmd::connections::ConnectionsCommand),
     /// Manage HITL reviewers: list, get, register, unregister.
     #[command(subcommand)]
     Reviewers(cmd::reviewers::ReviewersCommand),
@@ -137,6 +140,7 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Reviewers(c) => Ok(runtime.block_on(cmd::reviewers::run(c))),
         Command::Schedules(c) => Ok(runtime.block_on(cmd::schedules::run(c))),
         Command::Webhooks(c) => Ok(runtime.block_on(cmd::webhooks::run(c))),
+        Command::Connections(c) => Ok(runtime.block_on(cmd::connections::run(c))),
         Command::Flows(c) => Ok(runtime.block_on(cmd::registry::run("flows", c))),
         Command::Agents(c) => Ok(runtime.block_on(cmd::registry::run("agents", c))),
         Command::Env(c) => Ok(runtime.block_on(cmd::env::run(c))),

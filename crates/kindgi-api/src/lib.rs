@@ -95,6 +95,7 @@ pub fn router(state: AppState) -> Router {
         .merge(runs::routes())
         .merge(routes::reviewers::routes())
         .merge(routes::schedules::routes())
+        .merge(routes::connections::routes())
         .merge(routes::audit_bundle::routes())
         .merge(routes::approvals::routes())
         .merge(routes::waits::routes())

@@ -25,6 +25,7 @@
 //!   places; [`trigger`] holds the words they share with runs.
 
 pub mod approval;
+pub mod connection;
 pub mod conversation;
 pub mod definition;
 pub mod error;
@@ -42,10 +43,11 @@ pub use ids::{
     ALL_TENANTS, DEFAULT_WAIT_MS, format_millis, now_millis, parse_millis, split_tool_ref,
     token_id, wait_token_id,
 };
-pub use memory::{MemoryRunStore, MemoryWaitStore};
+pub use memory::{MemoryConnectionStore, MemoryRunStore, MemoryWaitStore};
 pub use ports::{
-    CallValues, CheckError, CheckRequest, ConversationLog, DefinitionSource, GuardrailChecks,
-    ReplayFilter, RunQuery, RunStore, TenantApprovalPolicy, WaitJournal, WaitStore,
+    CallValues, CheckError, CheckRequest, ConnectionStore, ConversationLog, DefinitionSource,
+    GuardrailChecks, ReplayFilter, RunQuery, RunStore, TenantApprovalPolicy, WaitJournal,
+    WaitStore,
 };
 pub use trigger::{
     FireOutcome, Mailbox, OwnerKind, RunTrigger, StartedBy, TriggerKind, TriggerOwner,

@@ -108,7 +108,7 @@ impl Host {
         );
         let registry: std::sync::Arc<dyn kindgi_tools::registry::ToolRegistry> =
             state.registry.clone();
-        let mut builder = Runtime::over(db.ports());
+        let mut builder = Runtime::over(db.ports_sealed(config.secrets_key.clone()));
         if !config.tenant_hitl.is_empty() {
             builder = builder.tenant_hitl_policy(std::sync::Arc::new(config.tenant_hitl.clone()));
         }

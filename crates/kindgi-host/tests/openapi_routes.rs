@@ -427,6 +427,29 @@ async fn walk_schedules(w: &mut Walk, unknown: &str) {
     assert_eq!(w.call("get", &path, None).await.0, 200);
     assert_eq!(
         w.call("get", &format!("/v1/schedules/{unknown}"), None)
+/// Connections (docs/connections.md): added, listed, read, revoked, the connect link.
+async fn walk_connections(w: &mut Walk, unknown: &str) {
+    let body = json!({"app": "google", "as": "person", "permissions": ["gmail.send"],
+        "accessToken": "ya29.walk-token", "expiresIn": 3600});
+    let (status, c) = w.call("post", "/v1/connections", Some(body)).await;
+    assert_eq!(status, 201, "{c}");
+    let (status, e) = w
+        .call("post", "/v1/connections", Some(json!({"app": "google"})))
+        .await;
+    assert_eq!(status, 400, "{e}");
+    assert_eq!(
+        w.call("get", "/v1/connections?app=google", None).await.0,
+        200
+    );
+    let id = c["id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(
+        w.call("get", &format!("/v1/connections/{id}"), None)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        w.call("get", &format!("/v1/connections/{unknown}"), None)
             .await
             .0,
         404
@@ -460,6 +483,13 @@ async fn walk_schedules(w: &mut Walk, unknown: &str) {
     assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
     // Again → 404, which `schedules.unregister` doesn't document (platform-api.md §14.9):
     // not walked.
+    let path = "/v1/connections/connect?app=google&permissions=gmail.send";
+    assert_eq!(w.call("get", path, None).await.0, 200);
+    assert_eq!(w.call("get", "/v1/connections/connect", None).await.0, 400);
+    let path = format!("/v1/connections/{id}/revoke");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
+    let path = format!("/v1/connections/{unknown}/revoke");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 404);
 }
 
 async fn walk_approvals_and_waits(w: &mut Walk, tickets: &Tickets, unknown: &str) {
@@ -772,6 +802,7 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
     walk_providers_and_reviewers(&mut w, unknown).await;
     walk_schedules(&mut w, unknown).await;
     walk_webhooks(&mut w, tenant, unknown).await;
+    walk_connections(&mut w, unknown).await;
     assert_eq!(
         w.call("get", &format!("/v1/runs/{unknown}"), None).await.0,
         404

@@ -262,6 +262,18 @@ fn call_context(manifest: &ToolManifest, ctx: &ToolContext) -> CallContext {
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect()
     });
+    call_ctx.connections = call_connections(manifest, ctx);
+    // SDKs without `ctx.connections` (the official Python SDK 0.1.10) read each token as
+    // the secret `connection:<name>` (docs/connections.md).
+    if let Some(connections) = &call_ctx.connections {
+        let secrets = call_ctx.secrets.get_or_insert_with(Map::new);
+        for (name, c) in connections {
+            secrets.insert(
+                format!("{CONNECTION_SECRET_PREFIX}{name}"),
+                Value::String(c.access_token.clone()),
+            );
+        }
+    }
     if manifest.pauses() {
         call_ctx.wait = ctx.wait.as_ref().map(|w| CallWait {
             token: w.token.clone(),
@@ -272,6 +284,36 @@ fn call_context(manifest: &ToolManifest, ctx: &ToolContext) -> CallContext {
         });
     }
     call_ctx
+}
+
+/// The prefix of a connection's access token among the call's `ctx.secrets`.
+pub const CONNECTION_SECRET_PREFIX: &str = "connection:";
+
+/// The wire's `ctx.connections`: each connection the tool declares that the runtime resolved.
+fn call_connections(
+    manifest: &ToolManifest,
+    ctx: &ToolContext,
+) -> Option<std::collections::BTreeMap<String, kindgi_spec::pack_protocol::CallConnection>> {
+    let tokens = ctx.connections.as_ref()?;
+    let needs = manifest.needs_spec.as_ref()?.connections.as_ref()?;
+    let sent: std::collections::BTreeMap<_, _> = needs
+        .iter()
+        .filter_map(|(name, need)| {
+            let token = tokens.get(name)?;
+            Some((
+                name.clone(),
+                kindgi_spec::pack_protocol::CallConnection {
+                    app: need.app.clone(),
+                    as_: match need.as_ {
+                        kindgi_spec::tool::ConnectionOwner::Person => "person".into(),
+                        kindgi_spec::tool::ConnectionOwner::Company => "company".into(),
+                    },
+                    access_token: token.clone(),
+                },
+            ))
+        })
+        .collect();
+    (!sent.is_empty()).then_some(sent)
 }
 
 /// What a pack answered to a tool call, before the caller decides whether a pause is one
@@ -329,6 +371,11 @@ impl PackServiceCaller {
         if let Some(secrets) = &ctx.secret_values {
             for value in secrets.0.values() {
                 self.slot.mask.add(value);
+            }
+        }
+        if let Some(tokens) = &ctx.connections {
+            for token in tokens.values() {
+                self.slot.mask.add(token);
             }
         }
         let invoke = ToolInvoke::new(

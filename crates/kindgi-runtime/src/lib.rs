@@ -40,6 +40,7 @@
 
 pub mod call_values;
 pub mod catalogue;
+pub mod connections;
 pub mod conversation;
 pub mod definitions;
 pub mod dispatch;

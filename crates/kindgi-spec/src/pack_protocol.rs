@@ -202,6 +202,28 @@ impl fmt::Debug for CallWait {
     }
 }
 
+/// One connection of a call (`ctx.connections.<name>`): its app, whose it is and the
+/// access token to act with. `Debug` prints no token.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallConnection {
+    pub app: String,
+    /// `person` or `company`.
+    #[serde(rename = "as")]
+    pub as_: String,
+    pub access_token: String,
+}
+
+impl fmt::Debug for CallConnection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallConnection")
+            .field("app", &self.app)
+            .field("as", &self.as_)
+            .field("access_token", &"<redacted>")
+            .finish()
+    }
+}
+
 /// Per-call context (`callContext`). Serializable only: the service adds cancellation.
 /// `Debug` names the secrets but never prints their values.
 #[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -233,6 +255,10 @@ pub struct CallContext {
     /// docs/pauses.md); absent for every other tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<CallWait>,
+    /// The connections the tool declares (`needsSpec.connections`), resolved for this call,
+    /// by the tool's name for each (Kindgi's extension, docs/connections.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<BTreeMap<String, CallConnection>>,
     /// Fields this version does not know (tolerated, kept).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -257,6 +283,7 @@ impl fmt::Debug for CallContext {
             .field("config", &self.config)
             .field("settings", &self.settings)
             .field("wait", &self.wait)
+            .field("connections", &self.connections)
             .field("extra", &self.extra)
             .finish()
     }

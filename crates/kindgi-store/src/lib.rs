@@ -8,6 +8,7 @@
 //! ([`sql`]: `$N` placeholders, [`on_pool!`]). Secret values are sealed at rest by [`seal`]
 //! (AES-256-GCM under the operator's key) before [`values`] stores them.
 
+pub mod connections;
 pub mod conversations;
 pub mod db;
 pub mod definitions;

@@ -25,6 +25,7 @@ impl Database {
         crate::reviewers::migrate(self).await?;
         crate::schedules::migrate(self).await?;
         crate::webhooks::migrate(self).await?;
+        crate::connections::migrate(self).await?;
         self.apply_schema("epoch", &[], crate::epoch::DDL).await?;
         Ok(())
     }

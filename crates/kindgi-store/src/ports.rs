@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use kindgi_core::ports::StoragePorts;
 
+use crate::connections::ConnectionsStore;
 use crate::conversations::ConversationStore;
 use crate::db::Database;
 use crate::providers::ProviderStore;
@@ -20,6 +21,12 @@ impl Database {
     /// This database (migrated, SQLite or PostgreSQL) as the ports a runtime keeps its runs,
     /// waits and conversations in: `Runtime::over(db.ports())`.
     pub fn ports(&self) -> StoragePorts {
+        self.ports_sealed(None)
+    }
+
+    /// [`Database::ports`] with connections' tokens sealed under `key` (the secrets key;
+    /// without one a connection cannot be added or used).
+    pub fn ports_sealed(&self, key: Option<crate::seal::SealKey>) -> StoragePorts {
         StoragePorts {
             runs: Arc::new(RunsStore::new(self.clone())),
             waits: Arc::new(WaitsStore::new(self.clone())),
@@ -28,6 +35,7 @@ impl Database {
             reviewers: Arc::new(ReviewerStore::new(self.clone())),
             schedules: Arc::new(ScheduleSqlStore::new(self.clone())),
             webhooks: Arc::new(WebhookTriggerStore::new(self.clone())),
+            connections: Arc::new(ConnectionsStore::new(self.clone(), key)),
         }
     }
 }

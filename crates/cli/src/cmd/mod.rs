@@ -3,6 +3,7 @@
 pub mod approvals;
 pub mod args;
 pub mod auth;
+pub mod connections;
 pub mod conversations;
 pub mod dev;
 pub mod env;

@@ -6,6 +6,7 @@ pub mod approvals;
 pub mod approvals_query;
 pub mod approvals_wire;
 pub mod audit_bundle;
+pub mod connections;
 pub mod conversations;
 pub mod env;
 pub mod flows;

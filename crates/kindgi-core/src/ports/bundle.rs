@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use super::{
-    ConversationLog, ProviderRegistry, ReviewerRoster, RunStore, ScheduleStore, WaitStore,
-    WebhookStore,
+    ConnectionStore, ConversationLog, ProviderRegistry, ReviewerRoster, RunStore, ScheduleStore,
+    WaitStore, WebhookStore,
 };
 
 /// Runs and their journal, approvals and pauses, agent turns' conversations and the reviewer
@@ -25,6 +25,8 @@ pub struct StoragePorts {
     pub schedules: Arc<dyn ScheduleStore>,
     /// Webhook triggers and their fires (`/v1/webhooks`, `/v1/hooks`).
     pub webhooks: Arc<dyn WebhookStore>,
+    /// The tenants' connections to other apps (`/v1/connections`), resolved per tool call.
+    pub connections: Arc<dyn ConnectionStore>,
 }
 
 impl std::fmt::Debug for StoragePorts {

@@ -5,6 +5,7 @@
 
 mod bundle;
 mod call_values;
+mod connection_store;
 mod conversation_log;
 mod definition_source;
 mod guardrail_checks;
@@ -19,6 +20,7 @@ mod webhook_store;
 
 pub use bundle::StoragePorts;
 pub use call_values::CallValues;
+pub use connection_store::ConnectionStore;
 pub use conversation_log::ConversationLog;
 pub use definition_source::DefinitionSource;
 pub use guardrail_checks::{CheckError, CheckRequest, GuardrailChecks};

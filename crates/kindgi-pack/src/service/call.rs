@@ -289,6 +289,16 @@ fn tool_context(ctx: &Map<String, Value>, signal: CancellationToken, pauses: boo
     if let Some(Value::Object(secrets)) = ctx.get("secrets") {
         tc.secrets = Some(Arc::new(WireSecrets(secrets.clone())));
     }
+    if let Some(Value::Object(connections)) = ctx.get("connections") {
+        let tokens: BTreeMap<String, String> = connections
+            .iter()
+            .filter_map(|(name, c)| {
+                let token = c.get("accessToken")?.as_str()?;
+                Some((name.clone(), token.to_owned()))
+            })
+            .collect();
+        tc.connections = Some(Arc::new(tokens));
+    }
     if pauses {
         tc.wait = ctx
             .get("wait")

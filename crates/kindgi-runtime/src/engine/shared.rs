@@ -83,6 +83,8 @@ pub(crate) struct Shared {
     pub resolver: ToolResolver,
     /// Env values and secrets for calls (none by default).
     pub call_values: Option<Arc<dyn CallValues>>,
+    /// The tenants' connections for calls (none by default: a call needing one fails).
+    pub connections: Option<crate::connections::Connector>,
     /// Runs guardrail checks that are not built in (a pack's); none by default.
     pub guardrail_checks: Option<Arc<dyn GuardrailChecks>>,
     /// The tenants' approval rules agent turns are held to (none by default).

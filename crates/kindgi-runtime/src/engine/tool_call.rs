@@ -1,6 +1,7 @@
 //! What every tool call a run makes needs, whoever makes it (a tool step, a fanout branch,
 //! an agent's model, a pausing call): the tool as the run's tenant sees it now, and the
-//! call's context (the run's ids, a stable idempotency key, env values and secrets).
+//! call's context (the run's ids, a stable idempotency key, env values, secrets and
+//! connections).
 
 use std::sync::Arc;
 
@@ -61,12 +62,29 @@ impl RunCtx {
         tool: &dyn ToolDispatcher,
         site: CallSite<'_>,
     ) -> Result<ToolContext, ToolCallError> {
-        crate::call_values::prepare_context(
+        let mut ctx = crate::call_values::prepare_context(
             self.shared.call_values.as_ref(),
             tool,
             self.tool_context(&tool.manifest().id, site),
             self.journal.mask(),
         )
+        .await?;
+        let manifest = tool.manifest();
+        let call = crate::connections::CallFor {
+            tenant: &self.run.tenant_id,
+            actor: self.run.meta.started_by_actor.as_deref(),
+            now: crate::record::now_millis(),
+        };
+        crate::connections::prepare(
+            self.shared.connections.as_ref(),
+            self.shared.call_values.as_ref(),
+            manifest,
+            call,
+            &mut ctx,
+            self.journal.mask(),
+        )
         .await
+        .map_err(|e| e.into_call_error(&manifest.id))?;
+        Ok(ctx)
     }
 }

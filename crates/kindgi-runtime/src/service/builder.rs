@@ -40,6 +40,7 @@ pub struct RuntimeBuilder {
     conversations: Option<Arc<dyn ConversationLog>>,
     providers: Option<Arc<dyn kindgi_core::ports::ProviderRegistry>>,
     model_egress: Option<kindgi_tools::egress::EgressPolicy>,
+    connections: Option<Arc<dyn kindgi_core::ports::ConnectionStore>>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -154,7 +155,21 @@ impl RuntimeBuilder {
         self.model_egress = Some(egress);
         self
     }
+    /// The tenants' connections (`/v1/connections`) tool calls resolve their
+    /// `needsSpec.connections` in; token endpoints are reached under the `model_egress`
+    /// policy. `Runtime::over(db.ports())` plugs in the database's.
+    pub fn connections(mut self, store: Arc<dyn kindgi_core::ports::ConnectionStore>) -> Self {
+        self.connections = Some(store);
+        self
+    }
     pub fn build(self) -> Runtime {
+        let egress = self
+            .model_egress
+            .clone()
+            .unwrap_or_else(kindgi_tools::egress::EgressPolicy::open);
+        let connections = self
+            .connections
+            .map(|store| crate::connections::Connector::new(store, egress));
         let model = self
             .model
             .unwrap_or_else(|| Arc::new(crate::model::dev_echo::DevEcho));
@@ -189,6 +204,7 @@ impl RuntimeBuilder {
                 definitions,
                 resolver,
                 call_values: self.call_values,
+                connections,
                 guardrail_checks: self.guardrail_checks,
                 tenant_hitl: self.tenant_hitl,
                 conversations: self.conversations,
@@ -238,6 +254,7 @@ impl Runtime {
             conversations: None,
             providers: None,
             model_egress: None,
+            connections: None,
         }
     }
 }

@@ -68,6 +68,7 @@ impl Runtime {
             .wait_store(ports.waits)
             .conversations(ports.conversations)
             .providers(ports.providers)
+            .connections(ports.connections)
     }
 
     /// A builder over an in-memory store.
