@@ -404,29 +404,6 @@ async fn walk_providers_and_reviewers(w: &mut Walk, unknown: &str) {
     assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 404);
 }
 
-/// `/v1/schedules…`: every operation, over the walk's flow.
-async fn walk_schedules(w: &mut Walk, unknown: &str) {
-    let body = json!({"flowId": "walk.flow", "flowVersion": "1.0.0",
-        "config": {"cronExpression": "0 3 * * *", "timezone": "Europe/Berlin"}, "label": "walk"});
-    let (status, created) = w.call("post", "/v1/schedules", Some(body)).await;
-    assert_eq!(status, 201, "{created}");
-    let id = created["scheduleId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let (status, bad) = w
-        .call(
-            "post",
-            "/v1/schedules",
-            Some(json!({"config": {"cronExpression": "0 3 * * *"}})),
-        )
-        .await;
-    assert_eq!(status, 400, "{bad}");
-    assert_eq!(w.call("get", "/v1/schedules", None).await.0, 200);
-    let path = format!("/v1/schedules/{id}?upcoming=2");
-    assert_eq!(w.call("get", &path, None).await.0, 200);
-    assert_eq!(
-        w.call("get", &format!("/v1/schedules/{unknown}"), None)
 /// Connections (docs/connections.md): added, listed, read, revoked, the connect link.
 async fn walk_connections(w: &mut Walk, unknown: &str) {
     let body = json!({"app": "google", "as": "person", "permissions": ["gmail.send"],
@@ -450,6 +427,42 @@ async fn walk_connections(w: &mut Walk, unknown: &str) {
     );
     assert_eq!(
         w.call("get", &format!("/v1/connections/{unknown}"), None)
+            .await
+            .0,
+        404
+    );
+    let path = "/v1/connections/connect?app=google&permissions=gmail.send";
+    assert_eq!(w.call("get", path, None).await.0, 200);
+    assert_eq!(w.call("get", "/v1/connections/connect", None).await.0, 400);
+    let path = format!("/v1/connections/{id}/revoke");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
+    let path = format!("/v1/connections/{unknown}/revoke");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 404);
+}
+
+/// `/v1/schedules…`: every operation, over the walk's flow.
+async fn walk_schedules(w: &mut Walk, unknown: &str) {
+    let body = json!({"flowId": "walk.flow", "flowVersion": "1.0.0",
+        "config": {"cronExpression": "0 3 * * *", "timezone": "Europe/Berlin"}, "label": "walk"});
+    let (status, created) = w.call("post", "/v1/schedules", Some(body)).await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["scheduleId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let (status, bad) = w
+        .call(
+            "post",
+            "/v1/schedules",
+            Some(json!({"config": {"cronExpression": "0 3 * * *"}})),
+        )
+        .await;
+    assert_eq!(status, 400, "{bad}");
+    assert_eq!(w.call("get", "/v1/schedules", None).await.0, 200);
+    let path = format!("/v1/schedules/{id}?upcoming=2");
+    assert_eq!(w.call("get", &path, None).await.0, 200);
+    assert_eq!(
+        w.call("get", &format!("/v1/schedules/{unknown}"), None)
             .await
             .0,
         404
@@ -483,13 +496,6 @@ async fn walk_connections(w: &mut Walk, unknown: &str) {
     assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
     // Again → 404, which `schedules.unregister` doesn't document (platform-api.md §14.9):
     // not walked.
-    let path = "/v1/connections/connect?app=google&permissions=gmail.send";
-    assert_eq!(w.call("get", path, None).await.0, 200);
-    assert_eq!(w.call("get", "/v1/connections/connect", None).await.0, 400);
-    let path = format!("/v1/connections/{id}/revoke");
-    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
-    let path = format!("/v1/connections/{unknown}/revoke");
-    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 404);
 }
 
 async fn walk_approvals_and_waits(w: &mut Walk, tickets: &Tickets, unknown: &str) {

@@ -495,7 +495,7 @@ async fn client_secret(
     // The runtime's own use of a tenant secret, as a model provider's `secretRef` is.
     let Some(resolver) = values
         .provider_secrets(tenant)
-        .or_else(|| values.secrets(tenant, tool))
+        .or_else(|| values.secrets(tenant, None, tool))
     else {
         return Err(format!(
             "its client secret \"{name}\" cannot be read: this runtime keeps no secrets"
