@@ -23,6 +23,7 @@ impl Database {
         crate::projects::migrate(self).await?;
         crate::providers::migrate(self).await?;
         crate::reviewers::migrate(self).await?;
+        crate::mail_triggers::migrate(self).await?;
         self.apply_schema("epoch", &[], crate::epoch::DDL).await?;
         Ok(())
     }

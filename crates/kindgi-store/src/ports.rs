@@ -9,6 +9,7 @@ use kindgi_core::ports::StoragePorts;
 
 use crate::conversations::ConversationStore;
 use crate::db::Database;
+use crate::mail_triggers::MailTriggerSql;
 use crate::providers::ProviderStore;
 use crate::reviewers::ReviewerStore;
 use crate::runs::RunsStore;
@@ -24,6 +25,7 @@ impl Database {
             conversations: Arc::new(ConversationStore::new(self.clone())),
             providers: Arc::new(ProviderStore::new(self.clone())),
             reviewers: Arc::new(ReviewerStore::new(self.clone())),
+            mail_triggers: Arc::new(MailTriggerSql::new(self.clone())),
         }
     }
 }

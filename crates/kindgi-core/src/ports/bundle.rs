@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use super::{ConversationLog, ProviderRegistry, ReviewerRoster, RunStore, WaitStore};
+use super::{
+    ConversationLog, MailTriggerStore, ProviderRegistry, ReviewerRoster, RunStore, WaitStore,
+};
 
 /// Runs and their journal, approvals and pauses, agent turns' conversations and the reviewer
 /// roster, all kept by one backend.
@@ -18,6 +20,8 @@ pub struct StoragePorts {
     /// The tenants' registered model providers (`/v1/providers`), read by the model router.
     pub providers: Arc<dyn ProviderRegistry>,
     pub reviewers: Arc<dyn ReviewerRoster>,
+    /// Mail triggers and their fires (`/v1/mail-triggers`, the inbound mail receiver).
+    pub mail_triggers: Arc<dyn MailTriggerStore>,
 }
 
 impl std::fmt::Debug for StoragePorts {
