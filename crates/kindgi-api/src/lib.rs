@@ -93,6 +93,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::tokens::routes().merge(routes::service_accounts::routes()))
         .merge(runs::routes())
         .merge(routes::reviewers::routes())
+        .merge(routes::mail_triggers::routes().merge(routes::mail_inbound::routes()))
         .merge(routes::audit_bundle::routes())
         .merge(routes::approvals::routes())
         .merge(routes::waits::routes())
