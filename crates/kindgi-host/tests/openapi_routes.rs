@@ -349,6 +349,39 @@ async fn walk_providers_and_reviewers(w: &mut Walk, unknown: &str) {
     assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 404);
 }
 
+/// Mail triggers (our extension): the admin routes, then the inbound receiver (a JSON body
+/// is no mail: `415`).
+async fn walk_mail_triggers(w: &mut Walk, unknown: &str) {
+    let body = json!({"address": "walk@mail.example.test", "flowId": "walk.ask",
+        "flowVersion": "1.0.0", "senders": [{"address": "ada@example.test", "userId": "ada"}],
+        "mailbox": {"app": "google"}});
+    let (status, t) = w.call("post", "/v1/mail-triggers", Some(body)).await;
+    assert_eq!(status, 201, "{t}");
+    let id = t["triggerId"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(w.call("get", "/v1/mail-triggers", None).await.0, 200);
+    let path = format!("/v1/mail-triggers/{id}");
+    assert_eq!(w.call("get", &path, None).await.0, 200);
+    let label = Some(json!({"label": "walk"}));
+    assert_eq!(w.call("patch", &path, label).await.0, 200);
+    for what in ["pause", "resume"] {
+        let path = format!("/v1/mail-triggers/{id}/{what}");
+        assert_eq!(
+            w.call("post", &path, Some(json!({}))).await.0,
+            200,
+            "{path}"
+        );
+    }
+    let path = format!("/v1/mail-triggers/{id}/fires");
+    assert_eq!(w.call("get", &path, None).await.0, 200);
+    let path = format!("/v1/mail-triggers/{id}/unregister");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
+    let path = format!("/v1/mail-triggers/{unknown}");
+    assert_eq!(w.call("get", &path, None).await.0, 404);
+    let tenant = kindgi_api::projects::tenant_uuid(kindgi_host::DEFAULT_TENANT);
+    let path = format!("/v1/mail/inbound/{tenant}");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 415);
+}
+
 async fn walk_approvals_and_waits(w: &mut Walk, tickets: &Tickets, unknown: &str) {
     let (s, run) = w
         .call(
@@ -657,6 +690,7 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
     );
     walk_approvals_and_waits(&mut w, &tickets, unknown).await;
     walk_providers_and_reviewers(&mut w, unknown).await;
+    walk_mail_triggers(&mut w, unknown).await;
     assert_eq!(
         w.call("get", &format!("/v1/runs/{unknown}"), None).await.0,
         404
