@@ -55,6 +55,9 @@ enum Command {
     /// Manage HITL reviewers: list, get, register, unregister.
     #[command(subcommand)]
     Reviewers(cmd::reviewers::ReviewersCommand),
+    /// Manage mail triggers: create, list, get, pause, resume, unregister, fires.
+    #[command(subcommand, name = "mail-triggers")]
+    MailTriggers(cmd::mail_triggers::MailTriggersCommand),
     /// Read flow registrations: list, get, versions.
     #[command(subcommand)]
     Flows(cmd::registry::ReadCommand),
@@ -127,6 +130,7 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Runs(c) => Ok(runtime.block_on(cmd::runs::run(c))),
         Command::Approvals(c) => Ok(runtime.block_on(cmd::approvals::run(c))),
         Command::Reviewers(c) => Ok(runtime.block_on(cmd::reviewers::run(c))),
+        Command::MailTriggers(c) => Ok(runtime.block_on(cmd::mail_triggers::run(c))),
         Command::Flows(c) => Ok(runtime.block_on(cmd::registry::run("flows", c))),
         Command::Agents(c) => Ok(runtime.block_on(cmd::registry::run("agents", c))),
         Command::Env(c) => Ok(runtime.block_on(cmd::env::run(c))),

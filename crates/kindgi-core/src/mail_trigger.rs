@@ -126,7 +126,7 @@ pub enum FireRecorded {
     /// A new fire (this one).
     New,
     /// The trigger already has a fire of this message: that one (its `duplicates` counted).
-    Duplicate(MailFire),
+    Duplicate(Box<MailFire>),
 }
 
 /// A page of a tenant's mail triggers: oldest first, after `(created_at, trigger_id)`.

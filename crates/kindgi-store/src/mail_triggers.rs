@@ -338,7 +338,7 @@ impl MailTriggerStore for MailTriggerSql {
         Ok(if first.fire_id == f.fire_id {
             FireRecorded::New
         } else {
-            FireRecorded::Duplicate(first)
+            FireRecorded::Duplicate(Box::new(first))
         })
     }
 

@@ -427,7 +427,7 @@ struct MailIn {
 }
 
 impl MailIn {
-    fn from_address(&self) -> Option<String> {
+    fn sender_address(&self) -> Option<String> {
         match &self.verdict {
             Verdict::Aligned { from } => Some(from.clone()),
             _ => self
@@ -455,7 +455,7 @@ async fn fire(
         outcome: FireOutcome::Pending,
         run_id: None,
         detail: None,
-        from: mail.from_address(),
+        from: mail.sender_address(),
         message_id: mail.message_id.clone(),
         dedupe_key: None,
         duplicates: 0,

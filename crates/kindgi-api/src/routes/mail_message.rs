@@ -30,7 +30,7 @@ impl<'x> InboundMail<'x> {
     }
 
     /// The first `From` address, lower-case.
-    pub fn from(&self) -> Option<String> {
+    pub fn author(&self) -> Option<String> {
         first_address(self.message.from())
     }
 
@@ -52,7 +52,7 @@ impl<'x> InboundMail<'x> {
     pub fn input(&self) -> Value {
         let m = &self.message;
         let mut o = Map::new();
-        o.insert("from".into(), json!(self.from()));
+        o.insert("from".into(), json!(self.author()));
         o.insert("to".into(), json!(addresses(m.to())));
         let cc = addresses(m.cc());
         if !cc.is_empty() {
@@ -142,7 +142,7 @@ mod tests {
     fn a_plain_message_is_its_fields() {
         let raw = b"From: Ada <Ada@Example.test>\r\nTo: support@acme.test\r\nSubject: Hi\r\nMessage-ID: <m1@example.test>\r\nDate: Thu, 03 Dec 2026 09:00:00 +0000\r\n\r\nHello there\r\n";
         let mail = InboundMail::parse(raw).unwrap();
-        assert_eq!(mail.from().as_deref(), Some("ada@example.test"));
+        assert_eq!(mail.author().as_deref(), Some("ada@example.test"));
         let input = mail.input();
         assert_eq!(input["to"], json!(["support@acme.test"]));
         assert_eq!(input["subject"], "Hi");

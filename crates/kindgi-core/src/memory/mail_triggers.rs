@@ -157,7 +157,7 @@ impl MailTriggerStore for MemoryMailTriggers {
         {
             first.duplicates += 1;
             first.last_duplicate_at = Some(fire.fired_at);
-            return Ok(FireRecorded::Duplicate(first.clone()));
+            return Ok(FireRecorded::Duplicate(Box::new(first.clone())));
         }
         rows.fires.push(fire.clone());
         Ok(FireRecorded::New)
