@@ -66,6 +66,9 @@ enum Command {
     /// fires, take-ownership, unregister.
     #[command(subcommand)]
     Webhooks(cmd::webhooks::WebhooksCommand),
+    /// Manage mail triggers: create, list, get, pause, resume, unregister, fires.
+    #[command(subcommand, name = "mail-triggers")]
+    MailTriggers(cmd::mail_triggers::MailTriggersCommand),
     /// Read flow registrations: list, get, versions.
     #[command(subcommand)]
     Flows(cmd::registry::ReadCommand),
@@ -141,6 +144,7 @@ fn run(command: Command, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Ex
         Command::Schedules(c) => Ok(runtime.block_on(cmd::schedules::run(c))),
         Command::Webhooks(c) => Ok(runtime.block_on(cmd::webhooks::run(c))),
         Command::Connections(c) => Ok(runtime.block_on(cmd::connections::run(c))),
+        Command::MailTriggers(c) => Ok(runtime.block_on(cmd::mail_triggers::run(c))),
         Command::Flows(c) => Ok(runtime.block_on(cmd::registry::run("flows", c))),
         Command::Agents(c) => Ok(runtime.block_on(cmd::registry::run("agents", c))),
         Command::Env(c) => Ok(runtime.block_on(cmd::env::run(c))),

@@ -96,6 +96,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::reviewers::routes())
         .merge(routes::schedules::routes())
         .merge(routes::connections::routes())
+        .merge(routes::mail_triggers::routes().merge(routes::mail_inbound::routes()))
         .merge(routes::audit_bundle::routes())
         .merge(routes::approvals::routes())
         .merge(routes::waits::routes())

@@ -66,6 +66,9 @@ pub struct AppState {
     /// The webhook receiver's settings, limits and secret cache (see
     /// [`crate::routes::hooks_state`]).
     pub webhooks: crate::routes::hooks_state::Receiver,
+    /// How inbound mail's senders are checked (DKIM, SPF, DMARC); `None`: over the system's
+    /// resolver, made on first use (see [`crate::routes::mail_sender`]).
+    pub mail_sender_check: Option<crate::routes::mail_sender::SenderCheck>,
 }
 
 /// `(tenant, agentId, version)` → whether that agent version is registered (and active).
@@ -134,6 +137,40 @@ impl AppState {
             body_budget: Default::default(),
             export_signer: None,
             webhooks: Default::default(),
+            mail_sender_check: None,
+        }
+    }
+
+    /// Check inbound mail's senders with `check` (a test's offline records, say).
+    pub fn with_mail_sender_check(
+        mut self,
+        check: crate::routes::mail_sender::SenderCheck,
+    ) -> AppState {
+        self.mail_sender_check = Some(check);
+        self
+    }
+
+    /// The sender check of inbound mail: the state's, else one over the system's resolver
+    /// (made once per process; `503` while it cannot be made).
+    pub fn mail_sender_check(
+        &self,
+    ) -> Result<crate::routes::mail_sender::SenderCheck, crate::ApiError> {
+        use crate::routes::mail_sender::SenderCheck;
+        static SYSTEM: std::sync::OnceLock<Result<SenderCheck, String>> =
+            std::sync::OnceLock::new();
+        if let Some(c) = &self.mail_sender_check {
+            return Ok(c.clone());
+        }
+        match SYSTEM.get_or_init(|| SenderCheck::system("kindgi").map_err(|e| e.to_string())) {
+            Ok(c) => Ok(c.clone()),
+            Err(e) => {
+                tracing::warn!(error = %e, "inbound mail: no DNS resolver");
+                Err(crate::ApiError::new(
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                    "mail-auth-unavailable",
+                    "The sender's DKIM, SPF and DMARC records cannot be read now; retry later",
+                ))
+            }
         }
     }
 

@@ -30,6 +30,7 @@ pub mod conversation;
 pub mod definition;
 pub mod error;
 pub mod ids;
+pub mod mail_trigger;
 pub mod memory;
 pub mod pause;
 pub mod ports;

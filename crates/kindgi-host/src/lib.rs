@@ -48,6 +48,7 @@ pub mod mcp;
 pub mod packs;
 pub mod register;
 pub mod registry_mcp;
+pub mod smtp;
 pub mod sources;
 
 pub use config::{ConfigFile, DEFAULT_TENANT, HostConfig, McpServer, PackSource};

@@ -440,6 +440,39 @@ async fn walk_connections(w: &mut Walk, unknown: &str) {
     assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 404);
 }
 
+/// Mail triggers (our extension): the admin routes, then the inbound receiver (a JSON body
+/// is no mail: `415`).
+async fn walk_mail_triggers(w: &mut Walk, unknown: &str) {
+    let body = json!({"address": "walk@mail.example.test", "flowId": "walk.ask",
+        "flowVersion": "1.0.0", "senders": [{"address": "ada@example.test", "userId": "ada"}],
+        "mailbox": {"app": "google"}});
+    let (status, t) = w.call("post", "/v1/mail-triggers", Some(body)).await;
+    assert_eq!(status, 201, "{t}");
+    let id = t["triggerId"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(w.call("get", "/v1/mail-triggers", None).await.0, 200);
+    let path = format!("/v1/mail-triggers/{id}");
+    assert_eq!(w.call("get", &path, None).await.0, 200);
+    let label = Some(json!({"label": "walk"}));
+    assert_eq!(w.call("patch", &path, label).await.0, 200);
+    for what in ["pause", "resume"] {
+        let path = format!("/v1/mail-triggers/{id}/{what}");
+        assert_eq!(
+            w.call("post", &path, Some(json!({}))).await.0,
+            200,
+            "{path}"
+        );
+    }
+    let path = format!("/v1/mail-triggers/{id}/fires");
+    assert_eq!(w.call("get", &path, None).await.0, 200);
+    let path = format!("/v1/mail-triggers/{id}/unregister");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 200);
+    let path = format!("/v1/mail-triggers/{unknown}");
+    assert_eq!(w.call("get", &path, None).await.0, 404);
+    let tenant = kindgi_api::projects::tenant_uuid(kindgi_host::DEFAULT_TENANT);
+    let path = format!("/v1/mail/inbound/{tenant}");
+    assert_eq!(w.call("post", &path, Some(json!({}))).await.0, 415);
+}
+
 /// `/v1/schedules…`: every operation, over the walk's flow.
 async fn walk_schedules(w: &mut Walk, unknown: &str) {
     let body = json!({"flowId": "walk.flow", "flowVersion": "1.0.0",
@@ -809,6 +842,7 @@ async fn every_mounted_route_answers_what_the_served_document_says() {
     walk_schedules(&mut w, unknown).await;
     walk_webhooks(&mut w, tenant, unknown).await;
     walk_connections(&mut w, unknown).await;
+    walk_mail_triggers(&mut w, unknown).await;
     assert_eq!(
         w.call("get", &format!("/v1/runs/{unknown}"), None).await.0,
         404

@@ -16,6 +16,7 @@ pub mod epoch;
 pub mod error;
 pub mod file_mode;
 pub mod idempotency;
+pub mod mail_triggers;
 pub mod mcp_endpoints;
 mod migrate;
 mod ports;

@@ -26,6 +26,7 @@ impl Database {
         crate::schedules::migrate(self).await?;
         crate::webhooks::migrate(self).await?;
         crate::connections::migrate(self).await?;
+        crate::mail_triggers::migrate(self).await?;
         self.apply_schema("epoch", &[], crate::epoch::DDL).await?;
         Ok(())
     }

@@ -10,6 +10,7 @@ use kindgi_core::ports::StoragePorts;
 use crate::connections::ConnectionsStore;
 use crate::conversations::ConversationStore;
 use crate::db::Database;
+use crate::mail_triggers::MailTriggerSql;
 use crate::providers::ProviderStore;
 use crate::reviewers::ReviewerStore;
 use crate::runs::RunsStore;
@@ -36,6 +37,7 @@ impl Database {
             schedules: Arc::new(ScheduleSqlStore::new(self.clone())),
             webhooks: Arc::new(WebhookTriggerStore::new(self.clone())),
             connections: Arc::new(ConnectionsStore::new(self.clone(), key)),
+            mail_triggers: Arc::new(MailTriggerSql::new(self.clone())),
         }
     }
 }

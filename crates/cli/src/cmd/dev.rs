@@ -37,6 +37,13 @@ pub struct DevArgs {
     /// allowlist (docs/dev.md "The pack's environment"); repeatable. Never a KINDGI_* one.
     #[arg(long, value_name = "NAME", value_parser = kindgi_dev::pack_env::operator_name)]
     pub pack_env: Vec<String>,
+    /// The local SMTP listener's port on 127.0.0.1: mail sent there reaches the mail
+    /// triggers (docs/mail-triggers.md); 0 picks a free one.
+    #[arg(long, env = "KINDGI_DEV_SMTP_PORT", default_value_t = 2525)]
+    pub smtp_port: u16,
+    /// Do not start the local SMTP listener.
+    #[arg(long)]
+    pub no_smtp: bool,
 }
 
 pub fn run(args: DevArgs) -> anyhow::Result<ExitCode> {
@@ -150,8 +157,30 @@ async fn dev(args: DevArgs) -> Result<(), Box<dyn std::error::Error>> {
         rc_path.display()
     ));
 
+    let smtp = if args.no_smtp {
+        None
+    } else {
+        let config = kindgi_host::smtp::SmtpConfig::loopback(args.smtp_port);
+        match kindgi_host::smtp::SmtpListener::start(host.state().clone(), config).await {
+            Ok(l) => {
+                progress(&format!("SMTP for mail triggers on {}", l.local_addr()));
+                Some(l)
+            }
+            Err(e) => {
+                progress(&format!(
+                    "warning: no SMTP listener on 127.0.0.1:{}: {e} (pick another with --smtp-port)",
+                    args.smtp_port
+                ));
+                None
+            }
+        }
+    };
+
     shutdown.requested().await;
     progress("stopping");
+    if let Some(l) = smtp {
+        l.stop().await;
+    }
     let tokens = host.state().tokens.clone();
     let (_, db) = host.stop_keeping_database().await;
     retire(&tokens, &state, &key.key_id, &rc_path).await;

@@ -9,6 +9,7 @@ pub mod dev;
 pub mod env;
 pub mod guardrails;
 pub mod init;
+pub mod mail_triggers;
 pub mod mcp;
 pub mod pack;
 pub mod projects;

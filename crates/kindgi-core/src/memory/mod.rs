@@ -2,6 +2,7 @@
 //! throw-away runtimes and the API's tests.
 
 mod connection_store;
+mod mail_triggers;
 mod provider_registry;
 mod run_store;
 mod schedule_store;
@@ -9,6 +10,7 @@ mod wait_store;
 mod webhook_store;
 
 pub use connection_store::MemoryConnectionStore;
+pub use mail_triggers::MemoryMailTriggers;
 pub use provider_registry::MemoryProviderRegistry;
 pub use run_store::MemoryRunStore;
 pub use schedule_store::MemoryScheduleStore;

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use super::{
-    ConnectionStore, ConversationLog, ProviderRegistry, ReviewerRoster, RunStore, ScheduleStore,
-    WaitStore, WebhookStore,
+    ConnectionStore, ConversationLog, MailTriggerStore, ProviderRegistry, ReviewerRoster, RunStore,
+    ScheduleStore, WaitStore, WebhookStore,
 };
 
 /// Runs and their journal, approvals and pauses, agent turns' conversations and the reviewer
@@ -27,6 +27,8 @@ pub struct StoragePorts {
     pub webhooks: Arc<dyn WebhookStore>,
     /// The tenants' connections to other apps (`/v1/connections`), resolved per tool call.
     pub connections: Arc<dyn ConnectionStore>,
+    /// Mail triggers and their fires (`/v1/mail-triggers`, the inbound mail receiver).
+    pub mail_triggers: Arc<dyn MailTriggerStore>,
 }
 
 impl std::fmt::Debug for StoragePorts {
