@@ -25,7 +25,6 @@ fn the_official_cli_shows_our_not_served_answer() {
     let key = support::create_token(&db, "default").key;
     let server = Server::start(&db);
     for (args, family, prefix) in [
-        (&["schedules", "list"][..], "schedules", "/v1/schedules"),
         (&["memory", "facts", "list"][..], "memory", "/v1/memory"),
         (&["people", "list"][..], "people", "/v1/identity/users"),
     ] {
@@ -66,14 +65,14 @@ fn the_official_cli_shows_our_not_served_answer() {
                 (status, r.json::<serde_json::Value>().await.unwrap())
             })
     };
-    let (status, body) = get("/v1/schedules/trg_1/fires");
+    let (status, body) = get("/v1/memory/facts/f_1/revisions");
     assert_eq!(status, 501, "{body}");
     assert_eq!(body["error"]["code"], "not-served", "{body}");
     assert_eq!(
         body["error"]["details"],
-        serde_json::json!({"family": "schedules", "method": "GET", "path": "/v1/schedules/{triggerId}/fires"})
+        serde_json::json!({"family": "memory", "method": "GET", "path": "/v1/memory/facts/{factId}/revisions"})
     );
-    let (status, body) = get("/v1/schedulez");
+    let (status, body) = get("/v1/memoryz");
     assert_eq!(
         (status, &body["error"]["code"]),
         (404, &serde_json::json!("route-not-found"))

@@ -205,15 +205,15 @@ mod tests {
 
     #[test]
     fn the_answer_names_the_family() {
-        let e = unknown_route("GET", "/v1/schedules");
+        let e = unknown_route("GET", "/v1/eval-runs");
         assert_eq!((e.status.as_u16(), e.code), (501, "not-served"));
         assert_eq!(
             e.message,
-            "The schedules family (`/v1/schedules`) is not served by this runtime; GET /v1/openapi.json lists what is"
+            "The eval-runs family (`/v1/eval-runs`) is not served by this runtime; GET /v1/openapi.json lists what is"
         );
         assert_eq!(
             e.details.unwrap(),
-            json!({"family": "schedules", "method": "GET", "path": "/v1/schedules"})
+            json!({"family": "eval-runs", "method": "GET", "path": "/v1/eval-runs"})
         );
         let e = unknown_route("DELETE", "/v1/projects/p1");
         assert!(

@@ -126,7 +126,10 @@ async fn add_list_get_revoke(kind: DatabaseKind) {
     assert_eq!(status, 201, "{mine}");
     assert_eq!(mine["app"], "google");
     assert_eq!(mine["as"], "person");
-    assert_eq!(mine["userId"], "admin");
+    assert_eq!(
+        mine["userId"],
+        kindgi_store::tokens::operator_user_id("acme")
+    );
     assert_eq!(mine["status"], "active");
     assert_eq!(mine["refreshable"], true);
     assert_eq!(mine["clientSecretName"], "GOOGLE_CLIENT_SECRET");

@@ -129,6 +129,11 @@ fn by(actor: Option<&str>) -> RunOptions {
         wait: true,
         tenant_id: Some("acme".into()),
         meta: RunMeta {
+            // A person's run is attended; any other is not (docs/unattended.md).
+            started_by: Some(match actor {
+                Some(a) if a.starts_with("user:") => kindgi_core::StartedBy::Person,
+                _ => kindgi_core::StartedBy::Key,
+            }),
             started_by_actor: actor.map(str::to_owned),
             ..Default::default()
         },
@@ -307,11 +312,13 @@ async fn the_persons_token_is_sent_as_bearer_and_never_recorded() {
         Fixture::failure(&run)
             .contains("the run's person (user \"u2\") has not connected \"google\"")
     );
-    // A run no person started cannot use a person's connection.
+    // A run no person started cannot use a person's connection: its flow step is refused
+    // before it resolves one (the unattended rule).
     let run = f.run("f.mail", Some("service_account:sa1")).await;
     let m = Fixture::failure(&run);
     assert!(
-        m.contains("connection-missing") && m.contains("no person started this run"),
+        m.contains("unattended-approval-required")
+            && m.contains("a person's (needsSpec.connections, as: person)"),
         "{m}"
     );
     // Revoked: fails naming the app and how to connect again.

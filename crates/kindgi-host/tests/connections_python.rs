@@ -132,6 +132,7 @@ async fn a_python_tool_receives_the_persons_connection() {
             RunOptions {
                 wait: true,
                 meta: RunMeta {
+                    started_by: Some(kindgi_core::StartedBy::Person),
                     started_by_actor: Some("user:u1".into()),
                     ..Default::default()
                 },

@@ -134,7 +134,10 @@ const QUICK: &str = "t.quick";
 async fn fixture(b: RuntimeBuilder) -> Fixture {
     let base = model_server().await;
     let model = OpenAiCompatProvider::new(base, None, "fake").unwrap();
-    let rt = b.model(Arc::new(model)).build();
+    let rt = b
+        .model(Arc::new(model))
+        .connections(connections().await)
+        .build();
     let runs: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
     let ids: Vec<&str> = declarations().iter().map(|(id, _)| *id).collect();
     for (id, extra) in declarations() {
@@ -195,9 +198,44 @@ async fn fixture(b: RuntimeBuilder) -> Fixture {
     Fixture { rt, runs }
 }
 
+/// The person every run acts for, who has connected google; the company has too.
+const PERSON: &str = "ada";
+
+/// The tenant's connections: the person's and the company's google (docs/connections.md).
+async fn connections() -> Arc<dyn kindgi_core::ports::ConnectionStore> {
+    use kindgi_core::connection::{ConnectionHolder, ConnectionTokens, NewConnection};
+    let store = Arc::new(kindgi_core::memory::MemoryConnectionStore::new());
+    for holder in [
+        ConnectionHolder::Person(PERSON.into()),
+        ConnectionHolder::Company,
+    ] {
+        kindgi_core::ports::ConnectionStore::add(
+            store.as_ref(),
+            &NewConnection {
+                tenant: "acme".into(),
+                app: "google".into(),
+                holder,
+                permissions: vec!["mail.read".into()],
+                tokens: ConnectionTokens {
+                    access_token: "tok".into(),
+                    refresh_token: None,
+                    expires_at: None,
+                },
+                refresh: None,
+                created_by: None,
+                now: 1,
+            },
+        )
+        .await
+        .unwrap();
+    }
+    store
+}
+
 fn by(started_by: Option<StartedBy>) -> RunMeta {
     RunMeta {
         started_by,
+        started_by_actor: Some(format!("user:{PERSON}")),
         ..RunMeta::default()
     }
 }
@@ -219,6 +257,7 @@ fn mailed() -> RunMeta {
                 whose: ConnectionOwner::Company,
             }),
         },
+        started_by_actor: Some(format!("user:{PERSON}")),
         ..RunMeta::default()
     }
 }

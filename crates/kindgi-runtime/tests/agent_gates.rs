@@ -119,8 +119,31 @@ async fn a_pausing_or_connection_declaring_call_runs_alone() {
     ])]);
     let connection = json!({"mutating": false, "needsSpec": {"connections": {
         "mail": {"app": "gmail", "permissions": ["read"], "as": "person"}}}});
+    // The run's person has connected the app, so the call runs (docs/connections.md).
+    let store = Arc::new(kindgi_core::memory::MemoryConnectionStore::new());
+    {
+        use kindgi_core::connection::{ConnectionHolder, ConnectionTokens, NewConnection};
+        use kindgi_core::ports::ConnectionStore;
+        store
+            .add(&NewConnection {
+                tenant: "default".into(),
+                app: "gmail".into(),
+                holder: ConnectionHolder::Person("u1".into()),
+                permissions: vec!["read".into()],
+                tokens: ConnectionTokens {
+                    access_token: "tok".into(),
+                    refresh_token: None,
+                    expires_at: None,
+                },
+                refresh: None,
+                created_by: None,
+                now: 1,
+            })
+            .await
+            .unwrap();
+    }
     let rt = runtime(
-        Runtime::in_memory(),
+        Runtime::in_memory().connections(store),
         model.clone(),
         &probe,
         &[
@@ -143,6 +166,7 @@ async fn a_pausing_or_connection_declaring_call_runs_alone() {
                 wait: true,
                 meta: kindgi_runtime::RunMeta {
                     started_by: Some(kindgi_core::StartedBy::Person),
+                    started_by_actor: Some("user:u1".into()),
                     ..Default::default()
                 },
                 ..Default::default()
