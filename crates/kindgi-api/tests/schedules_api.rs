@@ -121,6 +121,22 @@ async fn settled(e: &Env, id: &str, fire_id: &str) -> Value {
     panic!("fire {fire_id} stayed pending");
 }
 
+/// Waits (reading it back, bounded) until run `run_id` has finished, so a later fire under
+/// `overlap: skip` doesn't see it as unfinished.
+async fn finished(e: &Env, run_id: &str) -> Value {
+    for _ in 0..400 {
+        let run = e.acme.get(&format!("/v1/runs/{run_id}")).await.json();
+        if matches!(
+            run["status"].as_str(),
+            Some("completed" | "failed" | "cancelled")
+        ) {
+            return run;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("run {run_id} never finished");
+}
+
 /// Moves a schedule's next occurrence (standing in for downtime).
 async fn set_next(e: &Env, id: &str, at: i64) {
     let store = e.schedules.store();
@@ -412,7 +428,8 @@ async fn run_now_and_fires(kind: DatabaseKind) {
     let done = settled(&e, &id, fire["fireId"].as_str().unwrap()).await;
     assert_eq!(done["outcome"], "started", "{done}");
     let run_id = done["runId"].as_str().unwrap();
-    let run = e.acme.get(&format!("/v1/runs/{run_id}")).await.json();
+    let run = finished(&e, run_id).await;
+    assert_eq!(run["status"], "completed", "{run}");
     assert_eq!(run["startedBy"], "schedule");
     assert_eq!(run["trigger"]["kind"], "schedule");
     assert_eq!(run["trigger"]["triggerId"], id.as_str());
