@@ -509,6 +509,46 @@ async fn mail_triggers_commands() {
         &format!("Error [not-found]: No mail trigger with id \"{MISSING}\""),
     );
 
+    // update: only the fields given change; the flow never does.
+    let updated = cli.json(&[
+        "mail-triggers",
+        "update",
+        &id,
+        r#"--spec={"label":"support","senders":[{"address":"Bob@Acme.example","userId":"bob"}]}"#,
+    ]);
+    assert_eq!(updated["label"], "support");
+    assert_eq!(
+        updated["senders"],
+        json!([{"address": "bob@acme.example", "userId": "bob"}])
+    );
+    assert_eq!(updated["address"], "support@acme.example");
+    assert_eq!(updated["input"], json!({"queue": "support"}));
+    assert_eq!(cli.json(&["mail-triggers", "get", &id]), updated);
+    cli.fails(
+        &[
+            "mail-triggers",
+            "update",
+            &id,
+            r#"--spec={"flowId":"acme.other"}"#,
+        ],
+        1,
+        "Error [invalid-request]: `flowId` never changes: register another trigger for another flow",
+    );
+    cli.fails(
+        &["mail-triggers", "update", &id],
+        2,
+        "Error: --spec=<json-or-@file> is required\nUsage: kindgi mail-triggers update --help",
+    );
+    let project = kindgi_api::projects::default_project_id("acme");
+    let in_project = cli.json(&["mail-triggers", "list", &format!("--project={project}")]);
+    assert_eq!(
+        in_project["data"].as_array().unwrap().len(),
+        2,
+        "{in_project}"
+    );
+    let elsewhere = cli.json(&["mail-triggers", "list", &format!("--project={MISSING}")]);
+    assert_eq!(elsewhere["data"], json!([]), "{elsewhere}");
+
     // pause and resume.
     assert_eq!(
         cli.json(&["mail-triggers", "pause", &id])["status"],
