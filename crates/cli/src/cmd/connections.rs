@@ -56,8 +56,10 @@ pub enum ConnectionsCommand {
     },
     /// List connections (never their tokens).
     List {
+        /// Only this app's connections.
         #[arg(long)]
         app: Option<String>,
+        /// Only people's (`person`) or only the company's (`company`).
         #[arg(long = "as", value_name = "person|company")]
         as_: Option<String>,
         /// The most to return (default 25, at most 100).
@@ -85,10 +87,13 @@ pub enum ConnectionsCommand {
     },
     /// Show how to connect an app (what a call waiting for a connection points to).
     Connect {
+        /// The app's entry id (`google`, `github`).
         #[arg(long)]
         app: String,
+        /// Whose: `person` (the default) or `company`.
         #[arg(long = "as", value_name = "person|company")]
         as_: Option<String>,
+        /// A permission key the connection must grant; repeat for more.
         #[arg(long = "permission", value_name = "KEY")]
         permissions: Vec<String>,
         #[command(flatten)]

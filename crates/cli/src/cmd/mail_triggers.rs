@@ -1,11 +1,12 @@
-//! `kindgi mail-triggers create|list|get|pause|resume|unregister|fires` (our extension:
+//! `kindgi mail-triggers create|list|get|update|pause|resume|unregister|fires` (our extension:
 //! docs/mail-triggers.md), over `/v1/mail-triggers` through the one API client
 //! ([`crate::api`]).
 //!
 //! * `create --spec=<json|@file>` (`{address, flowId, flowVersion, senders, mailbox, …}`) →
 //!   `POST /v1/mail-triggers`.
-//! * `list [--status] [--limit] [--cursor]` → `GET /v1/mail-triggers`.
+//! * `list [--status] [--project] [--limit] [--cursor]` → `GET /v1/mail-triggers`.
 //! * `get|pause|resume|unregister <trigger-id>` → `GET /{id}`, `POST /{id}/pause|resume|unregister`.
+//! * `update <trigger-id> --spec=<json|@file>` (only the fields to change) → `PATCH /{id}`.
 //! * `fires <trigger-id> [--limit] [--cursor]` → `GET /{id}/fires`.
 
 use std::process::ExitCode;
@@ -33,6 +34,9 @@ pub enum MailTriggersCommand {
         /// Only `active` or `paused` ones.
         #[arg(long)]
         status: Option<String>,
+        /// Only this project's.
+        #[arg(long)]
+        project: Option<String>,
         /// The most to return (default 25, at most 100).
         #[arg(long)]
         limit: Option<u32>,
@@ -46,6 +50,18 @@ pub enum MailTriggersCommand {
     Get {
         #[arg(value_name = "TRIGGER_ID")]
         id: Option<String>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Change a mail trigger: the fields to change as inline JSON or `@<file>` (`address`,
+    /// `flowVersion`, `senders`, `mailbox`, `config.input`, `toolsAllowedUnattended`,
+    /// `label`, `projectId`; the flow id never changes).
+    Update {
+        #[arg(value_name = "TRIGGER_ID")]
+        id: Option<String>,
+        /// The fields to change. Required.
+        #[arg(long)]
+        spec: Option<String>,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -89,6 +105,7 @@ pub async fn run(command: MailTriggersCommand) -> ExitCode {
         C::Create { api, .. } => ("mail-triggers create", api.clone()),
         C::List { api, .. } => ("mail-triggers list", api.clone()),
         C::Get { api, .. } => ("mail-triggers get", api.clone()),
+        C::Update { api, .. } => ("mail-triggers update", api.clone()),
         C::Pause { api, .. } => ("mail-triggers pause", api.clone()),
         C::Resume { api, .. } => ("mail-triggers resume", api.clone()),
         C::Unregister { api, .. } => ("mail-triggers unregister", api.clone()),
@@ -141,6 +158,7 @@ async fn dispatch(
         }
         C::List {
             status,
+            project,
             limit,
             cursor,
             ..
@@ -149,12 +167,20 @@ async fn dispatch(
             if let Some(s) = status {
                 q.push(("status", s));
             }
+            if let Some(p) = project {
+                q.push(("projectId", p));
+            }
             let page = api.connect(name)?.get("/v1/mail-triggers", q).await?;
             out.page(&page, TRIGGER_COLUMNS);
         }
         C::Get { id, .. } => {
             let path = format!("/v1/mail-triggers/{}", segment(&required(id)?));
             out.json(&api.connect(name)?.get(&path, vec![]).await?);
+        }
+        C::Update { id, spec, .. } => {
+            let path = format!("/v1/mail-triggers/{}", segment(&required(id)?));
+            let body = Value::Object(read_spec(spec.as_deref())?);
+            out.json(&api.connect(name)?.patch(&path, &body).await?);
         }
         C::Pause { id, .. } => {
             let path = action(id, "pause")?;

@@ -339,14 +339,13 @@ const SCHEDULE_COLUMNS: &[Column] = &[
         None => format!("flow {}@{}", cell(s, "/flowId"), cell(s, "/flowVersion")),
     }),
     ("CRON", |s| cell(s, "/cronExpression")),
-    ("TIMEZONE", |s| match cell(s, "/timezone") {
-        t if t.is_empty() => "UTC".into(),
-        t => t,
+    // A schedule without a zone runs in UTC.
+    ("TIMEZONE", |s| {
+        text(s, "/timezone").unwrap_or_else(|| "UTC".into())
     }),
     ("STATUS", |s| cell(s, "/status")),
-    ("OWNER", |s| match cell(s, "/owner/displayName") {
-        n if n.is_empty() => cell(s, "/owner/id"),
-        n => n,
+    ("OWNER", |s| {
+        text(s, "/owner/displayName").unwrap_or_else(|| cell(s, "/owner/id"))
     }),
     ("NEXT", |s| cell(s, "/nextFireAt")),
     ("LABEL", |s| cell(s, "/label")),
@@ -363,11 +362,49 @@ const FIRE_COLUMNS: &[Column] = &[
     }),
     ("OUTCOME", |f| cell(f, "/outcome")),
     ("STARTED", |f| cell(f, "/runId")),
-    ("NOTE", |f| match cell(f, "/detail") {
-        d if d.is_empty() => match f.get("missedCount") {
-            Some(m) => format!("stood in for {m} missed"),
-            None => String::new(),
-        },
-        d => d,
+    ("NOTE", |f| {
+        match (text(f, "/detail"), f.get("missedCount")) {
+            (Some(d), _) => d,
+            (None, Some(m)) => format!("stood in for {m} missed"),
+            (None, None) => "-".into(),
+        }
     }),
 ];
+
+/// A non-empty string field of a row (`cell` shows a missing one as `-`, which a fallback
+/// must not mistake for a value).
+fn text(row: &Value, pointer: &str) -> Option<String> {
+    row.pointer(pointer)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(columns: &[Column], name: &str, row: &Value) -> String {
+        let (_, f) = columns.iter().find(|(h, _)| *h == name).unwrap();
+        f(row)
+    }
+
+    #[test]
+    fn table_cells_fall_back_when_a_field_is_absent() {
+        let bare = json!({"scheduleId": "s1", "owner": {"kind": "user", "id": "u1"}});
+        assert_eq!(column(SCHEDULE_COLUMNS, "TIMEZONE", &bare), "UTC");
+        assert_eq!(column(SCHEDULE_COLUMNS, "OWNER", &bare), "u1");
+        let named =
+            json!({"timezone": "Europe/Berlin", "owner": {"id": "u1", "displayName": "Ada"}});
+        assert_eq!(
+            column(SCHEDULE_COLUMNS, "TIMEZONE", &named),
+            "Europe/Berlin"
+        );
+        assert_eq!(column(SCHEDULE_COLUMNS, "OWNER", &named), "Ada");
+        let late = json!({"outcome": "started", "missedCount": 3});
+        assert_eq!(column(FIRE_COLUMNS, "NOTE", &late), "stood in for 3 missed");
+        let refused = json!({"outcome": "refused", "detail": "owner-revoked", "missedCount": 3});
+        assert_eq!(column(FIRE_COLUMNS, "NOTE", &refused), "owner-revoked");
+        assert_eq!(column(FIRE_COLUMNS, "NOTE", &json!({})), "-");
+    }
+}
