@@ -99,7 +99,9 @@ impl RunCtx {
             call_id: site.call_id.to_owned(),
             status: PauseStatus::Open,
             created_at: format_millis(now),
-            expires_at: format_millis(now.saturating_add(site.timeout_ms as i64)),
+            expires_at: format_millis(
+                now.saturating_add(i64::try_from(site.timeout_ms).unwrap_or(i64::MAX)),
+            ),
             updated_at: format_millis(now),
         };
         tracing::info!(run = %self.run.id, tool = %tool.id, app = %need.app, "the call waits for the run's person to connect the app");
