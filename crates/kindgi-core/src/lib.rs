@@ -8,7 +8,7 @@
 //!   `kindgi-runtime`, `kindgi-api` and `kindgi-host`. It has no sqlx, no axum and asks for
 //!   no tokio runtime: what is here is data and traits, so every floor above can name it.
 //! * **A port in core, its implementation in kindgi-store.** The records ([`run`],
-//!   [`approval`], [`pause`], [`conversation`], [`definition`]) are what runs are on the wire and what the
+//!   [`approval`], [`pause`], [`connection_wait`], [`conversation`], [`definition`]) are what runs are on the wire and what the
 //!   engine reasons about; the [`ports`] are expressed in those records, never in a store's
 //!   rows. A backend implements a port directly on its own types (as `kindgi-store`'s
 //!   `StoreRegistry` implements `kindgi_tools::registry::ToolRegistry`), so no adapter or
@@ -26,6 +26,7 @@
 
 pub mod approval;
 pub mod connection;
+pub mod connection_wait;
 pub mod conversation;
 pub mod definition;
 pub mod error;

@@ -137,15 +137,28 @@ pub enum ConnectionError {
     },
     #[error("connection-unavailable: tool \"{tool}\"'s connections could not be read: {why}")]
     Unavailable { tool: String, why: String },
+    /// An agent's call waited for the run's person to connect the app, and nobody did in
+    /// time (`steps::connect`).
+    #[error(
+        "connection-missing: tool \"{tool}\" timed out after {waited_ms} ms waiting for {who} to connect \"{app}\" (its connection \"{name}\"): {howto}"
+    )]
+    TimedOut {
+        tool: String,
+        name: String,
+        app: String,
+        who: String,
+        waited_ms: u64,
+        howto: String,
+    },
 }
 
 impl ConnectionError {
     /// The reason word (the message's first word).
     pub fn reason(&self) -> &'static str {
         match self {
-            ConnectionError::Missing { .. } | ConnectionError::NoPerson { .. } => {
-                "connection-missing"
-            }
+            ConnectionError::Missing { .. }
+            | ConnectionError::NoPerson { .. }
+            | ConnectionError::TimedOut { .. } => "connection-missing",
             ConnectionError::Revoked { .. } => "connection-revoked",
             ConnectionError::Expired { .. } => "connection-expired",
             ConnectionError::RefreshFailed { .. } => "connection-refresh-failed",
@@ -159,6 +172,21 @@ impl ConnectionError {
     pub fn not_connected(&self) -> Option<&str> {
         match self {
             ConnectionError::Missing { app, whose, .. } if *whose == PERSONS => Some(app),
+            _ => None,
+        }
+    }
+
+    /// What the run's person can fix by connecting (again): the tool's name for the
+    /// connection, when it is the person's and is missing or lacks a declared permission.
+    /// An agent's call waits for that (`steps::connect`); anything else fails the call.
+    pub fn person_can_connect(&self) -> Option<&str> {
+        match self {
+            ConnectionError::Missing { name, whose, .. }
+            | ConnectionError::PermissionMissing { name, whose, .. }
+                if *whose == PERSONS =>
+            {
+                Some(name)
+            }
             _ => None,
         }
     }
@@ -197,6 +225,32 @@ pub fn howto(need: &ConnectionNeed) -> String {
         "{who} with `kindgi connections add --app={} --as={whose}{perms} --access-token-stdin` (POST /v1/connections)",
         need.app
     )
+}
+
+/// The link a call waiting for its person to connect `app` reports (`waitingFor.other[]
+/// .connectUrl`): `GET /v1/connections/connect?app=…&as=person&permissions=…` under
+/// `public_url` (relative when it is empty), the permissions comma-separated.
+pub fn connect_url(public_url: &str, app: &str, permissions: &[String]) -> String {
+    let permissions: Vec<String> = permissions.iter().map(|p| query_value(p)).collect();
+    format!(
+        "{}/v1/connections/connect?app={}&as=person&permissions={}",
+        public_url.trim_end_matches('/'),
+        query_value(app),
+        permissions.join(",")
+    )
+}
+
+/// `s` percent-encoded for a query value (everything but RFC 3986's unreserved characters).
+fn query_value(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The user id of the run's person: `user:<id>` in `started_by_actor`.

@@ -2,7 +2,8 @@
 //! [`WaitStore`] port directly, on core's records ([`Approval`], [`PauseRecord`]). One
 //! `approvals` row per approval — the filterable columns plus the whole approval as JSON
 //! (`body`, what it is read back from) — and one `wait_pauses` row per pausing call's
-//! ticket, keyed by the token's id (40 hex of its sha256: the token itself is never stored).
+//! ticket, keyed by the token's id (40 hex of its sha256: the token itself is never stored);
+//! calls waiting for a person's connection are `wait_connections` rows ([`connections`]).
 //!
 //! Status changes are compare-and-set on the stored status, so of two concurrent decisions
 //! exactly one wins. A change that answers a run's wait (an answer, a decision, a timeout)
@@ -16,6 +17,7 @@
 use async_trait::async_trait;
 use kindgi_core::StorageError;
 use kindgi_core::approval::{Approval, ApprovalQuery, ApprovalStatus, ReviewerRole};
+use kindgi_core::connection_wait::{ConnectionWait, ConnectionWaitQuery};
 use kindgi_core::ids::{format_millis, parse_millis};
 use kindgi_core::pause::{PauseRecord, PauseStatus};
 use kindgi_core::ports::{WaitJournal, WaitStore, journal_entries};
@@ -24,6 +26,8 @@ use sqlx::Row;
 use crate::runs::append_after_last;
 use crate::sql::{Bind, bind_all};
 use crate::{Database, StoreError};
+
+mod connections;
 
 const SQLITE: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS approvals (
@@ -67,7 +71,9 @@ const POSTGRES: &[&str] = SQLITE;
 
 /// Creates the tables (idempotent).
 pub async fn migrate(db: &Database) -> Result<(), StoreError> {
-    db.apply_schema("waits", SQLITE, POSTGRES).await
+    db.apply_schema("waits", SQLITE, POSTGRES).await?;
+    db.apply_schema("waits", connections::DDL, connections::DDL)
+        .await
 }
 
 const APPROVAL_COLUMNS: &str = "id, tenant_id, status, required_rank, wait_token_id, run_id, created_at, expires_at, decided_by, conversation_id, tool_id, args_hash, body";
@@ -412,6 +418,8 @@ impl WaitStore for WaitsStore {
                 SELECT MIN(expires_at) AS t FROM approvals WHERE status IN ({open})
                 UNION ALL
                 SELECT MIN(expires_at) AS t FROM wait_pauses WHERE status = 'open'
+                UNION ALL
+                SELECT MIN(expires_at) AS t FROM wait_connections WHERE status = 'open'
              ) AS deadlines"
         );
         crate::on_pool!(self.db, read, |pool| async {
@@ -530,6 +538,43 @@ impl WaitStore for WaitsStore {
 
     async fn open_pauses_of_run(&self, run_id: &str) -> Result<Vec<PauseRecord>, StorageError> {
         self.open_pauses("wait_pauses.of_run", None, Some(run_id))
+            .await
+    }
+
+    async fn insert_connection_wait(&self, wait: &ConnectionWait) -> Result<(), StorageError> {
+        self.insert_connection_wait_row(wait).await
+    }
+
+    async fn get_connection_wait(
+        &self,
+        token_id: &str,
+    ) -> Result<Option<ConnectionWait>, StorageError> {
+        self.get_connection_wait_row(token_id).await
+    }
+
+    async fn update_connection_wait_if(
+        &self,
+        wait: &ConnectionWait,
+        expected: PauseStatus,
+    ) -> Result<bool, StorageError> {
+        self.update_connection_wait_row(wait, expected).await
+    }
+
+    async fn open_connection_waits(
+        &self,
+        query: &ConnectionWaitQuery,
+    ) -> Result<Vec<ConnectionWait>, StorageError> {
+        self.open_connection_wait_rows(query).await
+    }
+
+    /// One transaction, as [`WaitStore::update_pause_journaled`] is here.
+    async fn update_connection_wait_journaled(
+        &self,
+        wait: &ConnectionWait,
+        expected: PauseStatus,
+        journal: WaitJournal<'_>,
+    ) -> Result<bool, StorageError> {
+        self.update_connection_wait_row_journaled(wait, expected, journal)
             .await
     }
 

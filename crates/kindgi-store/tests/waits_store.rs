@@ -3,12 +3,14 @@
 //! the journal's last one, in this database (not through `WaitJournal::runs`); a second
 //! taker — the same handle, or concurrent ones on two handles (two servers) — gets `false`
 //! and writes nothing: no entry, no successor approval. Reads, lists, deadlines and the
-//! pause lifecycle answer as the in-memory store does; a corrupt row is a `Corrupt` error.
+//! pause and connection-wait lifecycles answer as the in-memory store does; a corrupt row is
+//! a `Corrupt` error.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kindgi_core::approval::{
     Approval, ApprovalDecision, ApprovalQuery, ApprovalStatus, DecisionKind, ReviewerRole,
 };
+use kindgi_core::connection_wait::{ConnectionWait, ConnectionWaitQuery};
 use kindgi_core::pause::{PauseRecord, PauseStatus};
 use kindgi_core::run::{JournalEntry, JournalKind, RunMeta, RunRecord, RunStatus};
 use kindgi_core::{
@@ -503,6 +505,137 @@ async fn pauses_answer_as_in_memory(kind: DatabaseKind) {
     assert_eq!(db.next_deadline().await.unwrap(), Some(7_000));
 }
 
+fn connection_wait(token: &str, run: &str, person: &str, expires_at: i64) -> ConnectionWait {
+    ConnectionWait {
+        token_id: token.into(),
+        tenant_id: "acme".into(),
+        run_id: run.into(),
+        person: person.into(),
+        app: "google".into(),
+        permissions: vec!["gmail.read".into(), "gmail.labels".into()],
+        tool_id: "t.inbox".into(),
+        call_id: "c1".into(),
+        status: PauseStatus::Open,
+        created_at: format_millis(1_000),
+        expires_at: format_millis(expires_at),
+        updated_at: format_millis(1_000),
+    }
+}
+
+async fn connection_waits_answer_as_in_memory(kind: DatabaseKind) {
+    let t = TestDatabase::new(kind).await.unwrap();
+    let (runs, db) = (RunsStore::new(t.db.clone()), WaitsStore::new(t.db.clone()));
+    let memory = MemoryWaitStore::new();
+    suspended_run(&runs, "r1").await;
+    let w1 = connection_wait("w1", "r1", "u1", 9_000);
+    let w2 = connection_wait("w2", "r2", "u1", 8_000);
+    let mut w3 = connection_wait("w3", "r3", "u2", 7_000);
+    w3.app = "slack".into();
+    for store in [&db as &dyn WaitStore, &memory] {
+        for w in [&w1, &w2, &w3] {
+            store.insert_connection_wait(w).await.unwrap();
+        }
+        // Again under the same token: the stored one stays.
+        let mut again = w1.clone();
+        again.person = "someone-else".into();
+        store.insert_connection_wait(&again).await.unwrap();
+    }
+    assert_eq!(
+        db.get_connection_wait("w1").await.unwrap(),
+        Some(w1.clone())
+    );
+    assert!(db.get_connection_wait("nope").await.unwrap().is_none());
+    let q = |tenant: Option<&str>,
+             person: Option<&str>,
+             app: Option<&str>,
+             run: Option<&str>,
+             due: Option<i64>| ConnectionWaitQuery {
+        tenant_id: tenant.map(str::to_owned),
+        person: person.map(str::to_owned),
+        app: app.map(str::to_owned),
+        run_id: run.map(str::to_owned),
+        due_at: due,
+    };
+    let queries = [
+        (q(None, None, None, None, None), vec!["w3", "w2", "w1"]),
+        (
+            q(Some("acme"), Some("u1"), Some("google"), None, None),
+            vec!["w2", "w1"],
+        ),
+        (
+            q(Some("other"), Some("u1"), Some("google"), None, None),
+            vec![],
+        ),
+        (
+            q(Some("acme"), Some("u2"), Some("google"), None, None),
+            vec![],
+        ),
+        (q(None, None, Some("slack"), None, None), vec!["w3"]),
+        (q(None, None, None, Some("r1"), None), vec!["w1"]),
+        (q(None, None, None, None, Some(8_000)), vec!["w3", "w2"]),
+    ];
+    for (query, expected) in &queries {
+        let d = db.open_connection_waits(query).await.unwrap();
+        let m = memory.open_connection_waits(query).await.unwrap();
+        let tokens: Vec<&str> = d.iter().map(|w| w.token_id.as_str()).collect();
+        assert_eq!(&tokens, expected, "{query:?}");
+        assert_eq!(d, m, "{query:?}");
+    }
+    assert_eq!(db.next_deadline().await.unwrap(), Some(7_000));
+    // Closed (its run ended): no longer open, no longer a deadline.
+    let mut closed = w3.clone();
+    closed.status = PauseStatus::Closed;
+    assert!(
+        !db.update_connection_wait_if(&closed, PauseStatus::Answered)
+            .await
+            .unwrap()
+    );
+    assert!(
+        db.update_connection_wait_if(&closed, PauseStatus::Open)
+            .await
+            .unwrap()
+    );
+    assert_eq!(db.next_deadline().await.unwrap(), Some(8_000));
+    // Answered with its journal in one step, once.
+    let elsewhere = MemoryRunStore::new();
+    let resumed = [(JournalKind::WaitResumed, json!({"tokenId": "w1"}))];
+    let mut answered = w1.clone();
+    answered.status = PauseStatus::Answered;
+    let tail = journal(&elsewhere, "r1", &resumed);
+    assert!(
+        db.update_connection_wait_journaled(&answered, PauseStatus::Open, tail)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !db.update_connection_wait_journaled(&answered, PauseStatus::Open, tail)
+            .await
+            .unwrap()
+    );
+    let after = kinds(&runs, "r1").await;
+    assert_eq!(after.len(), 3, "one wait.resumed: {after:?}");
+    assert_eq!(after.last().unwrap(), &(3, "wait.resumed".to_owned()));
+    assert!(
+        elsewhere
+            .journal("r1", None, None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(db.get_connection_wait("w1").await.unwrap(), Some(answered));
+    // A corrupt row is a corrupt error.
+    write(
+        &t,
+        "UPDATE wait_connections SET permissions = 'nope' WHERE token_id = 'w2'",
+    )
+    .await;
+    let e = db.get_connection_wait("w2").await.unwrap_err();
+    assert!(
+        e.to_string().starts_with("stored data for connection wait w2 is corrupt: its permissions are not a list of strings"),
+        "{e}"
+    );
+}
+
 /// Writes `sql` on the database's writer.
 async fn write(t: &TestDatabase, sql: &str) {
     match t.db.backend() {
@@ -556,6 +689,7 @@ macro_rules! both_stores {
 
 both_stores!(
     a_pause_is_taken_once_with_its_journal,
+    connection_waits_answer_as_in_memory,
     an_approval_is_decided_once_with_its_successor_and_journal,
     approvals_answer_as_in_memory,
     pauses_answer_as_in_memory,

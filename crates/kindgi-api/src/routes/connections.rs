@@ -4,7 +4,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `POST /v1/connections {app, as, permissions, accessToken, refreshToken?, expiresAt?, expiresIn?, tokenUrl?, clientId?, clientSecretName?}` | `201` the connection; again for the same app and holder: same id, new tokens |
+//! | `POST /v1/connections {app, as, permissions, accessToken, refreshToken?, expiresAt?, expiresIn?, tokenUrl?, clientId?, clientSecretName?}` | `201` the connection; again for the same app and holder: same id, new tokens; a person's resumes the runs waiting for it first |
 //! | `GET /v1/connections?app&as&limit&cursor` | a page, oldest first |
 //! | `GET /v1/connections/connect?app&as&permissions` | how to connect an app: the request to send (the link a waiting call reports) |
 //! | `GET /v1/connections/{id}` | the connection; `404 connection-not-found` |
@@ -361,7 +361,30 @@ async fn add(
         })
         .await
         .map_err(|e| ApiError::internal(&e))?;
+    resume_waiting(&state, &row).await;
     Ok((StatusCode::CREATED, Json(connection_json(&row, now))))
+}
+
+/// A person's connection came: the runs of the tenant whose calls wait for it are resumed
+/// (inline, before the answer). A failure to resume leaves them waiting for the sweeper,
+/// which finds the connection on its next pass; the connection is stored either way.
+async fn resume_waiting(state: &AppState, row: &ConnectionRecord) {
+    let ConnectionHolder::Person(person) = &row.holder else {
+        return;
+    };
+    match state
+        .runtime
+        .connection_added(&row.tenant, person, &row.app)
+        .await
+    {
+        Ok(0) => {}
+        Ok(n) => {
+            tracing::info!(app = %row.app, runs = n, "a connection resumed the runs waiting for it")
+        }
+        Err(e) => {
+            tracing::warn!(app = %row.app, error = %e, "could not resume the runs waiting for a connection; the sweeper will");
+        }
+    }
 }
 
 /// Where a page ended.

@@ -1,4 +1,4 @@
-//! Approvals and pauses in memory ([`MemoryWaitStore`]): lost with the process; for tests
+//! Approvals, pauses and connection waits in memory ([`MemoryWaitStore`]): lost with the process; for tests
 //! and throw-away runtimes. It journals through the [`crate::ports::WaitJournal`]'s run store, after the
 //! row moved (one process writes).
 
@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::approval::{Approval, ApprovalQuery, ApprovalStatus};
+use crate::connection_wait::{ConnectionWait, ConnectionWaitQuery};
 use crate::error::StorageError;
 use crate::ids::parse_millis;
 use crate::pause::{PauseRecord, PauseStatus};
@@ -22,6 +23,7 @@ pub struct MemoryWaitStore {
 struct MemoryInner {
     approvals: Vec<Approval>,
     pauses: HashMap<String, PauseRecord>,
+    connection_waits: HashMap<String, ConnectionWait>,
 }
 
 impl MemoryWaitStore {
@@ -131,7 +133,12 @@ impl WaitStore for MemoryWaitStore {
             .values()
             .filter(|p| p.status == PauseStatus::Open)
             .map(|p| parse_millis(&p.expires_at));
-        Ok(approvals.chain(pauses).min())
+        let connections = g
+            .connection_waits
+            .values()
+            .filter(|w| w.status == PauseStatus::Open)
+            .map(|w| parse_millis(&w.expires_at));
+        Ok(approvals.chain(pauses).chain(connections).min())
     }
 
     async fn approved_in_conversation(
@@ -208,5 +215,51 @@ impl WaitStore for MemoryWaitStore {
             .filter(|p| p.run_id == run_id && p.status == PauseStatus::Open)
             .cloned()
             .collect())
+    }
+
+    async fn insert_connection_wait(&self, wait: &ConnectionWait) -> Result<(), StorageError> {
+        let mut g = self.lock("waits.insert_connection_wait")?;
+        g.connection_waits
+            .entry(wait.token_id.clone())
+            .or_insert_with(|| wait.clone());
+        Ok(())
+    }
+
+    async fn get_connection_wait(
+        &self,
+        token_id: &str,
+    ) -> Result<Option<ConnectionWait>, StorageError> {
+        let g = self.lock("waits.get_connection_wait")?;
+        Ok(g.connection_waits.get(token_id).cloned())
+    }
+
+    async fn update_connection_wait_if(
+        &self,
+        wait: &ConnectionWait,
+        expected: PauseStatus,
+    ) -> Result<bool, StorageError> {
+        let mut g = self.lock("waits.update_connection_wait")?;
+        match g.connection_waits.get_mut(&wait.token_id) {
+            Some(w) if w.status == expected => {
+                *w = wait.clone();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn open_connection_waits(
+        &self,
+        query: &ConnectionWaitQuery,
+    ) -> Result<Vec<ConnectionWait>, StorageError> {
+        let g = self.lock("waits.open_connection_waits")?;
+        let mut out: Vec<ConnectionWait> = g
+            .connection_waits
+            .values()
+            .filter(|w| query.matches(w))
+            .cloned()
+            .collect();
+        out.sort_by_key(|w| (parse_millis(&w.expires_at), w.token_id.clone()));
+        Ok(out)
     }
 }

@@ -1,6 +1,6 @@
 //! The wait-store port: where a run's waits are kept besides its journal — approvals (who
-//! may decide, what was decided) and pausing calls' waits (the hashed token, its tool and
-//! deadline).
+//! may decide, what was decided), pausing calls' waits (the hashed token, its tool and
+//! deadline) and calls waiting for a person to connect an app ([`ConnectionWait`]).
 //!
 //! The journal is the source of truth for what a run does next (`wait.resumed` /
 //! `wait.cancelled`); these rows say what can still be decided and by whom, and they carry
@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::approval::{Approval, ApprovalQuery, ApprovalStatus};
+use crate::connection_wait::{ConnectionWait, ConnectionWaitQuery};
 use crate::error::StorageError;
 use crate::ids::{format_millis, now_millis, parse_millis};
 use crate::pause::{PauseRecord, PauseStatus};
@@ -84,7 +85,7 @@ pub trait WaitStore: Send + Sync + std::fmt::Debug {
     ) -> Result<bool, StorageError>;
     /// Open approvals (any tenant) whose `expiresAt` is at or before `at_ms`.
     async fn approvals_due(&self, at_ms: i64) -> Result<Vec<Approval>, StorageError>;
-    /// The earliest `expiresAt` of an open approval or pause, in ms.
+    /// The earliest `expiresAt` of an open approval, pause or connection wait, in ms.
     async fn next_deadline(&self) -> Result<Option<i64>, StorageError>;
     /// Whether the conversation already had an approved call of `tool_id` with `args_hash`.
     async fn approved_in_conversation(
@@ -109,6 +110,47 @@ pub trait WaitStore: Send + Sync + std::fmt::Debug {
     async fn pauses_due(&self, at_ms: i64) -> Result<Vec<PauseRecord>, StorageError>;
     /// Open pauses of a run.
     async fn open_pauses_of_run(&self, run_id: &str) -> Result<Vec<PauseRecord>, StorageError>;
+
+    /// Stores a new connection wait; one already stored under its token id stays as it is
+    /// (a call re-parked after a crash reaches the same token).
+    async fn insert_connection_wait(&self, wait: &ConnectionWait) -> Result<(), StorageError>;
+    async fn get_connection_wait(
+        &self,
+        token_id: &str,
+    ) -> Result<Option<ConnectionWait>, StorageError>;
+    /// Replaces the connection wait when its stored status is still `expected`.
+    async fn update_connection_wait_if(
+        &self,
+        wait: &ConnectionWait,
+        expected: PauseStatus,
+    ) -> Result<bool, StorageError>;
+    /// The open connection waits `query` selects, the earliest deadline first.
+    async fn open_connection_waits(
+        &self,
+        query: &ConnectionWaitQuery,
+    ) -> Result<Vec<ConnectionWait>, StorageError>;
+
+    /// Replaces the connection wait when its stored status is still `expected` and appends
+    /// `journal`, as one step (see [`WaitStore::update_pause_journaled`]; this default is as
+    /// that one's).
+    async fn update_connection_wait_journaled(
+        &self,
+        wait: &ConnectionWait,
+        expected: PauseStatus,
+        journal: WaitJournal<'_>,
+    ) -> Result<bool, StorageError> {
+        let Some(before) = self.get_connection_wait(&wait.token_id).await? else {
+            return Ok(false);
+        };
+        if !self.update_connection_wait_if(wait, expected).await? {
+            return Ok(false);
+        }
+        if let Err(e) = journal.append_to_runs().await {
+            self.update_connection_wait_if(&before, wait.status).await?;
+            return Err(e);
+        }
+        Ok(true)
+    }
 
     /// Replaces the pause when its stored status is still `expected` and appends `journal`,
     /// as one step: false when it was not `expected` (another answer, the timeout or the

@@ -10,13 +10,15 @@
 //!
 //! Every `impl Runtime` lives in this folder, one file per concern: [`builder`], [`start`]
 //! (and [`bindings`]), [`runs`], [`lifecycle`] (recovery and shutdown), [`approvals`] and
-//! [`decide`] (reviewers' decisions), [`waits`] and [`pauses`] (answers to waits), [`resume`],
+//! [`decide`] (reviewers' decisions), [`waits`], [`pauses`] and [`connection_waits`] (answers
+//! to waits), [`resume`],
 //! [`reconcile`] and [`sweeper`] (timeouts). The executing side of a run is below: the driver
 //! in [`crate::nodes`], the steps in [`crate::steps`], their vocabulary in [`crate::engine`].
 
 pub mod approvals;
 mod bindings;
 mod builder;
+mod connection_waits;
 pub mod conversation_turn;
 mod decide;
 mod error;

@@ -3,7 +3,10 @@
 //! and then, for each approval past its `expiresAt`, escalates it one tier (a successor on
 //! the same wait token with a fresh deadline) or, at admin, expires it and cancels the wait
 //! (`wait.cancelled {reason: "timeout"}`); for each pause past its deadline, expires it and
-//! cancels its wait. A cancelled wait resumes its run, whose step turns it into a failure.
+//! cancels its wait; for each call waiting for a connection, times it out the same way or,
+//! when the connection is now made (on another replica too), resumes it
+//! (`service::connection_waits`). A cancelled wait resumes its run, whose step turns it into
+//! a failure.
 //! It reads the stores, so deadlines survive a restart.
 
 use serde_json::json;
@@ -40,8 +43,9 @@ impl Runtime {
     }
 
     /// Handles every wait past its deadline now — what the sweeper does when it wakes:
-    /// escalates or expires approvals, expires pauses, and resumes the runs whose waits were
-    /// cancelled (inline). Returns how many waits it moved on.
+    /// escalates or expires approvals, expires pauses and connection waits, and resumes the
+    /// runs whose waits were cancelled (inline); resumes the calls whose person has connected
+    /// the app meanwhile. Returns how many waits it moved on.
     pub async fn expire_due_waits(&self) -> Result<usize, RuntimeError> {
         let now = now_millis();
         let approvals = self
@@ -58,6 +62,7 @@ impl Runtime {
         for p in pauses {
             moved += usize::from(self.time_out_pause(p).await?);
         }
+        moved += self.sweep_connection_waits(now).await?;
         Ok(moved)
     }
 

@@ -16,7 +16,8 @@ pub use crate::steps::wait::{DEFAULT_WAIT_MS, MAX_PAUSE_MS};
 
 /// What a suspended run waits for (`OA:Run.waitingFor`): `approvals[]` are the open
 /// approvals it waits on (never their arguments), `other[]` anything else
-/// (`{what: "tool-pause", tokenId?, toolId, callId, timesOutAt}`, `{what:"no-open-wait"}`, …).
+/// (`{what: "tool-pause", tokenId?, toolId, callId, timesOutAt}`, `{what: "connection", app,
+/// permissions, toolId, callId, connectUrl, timesOutAt}`, `{what:"no-open-wait"}`, …).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WaitingFor {
     pub approvals: Vec<Value>,
@@ -214,6 +215,25 @@ impl crate::Runtime {
             out.other.push(json!({
                 "what": "tool-pause", "tokenId": token, "toolId": p.tool_id,
                 "callId": p.call_id, "timesOutAt": p.expires_at,
+            }));
+            return Ok(());
+        }
+        if let Some(c) = self
+            .shared
+            .waits
+            .get_connection_wait(token)
+            .await
+            .map_err(store_err)?
+        {
+            let connect_url = crate::connections::connect_url(
+                &self.shared.config.public_url,
+                &c.app,
+                &c.permissions,
+            );
+            out.other.push(json!({
+                "what": "connection", "app": c.app, "permissions": c.permissions,
+                "toolId": c.tool_id, "callId": c.call_id, "connectUrl": connect_url,
+                "timesOutAt": c.expires_at,
             }));
             return Ok(());
         }

@@ -1,5 +1,6 @@
 //! A step's wait: a run parks (`suspended`) on a wait token until another party answers it
-//! — a reviewer deciding an approval, or another system answering a pausing tool's call — or
+//! — a reviewer deciding an approval, another system answering a pausing tool's call, or
+//! the run's person connecting an app (`steps::connect`) — or
 //! until it times out. The journal holds `wait.suspended {nodeId?, tokenId, timeoutMs}`, then
 //! `wait.resumed {tokenId, value}` or `wait.cancelled {tokenId, reason}`; a resumed run
 //! replays them, so the step that waited gets its answer ([`WaitOutcome`]).
@@ -43,6 +44,9 @@ pub(crate) enum WaitPurpose {
         tool_version: String,
         call_id: String,
     },
+    /// The run's person connecting an app (an agent's call of a tool acting with their
+    /// connection): the row is stored before the run parks.
+    Connection(Box<kindgi_core::connection_wait::ConnectionWait>),
 }
 
 impl RunCtx {
@@ -58,6 +62,13 @@ impl RunCtx {
             return Err(Failure::suspended(&req.token_id));
         }
         self.journal.flush().await.map_err(journal_failure)?;
+        if let WaitPurpose::Connection(w) = &req.purpose {
+            self.shared
+                .waits
+                .insert_connection_wait(w)
+                .await
+                .map_err(store_failure)?;
+        }
         if let WaitPurpose::Approval(new) = &req.purpose {
             let approval = self.open_approval(&req, new).await?;
             let p = requested_payload(&approval, &req.token_id);

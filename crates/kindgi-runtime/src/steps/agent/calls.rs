@@ -2,8 +2,8 @@
 //! call's result is for the model (runtime.md §3.3, §4, seed 004 "Calls that run together").
 //!
 //! - Consecutive calls to read-only tools run together, up to 8 at once; a call to any
-//!   other tool runs on its own, and so does one to a tool that may pause or that acts with
-//!   a person's connection. `parallelToolCalls: false` runs every call on its own.
+//!   other tool runs on its own, and so does one to a tool that may pause or that declares
+//!   connections (it may wait for its person to connect an app, `steps::connect`). `parallelToolCalls: false` runs every call on its own.
 //! - A call a before-tool guardrail judges waits for every call before it, so its check sees
 //!   them as calls that ran; a refusal is the call's result and the call does not run. The
 //!   read-only calls after it may run alongside it.
@@ -276,7 +276,8 @@ fn unknown_tool(agent_id: &str, name: &str) -> CallOutcome {
 
 /// Runs one call and records its outcome (`ok`, or a retry for bad arguments) with the
 /// tool version it ran. A tool that may pause goes through [`RunCtx::call_pausing`]: the
-/// run waits for the other system's answer, which is then the result.
+/// run waits for the other system's answer, which is then the result. A call whose
+/// person's connection is not made yet first waits for it ([`RunCtx::await_connections`]).
 async fn run_call(
     ctx: &RunCtx,
     step: &Step<'_>,
@@ -294,8 +295,17 @@ async fn run_call(
     let m = tool.manifest();
     let version = m.version.clone();
     let outside = m.result_is_outside_data();
+    let connect = crate::steps::connect::ConnectSite {
+        scope: step.value_scope,
+        node_id: Some(step.node_id),
+        call_id: &call.id,
+        timeout_ms: step.hitl.timeout_ms(),
+    };
     let mut recorded = ctx
         .recorded(step.value_scope, &key, async {
+            // A person's connection not made yet: the run waits for it (the call runs on
+            // its own: `runs_concurrently` is false for a tool declaring connections).
+            ctx.await_connections(m, connect).await?;
             if m.pauses() {
                 let v = ctx
                     .call_pausing(
