@@ -397,6 +397,7 @@ async fn guardrails_stay_in_their_projects(kind: DatabaseKind) {
     );
     for (method, path, action) in [
         ("GET", "/v1/guardrails/acme.theirs", "read"),
+        ("GET", "/v1/guardrails/acme.theirs/outcomes", "read"),
         ("POST", "/v1/guardrails/acme.theirs/unregister", "write"),
     ] {
         let (st, e) = s.call(&p.key_a, method, path, Some(json!({}))).await;

@@ -356,10 +356,17 @@ async fn unregister(
 }
 
 async fn outcomes(
-    Tenant(_tenant): Tenant,
+    State(state): State<AppState>,
+    caller: Caller,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Path(id) = path.map_err(path_error)?;
+    // Another project's guardrail is refused as its read is, before the 501.
+    if caller.project_id.is_some()
+        && let Some(record) = state.definitions.get_guardrail(&caller.tenant, &id).await?
+    {
+        check_reaches(&caller, &record, "read")?;
+    }
     Err(ApiError::new(
         StatusCode::NOT_IMPLEMENTED,
         "guardrail-outcomes-not-supported",
