@@ -2,18 +2,20 @@
 //! acts in that project only. This middleware refuses, before any route reads the request,
 //! one that names another project in any of the places a request names one — the path
 //! (`/projects/<id>/…`), the query (`?projectId=<id>`, `?scopeKind=project&scopeId=<id>`)
-//! and a JSON write body (`projectId`, `scope.projectId`) — with `403 key-project-mismatch`
+//! and a JSON write body (`projectId`, `scope.projectId`, `scopeKind: "project"` with
+//! `scopeId`, as an MCP endpoint's registration names its project) — with `403 key-project-mismatch`
 //! ``This API key is limited to project <key's>; the request names project <named>``,
 //! `details {keyProjectId, projectId, action, resource, reason}`, as the official
 //! `refuseOtherProjectForKey` answers. Requests of any other caller pass untouched.
 //!
-//! What the key reaches *inside* its project is each route's to decide: runs
-//! ([`crate::runs`]) read, list and start within it only ([`KeyProject`]).
+//! What the key reaches *inside* its project is each route's to decide ([`KeyProject`]):
+//! runs ([`crate::runs`]), registrations, guardrails, conversations, approvals and MCP
+//! endpoints are read, listed and changed within it only (docs/tokens.md has the table).
 //!
 //! The caller is authenticated here (the cached check every route makes) and handed on as
 //! the request's [`Authenticated`] caller, so the route does not check the key again. Only a
 //! project key's write body is buffered (at most [`crate::BODY_LIMIT`] bytes, as every
-//! extractor takes), and only its `projectId` and `scope.projectId` are decoded.
+//! extractor takes), and only the fields naming a project are decoded.
 
 use std::sync::Arc;
 
@@ -124,13 +126,18 @@ fn named_in_uri(request: &Request, tenant: &str) -> Vec<String> {
     named
 }
 
-/// What a write body names: `projectId` and `scope.projectId`, when they are strings.
+/// What a write body names: `projectId`, `scope.projectId` and the `scopeId` of
+/// `scopeKind: "project"`, when they are strings.
 #[derive(Deserialize)]
 struct BodyNames {
     #[serde(rename = "projectId", default)]
     project_id: Option<serde_json::Value>,
     #[serde(default)]
     scope: Option<serde_json::Value>,
+    #[serde(rename = "scopeKind", default)]
+    scope_kind: Option<serde_json::Value>,
+    #[serde(rename = "scopeId", default)]
+    scope_id: Option<serde_json::Value>,
 }
 
 /// The projects a JSON object body names (none when it is not one: the route answers that).
@@ -154,6 +161,12 @@ fn named_in_body(bytes: &[u8]) -> Vec<String> {
         .as_ref()
         .and_then(|s| s.get("projectId"))
         .cloned()
+    {
+        named.push(p);
+    }
+    if let (Some(serde_json::Value::String(kind)), Some(serde_json::Value::String(p))) =
+        (&names.scope_kind, names.scope_id)
+        && kind == "project"
     {
         named.push(p);
     }
@@ -230,6 +243,11 @@ mod tests {
         assert!(named_in_body(b"[1]").is_empty());
         assert!(named_in_body(b"{not json").is_empty());
         assert!(named_in_body(br#"{"projectId": 7}"#).is_empty());
+        assert_eq!(
+            named_in_body(br#"{"scopeKind":"project","scopeId":"p3"}"#),
+            vec!["p3".to_owned()]
+        );
+        assert!(named_in_body(br#"{"scopeKind":"tenant","scopeId":"p3"}"#).is_empty());
     }
 
     #[test]

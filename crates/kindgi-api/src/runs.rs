@@ -272,6 +272,7 @@ fn parse_start(mut body: Map<String, Value>) -> Result<StartRequest, ApiError> {
 }
 
 async fn start(
+    State(state): State<AppState>,
     State(rt): State<Runtime>,
     State(projects): State<crate::projects::Projects>,
     trace: Trace,
@@ -279,16 +280,18 @@ async fn start(
     JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {
     let mut req = parse_start(body)?;
+    // A key limited to a project runs there (a body naming another never got here).
+    let named = req.project_id.as_deref().or(caller.project_id.as_deref());
+    let project_id = projects.check(&caller.tenant, named).await?;
     // An agent run naming `input.conversationId` is that conversation's next turn
-    // (platform-api.md §3.1, §11): the runtime checks and records it.
+    // (platform-api.md §3.1, §11): in the run's project and the key's, then the runtime
+    // checks and records it.
     if let Subject::Agent(agent) = &req.subject {
+        crate::routes::conversations::check_turn(&state, &caller, &req.input, &project_id).await?;
         req.version = rt
             .begin_conversation_turn(&caller.tenant, agent, req.version.take(), &req.input)
             .await?;
     }
-    // A key limited to a project runs there (a body naming another never got here).
-    let named = req.project_id.as_deref().or(caller.project_id.as_deref());
-    let project_id = projects.check(&caller.tenant, named).await?;
     let options = RunOptions {
         dry_run: req.dry_run,
         wait: false,

@@ -9,8 +9,10 @@
 //! | `POST /v1/approvals/{id}/complete` | `OA:CompleteApprovalResult` (the run resumed inline) |
 //!
 //! Every route passes the reviewer gate first ([`super::reviewer`]). An approval of
-//! another tenant, above the caller's tier, or whose id is no UUID is `404
-//! approval-not-found` exactly as an unknown one. A decision is checked in the reference's
+//! another tenant, above the caller's tier, of a run in a project the caller's key is not
+//! limited to ([`crate::key_project`]), or whose id is no UUID is `404
+//! approval-not-found` exactly as an unknown one, and a list leaves it out (so does a
+//! `scopeKind=project` list, of the approvals of other projects' runs). A decision is checked in the reference's
 //! order: a person behind the key (`403`), the body (`400`), visibility (`404`), no `value`
 //! for an agent's gate (`400`), a roster row (`403`; unregistered: `409
 //! reviewer-deactivated`), then the runtime's refusals (`409 approval-already-decided |
@@ -57,7 +59,11 @@ pub(crate) async fn visible(
         return Err(ApiError::approval_not_found(id));
     }
     match rt.approval(&reviewer.tenant, id).await {
-        Ok(Some(a)) if a.required_role <= reviewer.role => Ok(a),
+        Ok(Some(a))
+            if a.required_role <= reviewer.role && reviewer.reaches(a.project_id.as_deref()) =>
+        {
+            Ok(a)
+        }
         Ok(_) => Err(ApiError::approval_not_found(id)),
         Err(e) => Err(ApiError::from(e)),
     }
@@ -77,18 +83,26 @@ async fn list(
     if req.decided_by_me {
         extra.insert("decidedBy".into(), json!("me"));
     }
-    let other_project = crate::runs_list::scope_project(&params)?
-        .is_some_and(|p| p != crate::projects::default_project_id(&reviewer.tenant));
-    if req.assigned_to_me || req.nobody || other_project {
+    if req.assigned_to_me || req.nobody {
         return Ok(Json(crate::page::page(Vec::new(), None, extra)));
     }
-    let mut rows = if req.include_descendants {
-        with_descendants(&rt, &req.query).await?
-    } else {
-        rt.list_approvals(&req.query).await?
-    };
-    // The store narrows by tier; this keeps a page right whatever it answers.
-    rows.retain(|a| a.required_role <= reviewer.role);
+    // A project scope names the project whose runs' approvals are listed (a key limited to
+    // a project names no other: the middleware refused that before).
+    let scoped = crate::runs_list::scope_project(&params)?;
+    let filtering = scoped.is_some() || reviewer.project.is_some();
+    let mut rows = matching(&rt, &req, filtering, |a| {
+        // The store narrows by tier; this keeps a page right whatever it answers.
+        a.required_role <= reviewer.role
+            && reviewer.reaches(a.project_id.as_deref())
+            && scoped.as_deref().is_none_or(|p| {
+                let default = crate::projects::default_project_id(&reviewer.tenant);
+                a.project_id
+                    .as_deref()
+                    .unwrap_or(&default)
+                    .eq_ignore_ascii_case(p)
+            })
+    })
+    .await?;
     let more = rows.len() > req.limit;
     rows.truncate(req.limit);
     let next = more
@@ -99,6 +113,40 @@ async fn list(
         .flatten();
     let data = rows.iter().map(approval_json).collect();
     Ok(Json(crate::page::page(data, next, extra)))
+}
+
+/// The most approvals one page reads past while filtering (the reference over-fetches
+/// `min(4 × limit, 500)` once; this reads on in such batches until the page is full).
+const FILTER_BATCH: usize = 500;
+
+/// At most `req.limit + 1` approvals of the request that `keep` keeps, in the page's order:
+/// batches after the cursor are read until that many are kept or the store runs out, so a
+/// page filtered here (by project, by tier) is as full as an unfiltered one.
+async fn matching(
+    rt: &Runtime,
+    req: &approvals_query::ListRequest,
+    filtering: bool,
+    keep: impl Fn(&Approval) -> bool,
+) -> Result<Vec<Approval>, ApiError> {
+    let mut query = req.query.clone();
+    if filtering {
+        query.limit = (req.limit * 4).clamp(req.limit, FILTER_BATCH.max(req.limit));
+    }
+    let mut kept = Vec::new();
+    loop {
+        let batch = if req.include_descendants {
+            with_descendants(rt, &query).await?
+        } else {
+            rt.list_approvals(&query).await?
+        };
+        let exhausted = batch.len() <= query.limit;
+        query.after = batch.last().map(|a| (a.created_at.clone(), a.id.clone()));
+        kept.extend(batch.into_iter().filter(|a| keep(a)));
+        if exhausted || kept.len() > req.limit {
+            kept.truncate(req.limit + 1);
+            return Ok(kept);
+        }
+    }
 }
 
 /// The most runs `includeDescendants` reads (the run and its child runs, at any depth).

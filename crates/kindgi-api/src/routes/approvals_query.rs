@@ -204,8 +204,7 @@ fn order_and_cursor(p: &QueryString) -> Result<(bool, Option<(String, String)>),
 
 /// Parses a list query for `reviewer`.
 pub fn parse(p: &QueryString, reviewer: &Reviewer) -> Result<ListRequest, ApiError> {
-    // Scope: every approval is in its tenant's Default project, so a project scope only
-    // has to name it (checked as the runs list checks it).
+    // Scope: checked as the runs list checks it; the route filters on its project.
     crate::runs_list::scope_project(p)?;
     let statuses = statuses(p)?;
     let assigned_to_me = me(
@@ -261,6 +260,7 @@ mod tests {
             role,
             user_id: Some("u1".into()),
             row: None,
+            project: None,
         }
     }
 

@@ -4,6 +4,12 @@
 //! unregister (`501 conversation-unregister-unsupported`) and messages (`sequence asc`).
 //! A non-UUID id is `400 bad-input` ``\`conversationId\` must be a conversation id (a UUID)``.
 //!
+//! A key limited to a project ([`crate::key_project`]) opens conversations in that project
+//! (a body without `projectId` included), lists only that project's, and reading, closing or
+//! listing the messages of another project's is `403 permission-denied` naming
+//! `conversation:<id>`, as a run of another project is. Its turns are checked by
+//! [`check_turn`].
+//!
 //! The runs route uses [`conversation_error`] to answer a turn into a conversation that
 //! [`ConversationStore::check_open`] refused (`404 conversation-not-found`,
 //! `409 conversation-closed`).
@@ -20,9 +26,10 @@ use kindgi_store::conversations::ConversationStore;
 use serde_json::{Map, Value, json};
 
 use super::scope::{self, Scope};
-use crate::auth::Tenant;
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::json_body::JsonBody;
+use crate::key_project::KeyProject;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::default_project_id;
 use crate::query::QueryString;
@@ -155,8 +162,9 @@ fn object_field(body: &Map<String, Value>, key: &str) -> Result<Option<Value>, A
     }
 }
 
-/// The open body, checked as the reference's `parseOpenBody` does.
-fn parse_open(tenant: &str, body: &Map<String, Value>) -> Result<NewConversation, ApiError> {
+/// The open body, checked as the reference's `parseOpenBody` does; its `projectId` is the
+/// one asked for (resolved by [`open_project`]).
+fn parse_open(body: &Map<String, Value>) -> Result<NewConversation, ApiError> {
     let agent_id = string_field(body, "agentId", true)?.unwrap_or_default();
     let agent_version = string_field(body, "agentVersion", true)?.unwrap_or_default();
     let title = string_field(body, "title", false)?
@@ -174,39 +182,52 @@ fn parse_open(tenant: &str, body: &Map<String, Value>) -> Result<NewConversation
     };
     let participant_id = string_field(body, "participantId", false)?;
     let metadata = object_field(body, "metadata")?;
-    let default = default_project_id(tenant);
-    let project_id = match project_id {
-        None => default,
-        Some(p) if p.eq_ignore_ascii_case(&default) => default,
-        Some(p) => {
-            return Err(ApiError::bad_input(format!(
-                "`projectId` \"{p}\" does not resolve to a project in this tenant"
-            )));
-        }
-    };
     Ok(NewConversation {
         agent_id,
         agent_version,
         title,
         participant_id,
-        project_id: Some(project_id),
+        project_id,
         opened_by: None,
         scope,
         metadata,
     })
 }
 
+/// The project a conversation opens in: the body's (a project of the tenant: unknown is
+/// `400 bad-input` here, not 404), else the one the caller's key is limited to, else the
+/// tenant's Default project.
+async fn open_project(
+    state: &AppState,
+    caller: &Caller,
+    asked: Option<&str>,
+) -> Result<String, ApiError> {
+    let named = asked.or(caller.project_id.as_deref());
+    let Some(p) = named else {
+        return Ok(default_project_id(&caller.tenant));
+    };
+    let projects = <crate::projects::Projects as axum::extract::FromRef<_>>::from_ref(state);
+    match projects.check(&caller.tenant, Some(p)).await {
+        Err(e) if e.code == "project-not-found" => Err(ApiError::bad_input(format!(
+            "`projectId` \"{p}\" does not resolve to a project in this tenant"
+        ))),
+        other => other,
+    }
+}
+
 async fn open(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
+    let tenant = caller.tenant.clone();
     let value: Value = serde_json::from_slice(&body)
         .map_err(|_| ApiError::bad_input("Request body must be valid JSON"))?;
     let Value::Object(object) = value else {
         return Err(ApiError::bad_input("Request body must be an object"));
     };
-    let new = parse_open(&tenant, &object)?;
+    let mut new = parse_open(&object)?;
+    new.project_id = Some(open_project(&state, &caller, new.project_id.as_deref()).await?);
     if let Some(check) = &state.agent_exists {
         let exists = check(
             tenant.clone(),
@@ -294,13 +315,21 @@ fn list_filter(tenant: &str, q: &QueryString) -> Result<ConversationQuery, ApiEr
 
 async fn list(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
+    let tenant = &caller.tenant;
     // A repeated key is read by its last value.
     let q = QueryString::parse(query.as_deref());
     let limit = clamp_limit(q.last("limit"));
-    let mut filter = list_filter(&tenant, &q)?;
+    let mut filter = list_filter(tenant, &q)?;
+    // A key limited to a project lists that project's (a scope naming another was refused
+    // before; an org's are none of its project's, as they are none of the tenant's).
+    if let Some(limit) = &caller.project_id
+        && filter.project_id.is_none()
+    {
+        filter.project_id = Some(limit.to_ascii_lowercase());
+    }
     let mut extra = Map::new();
     let opened_by_me = q.last("openedBy").is_some_and(|o| o == "me");
     if opened_by_me {
@@ -326,7 +355,7 @@ async fn list(
     }
     filter.limit = limit + 1;
     let mut rows = store(&state)
-        .list(&tenant, &filter)
+        .list(tenant, &filter)
         .await
         .map_err(|e| ApiError::internal(&e))?;
     let more = rows.len() > limit;
@@ -340,31 +369,104 @@ async fn list(
     Ok(Json(page(rows.iter().map(serialize).collect(), next, extra)).into_response())
 }
 
+/// `403 permission-denied` naming `conversation:<id>` when `c` is of a project the caller's
+/// key does not reach.
+fn check_reaches(caller: &Caller, c: &Conversation, action: &str) -> Result<(), ApiError> {
+    caller.check_reaches(
+        c.project_id.as_deref(),
+        action,
+        &format!("conversation:{}", c.id),
+    )
+}
+
+/// Conversation `id` as `caller` may `action` it: `404 conversation-not-found`, or `403`
+/// for another project's.
+async fn reachable(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    action: &str,
+) -> Result<Conversation, ApiError> {
+    let c = store(state).require(&caller.tenant, id).await?;
+    check_reaches(caller, &c, action)?;
+    Ok(c)
+}
+
+/// Before a turn into `input.conversationId` records anything (platform-api.md §3.1): a
+/// conversation of another project than the caller's key's is `403 permission-denied`;
+/// one of another project than the run's is `409 conversation-project-mismatch`
+/// (`details.projectId`, `details.conversationProjectId`). An unknown conversation is left
+/// to the runtime's `404`.
+pub async fn check_turn(
+    state: &AppState,
+    caller: &Caller,
+    input: &Value,
+    run_project: &str,
+) -> Result<(), ApiError> {
+    let Some(id) = input.get("conversationId").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Ok(());
+    }
+    let Some(c) = store(state)
+        .get(&caller.tenant, id)
+        .await
+        .map_err(|e| ApiError::internal(&e))?
+    else {
+        return Ok(());
+    };
+    check_reaches(caller, &c, "write")?;
+    let of_conversation = c
+        .project_id
+        .clone()
+        .unwrap_or_else(|| default_project_id(&caller.tenant));
+    if of_conversation.eq_ignore_ascii_case(run_project) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::CONFLICT,
+        "conversation-project-mismatch",
+        format!(
+            "Conversation {id} is in project {of_conversation}; the run is in project {run_project}: start the turn in the conversation's project"
+        ),
+    )
+    .with_details(json!({"projectId": run_project, "conversationProjectId": of_conversation})))
+}
+
 async fn get_one(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path(raw): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = conversation_id(&raw)?;
-    let c = store(&state).require(&tenant, &id).await?;
+    let c = reachable(&state, &caller, &id, "read").await?;
     Ok(Json(serialize(&c)).into_response())
 }
 
 async fn close(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path(raw): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = conversation_id(&raw)?;
-    let c = store(&state).close(&tenant, &id).await?;
+    if caller.project_id.is_some() {
+        reachable(&state, &caller, &id, "write").await?;
+    }
+    let c = store(&state).close(&caller.tenant, &id).await?;
     Ok(Json(serialize(&c)).into_response())
 }
 
 async fn unregister(
-    Tenant(_tenant): Tenant,
+    State(state): State<AppState>,
+    caller: Caller,
     Path(raw): Path<String>,
 ) -> Result<Response, ApiError> {
-    conversation_id(&raw)?;
+    let id = conversation_id(&raw)?;
+    // Another project's is refused as a close would be, before the 501.
+    if caller.project_id.is_some() {
+        reachable(&state, &caller, &id, "write").await?;
+    }
     Err(ApiError::new(
         StatusCode::NOT_IMPLEMENTED,
         "conversation-unregister-unsupported",
@@ -374,11 +476,15 @@ async fn unregister(
 
 async fn messages(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path(raw): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let id = conversation_id(&raw)?;
+    if caller.project_id.is_some() {
+        reachable(&state, &caller, &id, "read").await?;
+    }
+    let tenant = caller.tenant.clone();
     // A repeated key is read by its last value.
     let q = QueryString::parse(query.as_deref());
     let limit = clamp_limit(q.last("limit"));

@@ -13,6 +13,11 @@
 //! the `configSchema` the definition carries for a pack check. Issues are
 //! `{path: "/config/…", message: "config.… <Ajv message>."}`, as the reference words them.
 //!
+//! A key limited to a project ([`crate::key_project`]) registers in that project only (a
+//! body naming another is refused before the route), lists only its project's guardrails,
+//! and reading or unregistering another project's is `403 permission-denied` naming
+//! `guardrail:<id>`, as the registries answer.
+//!
 //! Beyond the reference: `stage` and `scope.tools` ([`super::guardrail_extension`]), checked
 //! with the rest (`400 validation-failed`), stored, and served back.
 
@@ -28,10 +33,11 @@ use kindgi_spec::guardrail::GuardrailDefinition;
 use kindgi_store::definitions::{DefinitionKind, NewDefinition, SOURCE_API};
 use serde_json::{Map, Value, json};
 
-use crate::auth::Tenant;
+use crate::auth::{Caller, Tenant};
 use crate::cpu;
 use crate::error::ApiError;
 use crate::json_body::JsonBody;
+use crate::key_project::KeyProject;
 use crate::routes::guardrail_extension::Extension;
 use crate::routes::registry::{self, Writable};
 use crate::state::AppState;
@@ -251,15 +257,19 @@ async fn register(
 
 async fn list(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     RawQuery(q): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let mut query = registry::list_query(q.as_deref())?;
     query.include_retired = false;
-    let found = state
+    let mut found = state
         .definitions
-        .list(&tenant, DefinitionKind::Guardrail, &query)
+        .list(&caller.tenant, DefinitionKind::Guardrail, &query)
         .await?;
+    // A key limited to a project lists that project's (after paging, as the registries do).
+    found
+        .items
+        .retain(|r| caller.reaches(r.project_id.as_deref()));
     let mut page = registry::list_page(WIRE_KEYS, &found.items, found.has_more)?;
     if let Some(Value::Array(data)) = page.get_mut("data") {
         for (item, record) in data.iter_mut().zip(&found.items) {
@@ -269,17 +279,32 @@ async fn list(
     Ok(Json(page))
 }
 
+/// `403 permission-denied` naming `guardrail:<id>` when `record` is of a project the
+/// caller's key does not reach.
+fn check_reaches(
+    caller: &Caller,
+    record: &kindgi_store::definitions::DefinitionRecord,
+    action: &str,
+) -> Result<(), ApiError> {
+    caller.check_reaches(
+        record.project_id.as_deref(),
+        action,
+        &format!("guardrail:{}", record.id),
+    )
+}
+
 async fn get_one(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Path(id) = path.map_err(path_error)?;
     let record = state
         .definitions
-        .get_guardrail(&tenant, &id)
+        .get_guardrail(&caller.tenant, &id)
         .await?
         .ok_or_else(|| not_found(&id, ""))?;
+    check_reaches(&caller, &record, "read")?;
     let mut item = registry::wire(WIRE_KEYS, &record)?;
     add_pack_check(&mut item, &record)?;
     Ok(Json(item))
@@ -311,14 +336,18 @@ fn add_pack_check(
 
 async fn unregister(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     _writable: Writable,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Path(id) = path.map_err(path_error)?;
+    let tenant = &caller.tenant;
+    if let Some(record) = state.definitions.get_guardrail(tenant, &id).await? {
+        check_reaches(&caller, &record, "write")?;
+    }
     let changed = state
         .definitions
-        .set_unregistered(&tenant, DefinitionKind::Guardrail, &id, "", true)
+        .set_unregistered(tenant, DefinitionKind::Guardrail, &id, "", true)
         .await?;
     if changed != Some(true) {
         return Err(not_found(&id, " to unregister"));
@@ -327,10 +356,17 @@ async fn unregister(
 }
 
 async fn outcomes(
-    Tenant(_tenant): Tenant,
+    State(state): State<AppState>,
+    caller: Caller,
     path: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Path(id) = path.map_err(path_error)?;
+    // Another project's guardrail is refused as its read is, before the 501.
+    if caller.project_id.is_some()
+        && let Some(record) = state.definitions.get_guardrail(&caller.tenant, &id).await?
+    {
+        check_reaches(&caller, &record, "read")?;
+    }
     Err(ApiError::new(
         StatusCode::NOT_IMPLEMENTED,
         "guardrail-outcomes-not-supported",

@@ -7,6 +7,13 @@
 //! too, before anything is stored or connected (and every later sync and proxy request is
 //! held to the same policy).
 //!
+//! An endpoint is the tenant's or one of its projects'. A key limited to a project
+//! ([`crate::key_project`]) registers endpoints of that project only (a body naming another
+//! is `403 key-project-mismatch` before the route; `scopeKind: "tenant"` is `403
+//! permission-denied`), lists only its project's, and reading, proxying to or unregistering
+//! any other (the tenant's included) is `403 permission-denied` naming
+//! `mcp_endpoint:<id>`.
+//!
 //! Beyond the reference (additive, documented in docs/mcp.md): a read answers
 //! `toolIds` (what the last sync registered) and, when it registered nothing because it
 //! failed, `syncError`.
@@ -21,13 +28,15 @@ use kindgi_store::mcp_endpoints::{
 };
 use serde_json::{Map, Value, json};
 
+use super::mcp_auth;
 use super::mcp_sync;
 use super::mcp_validate::{self, TRANSPORTS};
 use super::scope::{self, Scope};
 use super::values;
-use crate::auth::Tenant;
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::json_body::JsonBody;
+use crate::key_project::outside;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
 use crate::projects::default_project_id;
 use crate::query::QueryString;
@@ -80,18 +89,37 @@ fn tools_project(tenant: &str, scope: &Scope) -> String {
     }
 }
 
-/// This runtime has one project per tenant and no orgs: anything else is `scope-invalid`.
-fn check_scope(tenant: &str, scope: Scope) -> Result<Scope, ApiError> {
+/// The tenant or one of its projects (this runtime has no orgs): anything else is
+/// `scope-invalid`. A key limited to a project registers in it only.
+async fn check_scope(
+    state: &AppState,
+    caller: &KeyHolder,
+    scope: Scope,
+) -> Result<Scope, ApiError> {
+    let tenant = &caller.tenant;
+    if let Some(limit) = &caller.key.record.project_id
+        && scope == Scope::Tenant
+    {
+        return Err(outside(
+            limit,
+            "write",
+            &format!("tenant:{}", crate::projects::tenant_uuid(tenant)),
+        ));
+    }
     match scope {
         Scope::Tenant => Ok(Scope::Tenant),
-        Scope::Project(id) if id.eq_ignore_ascii_case(&default_project_id(tenant)) => {
-            Ok(Scope::Project(default_project_id(tenant)))
+        Scope::Project(id) => {
+            let projects =
+                <crate::projects::Projects as axum::extract::FromRef<_>>::from_ref(state);
+            match projects.check(tenant, Some(&id)).await {
+                Ok(p) => Ok(Scope::Project(p)),
+                Err(e) if e.code == "project-not-found" || e.code == "bad-input" => Err(
+                    scope::scope_invalid(format!("Project \"{}\" not found for tenant", echo(&id)))
+                        .with_details(json!({ "projectId": echo(&id) })),
+                ),
+                Err(e) => Err(e),
+            }
         }
-        Scope::Project(id) => Err(scope::scope_invalid(format!(
-            "Project \"{}\" not found for tenant",
-            echo(&id)
-        ))
-        .with_details(json!({ "projectId": echo(&id) }))),
         Scope::Org(id) => Err(scope::scope_invalid(format!(
             "Org \"{}\" not found for tenant",
             echo(&id)
@@ -171,7 +199,7 @@ async fn register(
     let tenant = caller.tenant.clone();
     check_egress(&state, &endpoint_id, &endpoint).await?;
     let scope = scope::parse_body(object.get("scopeKind"), object.get("scopeId"))?;
-    let scope = check_scope(&tenant, scope)?;
+    let scope = check_scope(&state, &caller, scope).await?;
     let (scope_kind, scope_id) = scope.key();
     let mut record = McpEndpointRecord {
         tenant_id: tenant.clone(),
@@ -238,9 +266,10 @@ async fn register(
 
 async fn list(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
+    let tenant = &caller.tenant;
     // A repeated key is read by its last value.
     let q = QueryString::parse(query.as_deref());
     let limit = clamp_limit(q.last("limit"));
@@ -256,10 +285,18 @@ async fn list(
     }
     let scope = scope::parse_query(q.last("scopeKind"), q.last("scopeId"), q.last("inherit"))?;
     let inherit = scope.inherit.unwrap_or(true);
-    let scopes: Vec<(String, String)> = match &scope.scope {
-        None => Vec::new(),
-        Some(s) if inherit && *s != Scope::Tenant => vec![s.key(), Scope::Tenant.key()],
-        Some(s) => vec![s.key()],
+    let scopes: Vec<(String, String)> = match (&caller.project_id, &scope.scope) {
+        // A key limited to a project lists its project's endpoints only (the tenant's are
+        // not its project's; a scope naming another project was refused before).
+        (Some(limit), None | Some(Scope::Project(_))) => {
+            vec![Scope::Project(limit.to_ascii_lowercase()).key()]
+        }
+        (Some(_), Some(_)) => {
+            return Ok(Json(page(Vec::new(), None, Map::new())).into_response());
+        }
+        (None, None) => Vec::new(),
+        (None, Some(s)) if inherit && *s != Scope::Tenant => vec![s.key(), Scope::Tenant.key()],
+        (None, Some(s)) => vec![s.key()],
     };
     let after: Option<Value> = decode_cursor(q.last("cursor"))?;
     let after = match after {
@@ -278,7 +315,7 @@ async fn list(
         limit: limit + 1,
     };
     let mut rows = store(&state)
-        .list(&tenant, &filter)
+        .list(tenant, &filter)
         .await
         .map_err(|e| ApiError::internal(&e))?;
     let more = rows.len() > limit;
@@ -295,11 +332,11 @@ async fn list(
 
 async fn get_one(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
     let record = store(&state)
-        .get(&tenant, &endpoint_id)
+        .get(&caller.tenant, &endpoint_id)
         .await
         .map_err(|e| ApiError::internal(&e))?
         .ok_or_else(|| {
@@ -311,16 +348,26 @@ async fn get_one(
                 ),
             )
         })?;
+    mcp_auth::check_reaches(&caller, &record, "read")?;
     Ok(Json(serialize(&record)).into_response())
 }
 
 async fn unregister(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
+    let tenant = &caller.tenant;
+    if caller.project_id.is_some()
+        && let Some(record) = store(&state)
+            .get(tenant, &endpoint_id)
+            .await
+            .map_err(|e| ApiError::internal(&e))?
+    {
+        mcp_auth::check_reaches(&caller, &record, "write")?;
+    }
     let record = store(&state)
-        .unregister(&tenant, &endpoint_id)
+        .unregister(tenant, &endpoint_id)
         .await
         .map_err(|e| ApiError::internal(&e))?
         .ok_or_else(|| {
@@ -329,7 +376,7 @@ async fn unregister(
                 format!("No MCP endpoint \"{}\" to unregister", echo(&endpoint_id)),
             )
         })?;
-    mcp_sync::retire_tools(&*state.registry, &tenant, &record.tool_ids).await;
+    mcp_sync::retire_tools(&*state.registry, tenant, &record.tool_ids).await;
     Ok(Json(json!({ "endpointId": endpoint_id, "unregistered": true })).into_response())
 }
 

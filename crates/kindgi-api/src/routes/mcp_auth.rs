@@ -4,7 +4,8 @@
 //! its project's secrets, else the tenant's — each time the endpoint is connected (register,
 //! re-sync, boot, proxy). The values (and an access token asked for with them) live only in
 //! the connection's options, never in the stored record; every reason a connection gives is
-//! masked with them before it is stored or answered.
+//! masked with them before it is stored or answered. Also who reaches an endpoint at all
+//! ([`check_reaches`]: a key limited to a project, its project's only).
 
 use std::sync::Arc;
 
@@ -13,6 +14,10 @@ use kindgi_store::mcp_endpoints::McpEndpointRecord;
 use kindgi_store::values::ValuesStore;
 use kindgi_tools::egress::EgressPolicy;
 use kindgi_tools::secret_mask::SecretMask;
+
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::key_project::{KeyProject, outside};
 
 /// What a connection to one endpoint sends, and the mask that hides it.
 #[derive(Debug)]
@@ -68,4 +73,27 @@ pub async fn resolve(
         mask.add(value);
     }
     Ok(EndpointAuth { headers, mask })
+}
+
+/// `403 permission-denied` naming `mcp_endpoint:<id>` when `record` is not of the project
+/// the caller's key is limited to (the tenant's endpoints are no project's).
+pub fn check_reaches(
+    caller: &Caller,
+    record: &McpEndpointRecord,
+    action: &str,
+) -> Result<(), ApiError> {
+    let Some(limit) = &caller.project_id else {
+        return Ok(());
+    };
+    if record.scope_kind == "project" && caller.reaches(Some(&record.scope_id)) {
+        return Ok(());
+    }
+    Err(outside(
+        limit,
+        action,
+        &format!(
+            "mcp_endpoint:{}",
+            record.endpoint_id.chars().take(200).collect::<String>()
+        ),
+    ))
 }

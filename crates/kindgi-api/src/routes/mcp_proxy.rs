@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 use super::mcp_auth::{self, EndpointAuth};
 use super::mcp_sync::{SYNC_TIMEOUT, endpoint_uri};
 use super::values;
-use crate::auth::Tenant;
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::projects::default_project_id;
 use crate::state::AppState;
@@ -70,10 +70,11 @@ fn upstream(kind: Kind, endpoint_id: &str, message: String) -> ApiError {
 /// to mask it in what the server answers later.
 async fn connect(
     state: &AppState,
-    tenant: &str,
+    caller: &Caller,
     endpoint_id: &str,
     kind: Kind,
 ) -> Result<(McpClient, EndpointAuth), ApiError> {
+    let tenant = caller.tenant.as_str();
     let record = McpEndpointStore::new(state.db.clone())
         .get(tenant, endpoint_id)
         .await
@@ -89,6 +90,8 @@ async fn connect(
             )
             .with_details(json!({ "endpointId": echo(endpoint_id) }))
         })?;
+    // A key limited to a project reaches its project's endpoints only.
+    mcp_auth::check_reaches(caller, &record, "read")?;
     let uri = endpoint_uri(&record.body).map_err(|why| upstream(kind, endpoint_id, why))?;
     let project = match record.scope_kind.as_str() {
         "project" => record.scope_id.clone(),
@@ -123,10 +126,10 @@ fn pick(v: &Value, keys: &[&str]) -> Value {
 
 async fn resources(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (client, auth) = connect(&state, &tenant, &endpoint_id, Kind::Resource).await?;
+    let (client, auth) = connect(&state, &caller, &endpoint_id, Kind::Resource).await?;
     let listed = client.list_resources().await;
     client.close().await;
     let listed =
@@ -140,10 +143,10 @@ async fn resources(
 
 async fn read_resource(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path((endpoint_id, uri)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let (client, auth) = connect(&state, &tenant, &endpoint_id, Kind::Resource).await?;
+    let (client, auth) = connect(&state, &caller, &endpoint_id, Kind::Resource).await?;
     let read = client.read_resource(&uri).await;
     let known = match &read {
         Ok(_) => true,
@@ -200,10 +203,10 @@ async fn read_resource(
 
 async fn prompts(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path(endpoint_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (client, auth) = connect(&state, &tenant, &endpoint_id, Kind::Prompt).await?;
+    let (client, auth) = connect(&state, &caller, &endpoint_id, Kind::Prompt).await?;
     let listed = client.list_prompts().await;
     client.close().await;
     let listed =
@@ -249,12 +252,12 @@ fn prompt_arguments(body: &[u8]) -> Result<Option<Map<String, Value>>, ApiError>
 
 async fn get_prompt(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     Path((endpoint_id, name)): Path<(String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let arguments = prompt_arguments(&body)?;
-    let (client, auth) = connect(&state, &tenant, &endpoint_id, Kind::Prompt).await?;
+    let (client, auth) = connect(&state, &caller, &endpoint_id, Kind::Prompt).await?;
     let got = client.get_prompt(&name, arguments).await;
     let known = match &got {
         Ok(_) => true,

@@ -16,8 +16,9 @@
 //! Registrations are tenant-wide, as the reference keeps them: every key of the tenant
 //! lists and reads every project's items (`?projectId=` is checked, narrowing nothing). A key
 //! limited to a project ([`crate::key_project`]) lists only its project's items (a pack's,
-//! which have no project, count as the Default project's) and is refused another's
-//! (`403 permission-denied`, as the official authorizer answers).
+//! which have no project, count as the Default project's) and is refused reading,
+//! unregistering or reinstating another's (`403 permission-denied`, as the official
+//! authorizer answers).
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRef, FromRequestParts, Path, RawQuery, State};
@@ -32,7 +33,7 @@ use kindgi_store::definitions::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Caller, Tenant};
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::key_project::KeyProject;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
@@ -89,24 +90,24 @@ pub fn routes(kind: &'static Kind) -> Router<AppState> {
         .route(
             &format!("{item}/versions/{{version}}/unregister"),
             post(
-                move |s: State<AppState>, t: Tenant, w: Writable, p: Version| {
-                    unregister(kind, s, t, w, p)
+                move |s: State<AppState>, c: Caller, w: Writable, p: Version| {
+                    unregister(kind, s, c, w, p)
                 },
             ),
         )
         .route(
             &format!("{item}/versions/{{version}}/reinstate"),
             post(
-                move |s: State<AppState>, t: Tenant, w: Writable, p: Version| {
-                    reinstate(kind, s, t, w, p)
+                move |s: State<AppState>, c: Caller, w: Writable, p: Version| {
+                    reinstate(kind, s, c, w, p)
                 },
             ),
         )
 }
 
 /// An extractor that refuses the request when the registries are read-only
-/// (`409 registry-read-only`). Put it after [`Tenant`] and before the body, so a caller
-/// without a key is still `401` and a body is never read.
+/// (`409 registry-read-only`). Put it after [`crate::auth::Tenant`] (or [`Caller`]) and
+/// before the body, so a caller without a key is still `401` and a body is never read.
 #[derive(Debug, Clone, Copy)]
 pub struct Writable;
 
@@ -374,17 +375,45 @@ async fn get_version(
     }
 }
 
+/// Before a version of `kind` changes: the caller's key reaches the version's project
+/// (`403 permission-denied` naming `<kind>:<id>`, action `write`). An unknown version is
+/// left to the change's `404`.
+async fn check_writes(
+    kind: &Kind,
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    version: &str,
+) -> Result<(), ApiError> {
+    if caller.project_id.is_none() {
+        return Ok(());
+    }
+    match state
+        .definitions
+        .get_version(&caller.tenant, kind.store, id, version)
+        .await?
+    {
+        Some(r) => caller.check_reaches(
+            r.project_id.as_deref(),
+            "write",
+            &format!("{}:{}", kind.store.as_str(), r.id),
+        ),
+        None => Ok(()),
+    }
+}
+
 async fn unregister(
     kind: &'static Kind,
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     _writable: Writable,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Path((id, version)) = path.map_err(path_error)?;
+    check_writes(kind, &state, &caller, &id, &version).await?;
     state
         .definitions
-        .set_unregistered(&tenant, kind.store, &id, &version, true)
+        .set_unregistered(&caller.tenant, kind.store, &id, &version, true)
         .await?
         .ok_or_else(|| version_not_found(kind, &id, &version, " to unregister"))?;
     Ok(Json(
@@ -395,14 +424,15 @@ async fn unregister(
 async fn reinstate(
     kind: &'static Kind,
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     _writable: Writable,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Path((id, version)) = path.map_err(path_error)?;
+    check_writes(kind, &state, &caller, &id, &version).await?;
     let changed = state
         .definitions
-        .set_unregistered(&tenant, kind.store, &id, &version, false)
+        .set_unregistered(&caller.tenant, kind.store, &id, &version, false)
         .await?
         .ok_or_else(|| version_not_found(kind, &id, &version, " to reinstate"))?;
     Ok(Json(

@@ -56,12 +56,27 @@ pub struct Reviewer {
     pub user_id: Option<String>,
     /// Its roster row (active or unregistered), when it has one.
     pub row: Option<ReviewerRecord>,
+    /// The project the caller's key is limited to, if it is ([`crate::key_project`]): it
+    /// sees and decides only the approvals of that project's runs.
+    pub project: Option<String>,
 }
 
 impl Reviewer {
     /// `decidedBy`: `user:<id>`.
     pub fn decided_by(&self) -> Option<String> {
         self.user_id.as_ref().map(|u| format!("user:{u}"))
+    }
+
+    /// Whether the caller's key reaches an approval of `project` (the tenant's Default
+    /// project when `None`): always, for a key limited to none.
+    pub fn reaches(&self, project: Option<&str>) -> bool {
+        let Some(limit) = &self.project else {
+            return true;
+        };
+        match project {
+            Some(p) => p.eq_ignore_ascii_case(limit),
+            None => crate::projects::default_project_id(&self.tenant).eq_ignore_ascii_case(limit),
+        }
     }
 
     /// `tenant:<tenantId>`, the resource a refusal names.
@@ -116,6 +131,7 @@ pub async fn gate(caller: &KeyHolder, roster: &Roster, action: &str) -> Result<R
         role,
         user_id,
         row,
+        project: caller.key.record.project_id.clone(),
     })
 }
 

@@ -19,7 +19,7 @@ use kindgi_tools::registry::{ListQuery, RegisterOptions, ToolRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::auth::{Caller, Tenant};
+use crate::auth::Caller;
 use crate::cpu;
 use crate::error::ApiError;
 use crate::idempotency::{AnswerRecorded, IdempotencyContext};
@@ -361,6 +361,33 @@ async fn get_latest(
     Ok(Json(wire(&record)?).into_response())
 }
 
+/// For a key limited to a project: `403 permission-denied` naming `tool:<id>` when version
+/// `version` of `tool_id` is of another project (every version of an id lives in its first
+/// project). An unknown version is left to the route's `404`.
+async fn check_version_reaches(
+    state: &AppState,
+    caller: &Caller,
+    tool_id: &str,
+    version: &str,
+    action: &str,
+) -> Result<(), ApiError> {
+    if caller.project_id.is_none() {
+        return Ok(());
+    }
+    match state
+        .registry
+        .get_version(&caller.tenant, tool_id, version)
+        .await
+    {
+        Ok(record) => caller.check_reaches(
+            tool_project(&record),
+            action,
+            &format!("tool:{}", record.tool_id),
+        ),
+        Err(_) => Ok(()),
+    }
+}
+
 /// A tool's project: `None` (the Default project) for rows from before projects, which
 /// hold `default`.
 fn tool_project(record: &ToolRecord) -> Option<&str> {
@@ -371,10 +398,11 @@ fn tool_project(record: &ToolRecord) -> Option<&str> {
 
 async fn list_versions(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     path: Result<Path<String>, PathRejection>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
+    let tenant = caller.tenant.clone();
     let Path(tool_id) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
     let q = QueryString::clipped(query.as_deref());
@@ -387,6 +415,9 @@ async fn list_versions(
         .versions(&tenant, &tool_id, include)
         .await
         .map_err(|e| ApiError::from_registry(e, None))?;
+    if let Some(v) = versions.first() {
+        check_version_reaches(&state, &caller, &tool_id, &v.version, "read").await?;
+    }
     // The registry answers newest first; the wire pages semver ascending.
     versions.reverse();
     let start = match &after {
@@ -424,12 +455,15 @@ async fn list_versions(
 
 async fn get_version(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Response, ApiError> {
+    let tenant = caller.tenant.clone();
     let Path((tool_id, version)) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
     check_version(&version)?;
+    // Before the cache: it holds bodies whoever read them.
+    check_version_reaches(&state, &caller, &tool_id, &version, "read").await?;
     // Read before the record: a change committed after this moves the epoch on.
     let epoch = state.version_epoch();
     if let Some(e) = epoch
@@ -463,13 +497,15 @@ fn json_bytes(body: Bytes) -> Response {
 
 async fn unregister(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     _writable: Writable,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Response, ApiError> {
+    let tenant = caller.tenant.clone();
     let Path((tool_id, version)) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
     check_version(&version)?;
+    check_version_reaches(&state, &caller, &tool_id, &version, "write").await?;
     state
         .registry
         .unregister(&tenant, &tool_id, &version)
@@ -483,13 +519,15 @@ async fn unregister(
 
 async fn reinstate(
     State(state): State<AppState>,
-    Tenant(tenant): Tenant,
+    caller: Caller,
     _writable: Writable,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Response, ApiError> {
+    let tenant = caller.tenant.clone();
     let Path((tool_id, version)) = path.map_err(path_error)?;
     check_tool_id(&tool_id)?;
     check_version(&version)?;
+    check_version_reaches(&state, &caller, &tool_id, &version, "write").await?;
     let was = state
         .registry
         .reinstate(&tenant, &tool_id, &version)
