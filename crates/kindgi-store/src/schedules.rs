@@ -436,7 +436,19 @@ impl ScheduleStore for ScheduleSqlStore {
     }
 
     async fn claim(&self, c: &FireClaim) -> Result<Option<ScheduleFire>, StorageError> {
-        claim(&self.db, c).await.map_err(failed("schedules.claim"))
+        let mut one = claim_batch(&self.db, std::slice::from_ref(c))
+            .await
+            .map_err(failed("schedules.claim"))?;
+        Ok(one.pop().flatten())
+    }
+
+    async fn claim_many(
+        &self,
+        claims: &[FireClaim],
+    ) -> Result<Vec<Option<ScheduleFire>>, StorageError> {
+        claim_batch(&self.db, claims)
+            .await
+            .map_err(failed("schedules.claim_many"))
     }
 
     async fn insert_manual(&self, f: &ScheduleFire) -> Result<(), StorageError> {
@@ -504,6 +516,15 @@ impl ScheduleStore for ScheduleSqlStore {
         Ok(Some(s))
     }
 
+    async fn finish_many(
+        &self,
+        results: &[(String, FireResult)],
+    ) -> Result<Vec<String>, StorageError> {
+        finish_batch(&self.db, results)
+            .await
+            .map_err(failed("schedules.finish_many"))
+    }
+
     async fn fires(
         &self,
         schedule_id: &str,
@@ -532,75 +553,102 @@ impl ScheduleStore for ScheduleSqlStore {
     }
 }
 
-/// [`ScheduleStore::claim`] in one transaction: lock the schedule's row (a no-op update), insert
-/// the occurrence's fire unless the ledger has it, decide `overlap: skip` against this
-/// schedule's unfinished runs and pending fires, move `next_fire_at`.
-async fn claim(db: &Database, c: &FireClaim) -> Result<Option<ScheduleFire>, sqlx::Error> {
-    let missed = c
-        .missed_count
-        .map_or(Arg::NullInt, |m| Arg::Int(i64::from(m)));
-    let fire = [
-        Arg::Text(c.fire_id.clone()),
-        Arg::Text(c.schedule_id.clone()),
-        Arg::Int(c.scheduled_for),
-        Arg::Int(c.fired_at),
-        missed,
-    ];
-    let insert = format!(
-        "INSERT INTO schedule_fires ({FIRE_COLUMNS}) \
-         VALUES ($1, $2, $3, $4, 'pending', NULL, NULL, NULL, $5, 0) \
-         ON CONFLICT (schedule_id, scheduled_for) DO NOTHING"
-    );
-    let lock = "UPDATE schedules SET last_fired_at = last_fired_at \
-                WHERE id = $1 AND unregistered_at IS NULL";
-    let unfinished = "SELECT (SELECT COUNT(*) FROM runs WHERE trigger_id = $1 \
-            AND status IN ('pending', 'running', 'suspended')) \
-          + (SELECT COUNT(*) FROM schedule_fires WHERE schedule_id = $1 \
-            AND outcome = 'pending' AND id <> $2) AS n";
-    let skip = "UPDATE schedule_fires SET outcome = 'skipped-overlap', detail = $2 WHERE id = $1";
-    let advance = "UPDATE schedules SET next_fire_at = $2, last_fired_at = $3 WHERE id = $1";
-    let id = Arg::Text(c.schedule_id.clone());
-    let fire_id = Arg::Text(c.fire_id.clone());
-    let next = c.next_fire_at.map_or(Arg::NullInt, Arg::Int);
-    let skipped: Option<bool> = crate::on_pool!(db, write, |pool| {
+/// Inserts an occurrence's fire unless the ledger has it.
+const CLAIM_INSERT: &str = "INSERT INTO schedule_fires (id, schedule_id, scheduled_for, fired_at, \
+     outcome, run_id, detail, counts_toward_pause, missed_count, manual) \
+     VALUES ($1, $2, $3, $4, 'pending', NULL, NULL, NULL, $5, 0) \
+     ON CONFLICT (schedule_id, scheduled_for) DO NOTHING";
+/// Locks a live schedule's row (a no-op update) for the rest of the transaction.
+const CLAIM_LOCK: &str = "UPDATE schedules SET last_fired_at = last_fired_at \
+     WHERE id = $1 AND unregistered_at IS NULL";
+/// This schedule's unfinished runs and its other pending fires.
+const CLAIM_UNFINISHED: &str = "SELECT (SELECT COUNT(*) FROM runs WHERE trigger_id = $1 \
+       AND status IN ('pending', 'running', 'suspended')) \
+     + (SELECT COUNT(*) FROM schedule_fires WHERE schedule_id = $1 \
+       AND outcome = 'pending' AND id <> $2) AS n";
+const CLAIM_SKIP: &str =
+    "UPDATE schedule_fires SET outcome = 'skipped-overlap', detail = $2 WHERE id = $1";
+const CLAIM_ADVANCE: &str =
+    "UPDATE schedules SET next_fire_at = $2, last_fired_at = $3 WHERE id = $1";
+
+/// [`ScheduleStore::claim_many`] in one transaction: for each claim, in the order of their
+/// schedule ids (so two replicas claiming the same schedules lock their rows in one order and
+/// never deadlock), lock the schedule's row, insert the occurrence's fire unless the ledger
+/// has it, decide `overlap: skip` against this schedule's unfinished runs and pending fires,
+/// move `next_fire_at`. The answer is in `claims`' order; `None` where the occurrence was
+/// claimed already or the schedule is gone.
+async fn claim_batch(
+    db: &Database,
+    claims: &[FireClaim],
+) -> Result<Vec<Option<ScheduleFire>>, sqlx::Error> {
+    let mut order: Vec<usize> = (0..claims.len()).collect();
+    order.sort_by(|a, b| claims[*a].schedule_id.cmp(&claims[*b].schedule_id));
+    let decided: Vec<Option<bool>> = crate::on_pool!(db, write, |pool| {
         async {
+            let mut decided = vec![None; claims.len()];
             let mut tx = pool.begin().await?;
-            let live = bind_args!(sqlx::query(lock), [&id])
-                .execute(&mut *tx)
-                .await?;
-            if live.rows_affected() == 0 {
-                return Ok(None);
-            }
-            let inserted = bind_args!(sqlx::query(&insert), &fire)
-                .execute(&mut *tx)
-                .await?;
-            if inserted.rows_affected() == 0 {
-                return Ok(None);
-            }
-            let mut skipped = false;
-            if c.skip_if_unfinished {
-                let row = bind_args!(sqlx::query(unfinished), [&id, &fire_id])
-                    .fetch_one(&mut *tx)
+            for &i in &order {
+                let c = &claims[i];
+                let id = Arg::Text(c.schedule_id.clone());
+                let live = bind_args!(sqlx::query(CLAIM_LOCK), [&id])
+                    .execute(&mut *tx)
                     .await?;
-                let n: i64 = row.try_get("n")?;
-                if n > 0 {
-                    let detail = Arg::Text(OVERLAP_DETAIL.into());
-                    bind_args!(sqlx::query(skip), [&fire_id, &detail])
-                        .execute(&mut *tx)
-                        .await?;
-                    skipped = true;
+                if live.rows_affected() == 0 {
+                    continue;
                 }
+                let fire_id = Arg::Text(c.fire_id.clone());
+                let missed = c
+                    .missed_count
+                    .map_or(Arg::NullInt, |m| Arg::Int(i64::from(m)));
+                let fire = [
+                    &fire_id,
+                    &id,
+                    &Arg::Int(c.scheduled_for),
+                    &Arg::Int(c.fired_at),
+                    &missed,
+                ];
+                let inserted = bind_args!(sqlx::query(CLAIM_INSERT), fire)
+                    .execute(&mut *tx)
+                    .await?;
+                if inserted.rows_affected() == 0 {
+                    continue;
+                }
+                let mut skipped = false;
+                if c.skip_if_unfinished {
+                    let row = bind_args!(sqlx::query(CLAIM_UNFINISHED), [&id, &fire_id])
+                        .fetch_one(&mut *tx)
+                        .await?;
+                    let n: i64 = row.try_get("n")?;
+                    if n > 0 {
+                        let detail = Arg::Text(OVERLAP_DETAIL.into());
+                        bind_args!(sqlx::query(CLAIM_SKIP), [&fire_id, &detail])
+                            .execute(&mut *tx)
+                            .await?;
+                        skipped = true;
+                    }
+                }
+                let next = c.next_fire_at.map_or(Arg::NullInt, Arg::Int);
+                let at = Arg::Int(c.fired_at);
+                bind_args!(sqlx::query(CLAIM_ADVANCE), [&id, &next, &at])
+                    .execute(&mut *tx)
+                    .await?;
+                decided[i] = Some(skipped);
             }
-            let at = Arg::Int(c.fired_at);
-            bind_args!(sqlx::query(advance), [&id, &next, &at])
-                .execute(&mut *tx)
-                .await?;
             tx.commit().await?;
-            Ok::<_, sqlx::Error>(Some(skipped))
+            Ok::<_, sqlx::Error>(decided)
         }
         .await
     })?;
-    Ok(skipped.map(|skipped| ScheduleFire {
+    Ok(claims
+        .iter()
+        .zip(decided)
+        .map(|(c, skipped)| skipped.map(|skipped| claimed(c, skipped)))
+        .collect())
+}
+
+/// The fire a claim wrote.
+fn claimed(c: &FireClaim, skipped: bool) -> ScheduleFire {
+    ScheduleFire {
         id: c.fire_id.clone(),
         schedule_id: c.schedule_id.clone(),
         scheduled_for: Some(c.scheduled_for),
@@ -615,5 +663,74 @@ async fn claim(db: &Database, c: &FireClaim) -> Result<Option<ScheduleFire>, sql
         counts_toward_pause: None,
         missed_count: c.missed_count,
         manual: false,
-    }))
+    }
+}
+
+const FINISH_FIRE: &str = "UPDATE schedule_fires SET outcome = $2, run_id = $3, detail = $4, \
+     counts_toward_pause = $5 WHERE id = $1";
+const FINISH_COUNT: &str = "UPDATE schedules SET failures_in_row = failures_in_row + 1 \
+     WHERE id = $1 RETURNING failures_in_row, status";
+/// Written only when there is something to reset: most fires start their run.
+const FINISH_RESET: &str =
+    "UPDATE schedules SET failures_in_row = 0 WHERE id = $1 AND failures_in_row <> 0";
+const FINISH_PAUSE: &str = "UPDATE schedules SET status = 'paused', status_reason = $2, \
+     next_fire_at = NULL, updated_at = $3 WHERE id = $1 AND status = 'active'";
+
+/// [`ScheduleStore::finish_many`] in one transaction, in the order of the schedule ids (the
+/// claims' lock order): each fire's outcome, its schedule's count of refused and failed fires
+/// in a row moved, and the auto-pause when that count reaches [`AUTO_PAUSE_AFTER`].
+async fn finish_batch(
+    db: &Database,
+    results: &[(String, FireResult)],
+) -> Result<Vec<String>, sqlx::Error> {
+    let mut order: Vec<&(String, FireResult)> = results.iter().collect();
+    order.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::on_pool!(db, write, |pool| {
+        async {
+            let mut paused = Vec::new();
+            let mut tx = pool.begin().await?;
+            for (schedule_id, r) in &order {
+                let b = [
+                    Arg::Text(r.fire_id.clone()),
+                    Arg::Text(r.outcome.as_str().into()),
+                    r.run_id.clone().map_or(Arg::NullText, Arg::Text),
+                    r.detail.clone().map_or(Arg::NullText, Arg::Text),
+                    r.counts_toward_pause
+                        .map_or(Arg::NullInt, |c| Arg::Int(i64::from(c))),
+                ];
+                bind_args!(sqlx::query(FINISH_FIRE), &b)
+                    .execute(&mut *tx)
+                    .await?;
+                let id = Arg::Text(schedule_id.clone());
+                if r.resets() {
+                    bind_args!(sqlx::query(FINISH_RESET), [&id])
+                        .execute(&mut *tx)
+                        .await?;
+                    continue;
+                }
+                if !r.counts() {
+                    continue;
+                }
+                let Some(row) = bind_args!(sqlx::query(FINISH_COUNT), [&id])
+                    .fetch_optional(&mut *tx)
+                    .await?
+                else {
+                    continue;
+                };
+                let n: i64 = row.try_get("failures_in_row")?;
+                let status: String = row.try_get("status")?;
+                let n = u32::try_from(n).unwrap_or(u32::MAX);
+                if n >= AUTO_PAUSE_AFTER && status == TriggerStatus::Active.as_str() {
+                    let b = [id, Arg::Text(auto_pause_reason(n, r)), Arg::Int(r.now)];
+                    bind_args!(sqlx::query(FINISH_PAUSE), &b)
+                        .execute(&mut *tx)
+                        .await?;
+                    paused.push(schedule_id.clone());
+                }
+            }
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(paused)
+        }
+        .await
+    })
 }

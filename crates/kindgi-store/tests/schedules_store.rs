@@ -4,7 +4,8 @@
 //! reopen; `overlap: skip` decided in the claim against an unfinished run of the schedule
 //! (pending, running, suspended) and a pending fire; five refused/failed fires in a row pause
 //! it with a reason while skips don't count and a start resets; manual fires outside the
-//! ledger; pruning the history. The in-memory store passes the same checks.
+//! ledger; pruning the history; claims and outcomes in batches. The in-memory store passes
+//! the same checks.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -368,6 +369,120 @@ async fn auto_pause(store: &dyn ScheduleStore) {
     assert!(reason.contains("refused for a test"), "{reason}");
 }
 
+/// Batches: claims of many schedules in one call, answered in their order; two "replicas"
+/// claiming overlapping sets in opposite orders at once never both win an occurrence (nor
+/// deadlock); a gone schedule gets nothing; outcomes recorded together count and reset as
+/// one at a time does, and the fifth counted fire in a row pauses and is reported.
+async fn batches(store: Arc<dyn ScheduleStore>, replica: Arc<dyn ScheduleStore>) {
+    let ids: Vec<String> = (0..40)
+        .map(|i| format!("00000000-0000-4000-8000-0000000b{i:04}"))
+        .collect();
+    for id in &ids {
+        store.create(&schedule(id, "acme", 10)).await.unwrap();
+    }
+    assert!(store.unregister("acme", &ids[39], 11).await.unwrap());
+    let forward: Vec<FireClaim> = ids.iter().map(|id| claim(id, 1_000, false)).collect();
+    let mut backward: Vec<FireClaim> = ids.iter().map(|id| claim(id, 1_000, false)).collect();
+    backward.reverse();
+    let (a, b) = {
+        let (s, r) = (store.clone(), replica.clone());
+        let (f, bw) = (forward.clone(), backward.clone());
+        let a = tokio::spawn(async move { s.claim_many(&f).await.unwrap() });
+        let b = tokio::spawn(async move { r.claim_many(&bw).await.unwrap() });
+        (a.await.unwrap(), b.await.unwrap())
+    };
+    assert_eq!(a.len(), 40);
+    assert_eq!(b.len(), 40);
+    for (i, id) in ids.iter().enumerate() {
+        let mine = a[i].as_ref();
+        let theirs = b[39 - i].as_ref();
+        if i == 39 {
+            assert!(mine.is_none() && theirs.is_none(), "a gone schedule");
+            continue;
+        }
+        assert!(
+            mine.is_some() != theirs.is_some(),
+            "exactly one claim of {id} wins"
+        );
+        let won = mine.or(theirs).unwrap();
+        assert_eq!(&won.schedule_id, id, "answers in the claims' order");
+        assert_eq!(won.outcome, FireOutcome::Pending);
+        assert_eq!(
+            store.get("acme", id).await.unwrap().unwrap().next_fire_at,
+            Some(2_000)
+        );
+    }
+    assert!(
+        store
+            .claim_many(&forward)
+            .await
+            .unwrap()
+            .iter()
+            .all(Option::is_none)
+    );
+    // Outcomes together: ids[0] refused four times, then a start resets it; ids[1] refused
+    // five times pauses; ids[2] skips don't count.
+    let won = |i: usize| a[i].clone().or_else(|| b[39 - i].clone()).unwrap();
+    let mut results = vec![
+        (ids[0].clone(), result(&won(0), FireOutcome::Refused, 1)),
+        (ids[1].clone(), result(&won(1), FireOutcome::Refused, 1)),
+        (
+            ids[2].clone(),
+            result(&won(2), FireOutcome::SkippedOverlap, 1),
+        ),
+    ];
+    assert!(store.finish_many(&results).await.unwrap().is_empty());
+    for round in 0..4 {
+        let at = 2_000 + round * 1_000;
+        let claims: Vec<FireClaim> = ids[..3].iter().map(|id| claim(id, at, false)).collect();
+        let fires = store.claim_many(&claims).await.unwrap();
+        let start = if round == 3 {
+            FireOutcome::Started
+        } else {
+            FireOutcome::Refused
+        };
+        results = vec![
+            (ids[0].clone(), result(fires[0].as_ref().unwrap(), start, 1)),
+            (
+                ids[1].clone(),
+                result(fires[1].as_ref().unwrap(), FireOutcome::Failed, 99),
+            ),
+            (
+                ids[2].clone(),
+                result(fires[2].as_ref().unwrap(), FireOutcome::SkippedOverlap, 1),
+            ),
+        ];
+        let paused = store.finish_many(&results).await.unwrap();
+        if round == 3 {
+            assert_eq!(paused, vec![ids[1].clone()], "the fifth in a row");
+        } else {
+            assert!(paused.is_empty(), "round {round}: {paused:?}");
+        }
+    }
+    let zero = store.get("acme", &ids[0]).await.unwrap().unwrap();
+    assert_eq!(
+        (zero.status, zero.failures_in_row),
+        (TriggerStatus::Active, 0)
+    );
+    let one = store.get("acme", &ids[1]).await.unwrap().unwrap();
+    assert_eq!(one.status, TriggerStatus::Paused);
+    assert_eq!(one.next_fire_at, None);
+    assert_eq!(one.updated_at, 99);
+    assert!(
+        one.status_reason
+            .unwrap()
+            .contains("5 refused or failed fires in a row")
+    );
+    let two = store.get("acme", &ids[2]).await.unwrap().unwrap();
+    assert_eq!(
+        (two.status, two.failures_in_row),
+        (TriggerStatus::Active, 0)
+    );
+    let fires = store.fires(&ids[1], None, 10).await.unwrap();
+    assert_eq!(fires.len(), 5);
+    assert!(fires.iter().all(|f| f.outcome != FireOutcome::Pending));
+}
+
 async fn all(kind: DatabaseKind) {
     let t = TestDatabase::new(kind).await.unwrap();
     let store: Arc<dyn ScheduleStore> = Arc::new(ScheduleSqlStore::new(t.db.clone()));
@@ -377,6 +492,9 @@ async fn all(kind: DatabaseKind) {
     ledger(store.clone(), replica).await;
     overlap(store.as_ref(), &RunsStore::new(t.db.clone())).await;
     auto_pause(store.as_ref()).await;
+    let replica: Arc<dyn ScheduleStore> =
+        Arc::new(ScheduleSqlStore::new(t.reopen().await.unwrap()));
+    batches(store.clone(), replica).await;
     t.cleanup().await.unwrap();
 }
 
@@ -398,4 +516,5 @@ async fn memory_schedules() {
     ledger(store.clone(), store.clone()).await;
     overlap(store.as_ref(), runs.as_ref()).await;
     auto_pause(store.as_ref()).await;
+    batches(store.clone(), store.clone()).await;
 }

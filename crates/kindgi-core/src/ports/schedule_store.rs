@@ -10,7 +10,7 @@ use async_trait::async_trait;
 
 use crate::error::StorageError;
 use crate::schedule::{FireClaim, FireResult, ScheduleFire, ScheduleRecord};
-use crate::trigger::TriggerStatus;
+use crate::trigger::{AUTO_PAUSE_AFTER, TriggerStatus};
 
 /// A page of a tenant's schedules, oldest first after `(created_at, id)`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,6 +67,21 @@ pub trait ScheduleStore: Send + Sync + std::fmt::Debug {
     /// already claimed (nothing written).
     async fn claim(&self, claim: &FireClaim) -> Result<Option<ScheduleFire>, StorageError>;
 
+    /// Claims several occurrences, each as [`Self::claim`] does, in one transaction where the
+    /// store has them (the fire loop's pass: a thousand schedules due at once are a few
+    /// commits, not a thousand). The answer is in `claims`' order. Claims of one schedule
+    /// are not batched together (the loop plans one occurrence per schedule and pass).
+    async fn claim_many(
+        &self,
+        claims: &[FireClaim],
+    ) -> Result<Vec<Option<ScheduleFire>>, StorageError> {
+        let mut out = Vec::with_capacity(claims.len());
+        for c in claims {
+            out.push(self.claim(c).await?);
+        }
+        Ok(out)
+    }
+
     /// Records a `run-now` fire (`pending`, `manual`), outside the ledger's uniqueness.
     async fn insert_manual(&self, fire: &ScheduleFire) -> Result<(), StorageError>;
 
@@ -79,6 +94,27 @@ pub trait ScheduleStore: Send + Sync + std::fmt::Debug {
         schedule_id: &str,
         result: &FireResult,
     ) -> Result<Option<ScheduleRecord>, StorageError>;
+
+    /// Records several fires' outcomes (`(schedule_id, result)`), each as [`Self::finish`]
+    /// does, in one transaction where the store has them. Returns the ids of the schedules
+    /// these results paused.
+    async fn finish_many(
+        &self,
+        results: &[(String, FireResult)],
+    ) -> Result<Vec<String>, StorageError> {
+        let mut paused = Vec::new();
+        for (schedule_id, r) in results {
+            let after = self.finish(schedule_id, r).await?;
+            if r.counts()
+                && after.is_some_and(|s| {
+                    s.status == TriggerStatus::Paused && s.failures_in_row >= AUTO_PAUSE_AFTER
+                })
+            {
+                paused.push(schedule_id.clone());
+            }
+        }
+        Ok(paused)
+    }
 
     /// A schedule's fires, newest first (`fired_at desc, id desc`), after the cursor.
     async fn fires(

@@ -16,9 +16,7 @@ use kindgi_core::ports::{OwnerAccess, ScheduleStore};
 use kindgi_core::schedule::{
     FIRE_HISTORY_MS, FireClaim, FireResult, Overlap, ScheduleFire, ScheduleRecord, ScheduleTarget,
 };
-use kindgi_core::trigger::{
-    FireOutcome, RunTrigger, StartedBy, TriggerKind, TriggerStatus, Unattended,
-};
+use kindgi_core::trigger::{FireOutcome, RunTrigger, StartedBy, TriggerKind, Unattended};
 use kindgi_core::{StorageError, format_millis, now_millis};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -31,10 +29,23 @@ use crate::runtime::{RunOptions, Runtime, RuntimeError};
 const DUE_BATCH: usize = 512;
 /// Fires started concurrently in one pass.
 const CONCURRENT_FIRES: usize = 64;
+/// Occurrences claimed (and outcomes recorded) in one transaction: few enough that the
+/// writer is not held long from the runs the fires start.
+const CLAIM_BATCH: usize = 128;
 /// The longest sleep between passes (a change on another replica is seen by then).
 const MAX_SLEEP_MS: i64 = 30_000;
 /// How often old fires are pruned.
 const PRUNE_EVERY_MS: i64 = 3_600_000;
+
+/// What the pass does with one schedule due.
+enum Planned {
+    /// Not due after all (another loop moved it).
+    Nothing,
+    /// Move its next fire time without a fire (occurrences dropped, or none left).
+    Advance { from: i64, to: Option<i64> },
+    /// Claim this occurrence and start its run.
+    Fire(FireClaim),
+}
 
 /// Schedules as the API and the fire loop share them. Cheap to clone.
 #[derive(Clone)]
@@ -155,21 +166,67 @@ impl Schedules {
         }
     }
 
-    /// One pass at `now`: every schedule due is planned and, when an occurrence is due,
-    /// fired. Returns how many schedules moved (fired, skipped or dropped).
+    /// One pass at `now`: every schedule due is planned; the occurrences due are claimed
+    /// together ([`ScheduleStore::claim_many`], [`CLAIM_BATCH`] to a transaction), their runs
+    /// started [`CONCURRENT_FIRES`] at a time, and their outcomes recorded together as they
+    /// come ([`ScheduleStore::finish_many`]), so a thousand schedules due at one instant are
+    /// a few commits rather than thousands. Returns how many schedules moved (fired, skipped
+    /// or dropped).
     pub async fn tick(&self, now: i64) -> Result<usize, StorageError> {
         let due = self.store.due(now, DUE_BATCH).await?;
-        let moved = futures::stream::iter(due)
-            .map(|s| async move { self.process(s, now).await })
+        let mut advances = Vec::new();
+        let mut fires = Vec::new();
+        for s in due {
+            match self.plan_one(&s, now) {
+                Planned::Nothing => {}
+                Planned::Advance { from, to } => advances.push((s.id, from, to)),
+                Planned::Fire(claim) => fires.push((s, claim)),
+            }
+        }
+        let advanced = futures::stream::iter(advances)
+            .map(|(id, from, to)| async move { self.advance(&id, from, to).await })
             .buffer_unordered(CONCURRENT_FIRES)
             .filter(|moved| std::future::ready(*moved))
             .count()
             .await;
-        Ok(moved)
+        let (schedules, claims): (Vec<ScheduleRecord>, Vec<FireClaim>) = fires.into_iter().unzip();
+        let mut pending = Vec::new();
+        let mut claimed = 0;
+        for (chunk, claims) in schedules
+            .chunks(CLAIM_BATCH)
+            .zip(claims.chunks(CLAIM_BATCH))
+        {
+            match self.store.claim_many(claims).await {
+                Ok(got) => {
+                    for (s, fire) in chunk.iter().zip(got) {
+                        // `None`: another loop claimed it.
+                        let Some(fire) = fire else { continue };
+                        claimed += 1;
+                        if fire.outcome == FireOutcome::Pending {
+                            pending.push((s.clone(), fire));
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, schedules = chunk.len(), "schedules: could not claim occurrences; they are tried again on the next pass");
+                }
+            }
+        }
+        let mut results = futures::stream::iter(pending)
+            .map(|(s, fire)| async move {
+                let result = self.outcome(&s, &fire).await;
+                (s.id, result)
+            })
+            .buffer_unordered(CONCURRENT_FIRES)
+            .ready_chunks(CLAIM_BATCH);
+        while let Some(batch) = results.next().await {
+            self.record(&batch).await;
+        }
+        Ok(advanced + claimed)
     }
 
-    /// Plans and fires one schedule due at `now`; whether it moved.
-    async fn process(&self, s: ScheduleRecord, now: i64) -> bool {
+    /// What one schedule due at `now` comes to.
+    fn plan_one(&self, s: &ScheduleRecord, now: i64) -> Planned {
         // Checked when it was stored: here any valid expression is fired as written.
         let spec = match CronSpec::parse(&s.cron_expression, s.timezone.as_deref(), true, now) {
             Ok(spec) => Some(spec),
@@ -183,51 +240,36 @@ impl Schedules {
             Some(spec) => plan(spec, s.next_fire_at, s.catch_up, deadline_ms, now),
             None => Step::Done,
         };
-        let id = &s.id;
-        let advanced = |from: i64, to: Option<i64>| async move {
-            match self.store.advance(id, from, to).await {
-                Ok(moved) => moved,
-                Err(e) => {
-                    tracing::warn!(schedule = %id, error = %e, "schedules: could not move the next fire time");
-                    false
-                }
-            }
-        };
         match step {
-            Step::Wait(_) => false,
+            Step::Wait(_) => Planned::Nothing,
             Step::Done => match s.next_fire_at {
-                Some(from) => advanced(from, None).await,
-                None => false,
+                Some(from) => Planned::Advance { from, to: None },
+                None => Planned::Nothing,
             },
-            Step::Drop { from, to } => advanced(from, to).await,
+            Step::Drop { from, to } => Planned::Advance { from, to },
             Step::Fire {
                 scheduled_for,
                 missed_count,
                 next,
-            } => {
-                let claim = FireClaim {
-                    schedule_id: s.id.clone(),
-                    fire_id: uuid::Uuid::new_v4().to_string(),
-                    scheduled_for,
-                    fired_at: now_millis(),
-                    missed_count,
-                    skip_if_unfinished: s.overlap == Overlap::Skip,
-                    next_fire_at: next,
-                };
-                match self.store.claim(&claim).await {
-                    Ok(Some(fire)) => {
-                        if fire.outcome == FireOutcome::Pending {
-                            self.start(&s, &fire).await;
-                        }
-                        true
-                    }
-                    // Another loop claimed it.
-                    Ok(None) => false,
-                    Err(e) => {
-                        tracing::warn!(schedule = %s.id, error = %e, "schedules: could not claim an occurrence");
-                        false
-                    }
-                }
+            } => Planned::Fire(FireClaim {
+                schedule_id: s.id.clone(),
+                fire_id: uuid::Uuid::new_v4().to_string(),
+                scheduled_for,
+                fired_at: now_millis(),
+                missed_count,
+                skip_if_unfinished: s.overlap == Overlap::Skip,
+                next_fire_at: next,
+            }),
+        }
+    }
+
+    /// Moves a schedule's next fire time without a fire; whether it moved.
+    async fn advance(&self, id: &str, from: i64, to: Option<i64>) -> bool {
+        match self.store.advance(id, from, to).await {
+            Ok(moved) => moved,
+            Err(e) => {
+                tracing::warn!(schedule = %id, error = %e, "schedules: could not move the next fire time");
+                false
             }
         }
     }
@@ -256,6 +298,12 @@ impl Schedules {
 
     /// Starts the run of `fire` as the owner and records what came of it.
     async fn start(&self, s: &ScheduleRecord, fire: &ScheduleFire) {
+        let result = self.outcome(s, fire).await;
+        self.record(&[(s.id.clone(), result)]).await;
+    }
+
+    /// Starts the run of `fire` as the owner (re-checked first): what came of it.
+    async fn outcome(&self, s: &ScheduleRecord, fire: &ScheduleFire) -> FireResult {
         let (outcome, run_id, detail) = match self.owners.refusal(s).await {
             Err(e) => (
                 FireOutcome::Failed,
@@ -268,25 +316,30 @@ impl Schedules {
                 Err(e) => (FireOutcome::Failed, None, Some(e.to_string())),
             },
         };
-        let result = FireResult {
+        if outcome != FireOutcome::Started {
+            tracing::warn!(schedule = %s.id, fire = %fire.id, outcome = outcome.as_str(), detail = detail.as_deref().unwrap_or(""), "schedules: a fire started no run");
+        }
+        FireResult {
             fire_id: fire.id.clone(),
             outcome,
             run_id,
             detail,
             counts_toward_pause: None,
             now: now_millis(),
-        };
-        match self.store.finish(&s.id, &result).await {
-            Ok(Some(after)) if after.status == TriggerStatus::Paused && result.counts() => {
-                tracing::warn!(schedule = %s.id, reason = after.status_reason.as_deref().unwrap_or(""), "schedules: paused after repeated refused or failed fires");
-            }
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!(schedule = %s.id, fire = %fire.id, error = %e, "schedules: could not record a fire's outcome");
-            }
         }
-        if outcome != FireOutcome::Started {
-            tracing::warn!(schedule = %s.id, fire = %fire.id, outcome = outcome.as_str(), detail = result.detail.as_deref().unwrap_or(""), "schedules: a fire started no run");
+    }
+
+    /// Records fires' outcomes (`(schedule_id, result)`) in one write.
+    async fn record(&self, results: &[(String, FireResult)]) {
+        match self.store.finish_many(results).await {
+            Ok(paused) => {
+                for id in paused {
+                    tracing::warn!(schedule = %id, "schedules: paused after repeated refused or failed fires");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(fires = results.len(), error = %e, "schedules: could not record fires' outcomes; they stay pending");
+            }
         }
     }
 
