@@ -35,6 +35,7 @@ use super::schedules_wire::{
     Policies, check_agent_input, config_of, cron_of, default_deadline, fire_json, invalid_config,
     names_target, policies_of, record_json, target_of, timezone_of,
 };
+use super::trigger_access::{listed_project, new_trigger_project, reaches};
 use super::unattended::tools_allowed_unattended;
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
@@ -71,18 +72,31 @@ fn internal(e: &dyn std::fmt::Display) -> ApiError {
     ApiError::internal(e)
 }
 
-/// The live schedule `id` of the caller's tenant.
-async fn load(state: &AppState, caller: &KeyHolder, id: &str) -> Result<ScheduleRecord, ApiError> {
+/// The live schedule `id` of the caller's tenant, within its key's project (`action`:
+/// `read` or `write`, what a refusal names).
+async fn load_for(
+    state: &AppState,
+    caller: &KeyHolder,
+    id: &str,
+    action: &str,
+) -> Result<ScheduleRecord, ApiError> {
     let Ok(uuid) = uuid::Uuid::parse_str(id) else {
         return Err(not_found(id));
     };
-    state
+    let s = state
         .schedules
         .store()
         .get(&caller.tenant, &uuid.hyphenated().to_string())
         .await
         .map_err(|e| internal(&e))?
-        .ok_or_else(|| not_found(id))
+        .ok_or_else(|| not_found(id))?;
+    reaches(caller, &s.project_id, action)?;
+    Ok(s)
+}
+
+/// [`load_for`] a change.
+async fn load(state: &AppState, caller: &KeyHolder, id: &str) -> Result<ScheduleRecord, ApiError> {
+    load_for(state, caller, id, "write").await
 }
 
 /// `404 flow-not-found` / `agent-not-found` (as `POST /v1/runs` words them) when the target
@@ -207,9 +221,12 @@ async fn register(
         label,
     } = policies_of(&body)?;
     let tools = tools_allowed_unattended(&caller, &body)?.unwrap_or_default();
-    let project_id = Projects::from_ref(&state)
-        .check(&caller.tenant, opt_str(&body, "projectId", 100)?)
-        .await?;
+    let project_id = new_trigger_project(
+        &Projects::from_ref(&state),
+        &caller,
+        opt_str(&body, "projectId", 100)?,
+    )
+    .await?;
     let now = now_millis();
     let spec = state
         .schedules
@@ -278,6 +295,7 @@ async fn list(
             }
         },
     };
+    let project_id = listed_project(&caller, project_id);
     let limit = clamp_limit(params.last("limit"));
     let after = decode_cursor::<PageCursor>(params.last("cursor"))?.map(|c| (c.at, c.id));
     let mut rows = state
@@ -324,7 +342,7 @@ async fn get_one(
                 })?,
         ),
     };
-    let s = load(&state, &caller, &id).await?;
+    let s = load_for(&state, &caller, &id, "read").await?;
     let times = match upcoming {
         None => None,
         Some(n) => {
@@ -507,7 +525,7 @@ async fn fires(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let params = QueryString::bounded(raw.as_deref())?;
-    let s = load(&state, &caller, &id).await?;
+    let s = load_for(&state, &caller, &id, "read").await?;
     let limit = clamp_limit(params.last("limit"));
     let after = decode_cursor::<PageCursor>(params.last("cursor"))?.map(|c| (c.at, c.id));
     let mut rows = state
