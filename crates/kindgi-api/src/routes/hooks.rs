@@ -19,10 +19,13 @@
 //! 8. the fire, deduped on `delivery:<sha256(id + "\n" + body)>` → `202 {"fireId"}`, a
 //!    repeat `200 {"fireId": <first>, "duplicate": true}`.
 //!
-//! The run then starts on its own task as the trigger's owner (`startedBy: webhook`,
-//! `trigger {kind: webhook, triggerId, fireId}`, the trigger's `toolsAllowedUnattended`),
-//! with the event (data from outside) or `config.input` as its input; the fire records
-//! `started` with the run id, or `failed` (5 in a row pause the trigger). Past 20 refusals a
+//! The run then starts on its own task as the trigger's owner — re-checked first
+//! ([`super::schedule_owners`]: a revoked or expired key, an unregistered service account →
+//! a `refused` fire, counted) — under the run idempotency key `fire:<fireId>`
+//! (`startedBy: webhook`, `trigger {kind: webhook, triggerId, fireId}`, the trigger's
+//! `toolsAllowedUnattended`), with the event (data from outside) or `config.input` as its
+//! input; the fire records `started` with the run id, or `failed` (5 refused or failed in a
+//! row pause the trigger). Past 20 refusals a
 //! minute per trigger, refusals only count (`suppressedRefusals`). Refusals never count
 //! toward the auto-pause. Every refusal's body is the same, whatever was wrong.
 

@@ -15,8 +15,13 @@
 //! a `skipped` fire; an unproven sender → a `refused` fire (`dmarc-fail`, `dmarc-none`,
 //! `from-missing`, …) and no run; a proven sender the trigger does not map → `refused`
 //! `sender-unknown`; a repeat of a `Message-ID` the trigger already took → that fire, counted
-//! as a duplicate; else a run of the trigger's flow, `startedBy: mail`, acting for the mapped
-//! person, its own mailbox the address the mail came to. Answer `202 {fires, unmatched}`.
+//! as a duplicate; past the trigger's `rateLimitPerMinute` or the tenant's mail receives a
+//! minute (the webhook receiver's windows) → a `refused` fire (`rate-limited`) and `429` with
+//! `Retry-After`; an owner that lost access ([`super::schedule_owners`]) → a `refused` fire,
+//! counted; else a run of the trigger's flow or agent (its `userMessage` made from the mail,
+//! [`agent_input`]), `startedBy: mail`, acting for the mapped person, its own mailbox the
+//! address the mail came to, under the run idempotency key `fire:<fireId>`. Answer `202
+//! {fires, unmatched}`.
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Multipart, Path, Request, State};

@@ -12,7 +12,10 @@
 //! | `POST /v1/mail-triggers/{id}/unregister` | `{triggerId, unregistered: true}` (again: 404) |
 //! | `GET /v1/mail-triggers/{id}/fires?limit&cursor` | `{data: [fire], hasMore, nextCursor?}`, newest first |
 //!
-//! Every route needs a tenant admin: a trigger acts for the people its `senders` name.
+//! Every route needs a tenant admin: a trigger acts for the people its `senders` name. A
+//! trigger runs a flow (`flowId`+`flowVersion`) or an agent (`agentId`+`agentVersion?`), takes
+//! `rateLimitPerMinute` mails a minute (default 600), and keeps the key it was registered with,
+//! re-checked at every mail ([`super::schedule_owners`]).
 //! An address another live trigger has is `409 trigger-address-taken`.
 
 use std::sync::Arc;
