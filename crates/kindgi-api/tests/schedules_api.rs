@@ -664,6 +664,23 @@ async fn project_keys(kind: DatabaseKind) {
             r.json()
         );
     }
+    // A flow published in another project is not one it may run (no `execute` on it).
+    let published = json!({"id": "acme.published", "version": "1.0.0", "projectId": theirs["projectId"],
+        "nodes": [{"id": "n", "kind": "tool", "ref": "acme.echo"}],
+        "edges": [{"id": "e1", "from": "$start", "to": "n"}, {"id": "e2", "from": "n", "to": "$end"}]});
+    let r = e.acme.post_json("/v1/flows", &published).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{:?}", r.json());
+    let mut body = nightly("0 6 * * *");
+    body["flowId"] = json!("acme.published");
+    let r = pkey.post_json("/v1/schedules", &body).await;
+    assert_eq!(
+        (r.status, r.error_code().as_deref()),
+        (StatusCode::FORBIDDEN, Some("permission-denied"))
+    );
+    assert_eq!(
+        r.json()["error"]["details"]["resource"],
+        "flow:acme.published"
+    );
     let page = pkey.get("/v1/schedules").await.json();
     let ids: Vec<&Value> = page["data"]
         .as_array()

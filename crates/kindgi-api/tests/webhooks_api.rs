@@ -948,6 +948,29 @@ async fn registration_checks(kind: DatabaseKind) {
         .map(|t| t["triggerId"].as_str().unwrap())
         .collect();
     assert_eq!(listed, vec![mine["triggerId"].as_str().unwrap()], "{page}");
+    // A flow published in another project is not one it may run (no `execute` on it).
+    let published = json!({"id": "shop.published", "version": "1.0.0", "projectId": t["projectId"],
+        "nodes": [{"id": "n", "kind": "tool", "ref": "shop.echo"}],
+        "edges": [{"id": "e1", "from": "$start", "to": "n"}, {"id": "e2", "from": "n", "to": "$end"}]});
+    let (st, f) = s.post("/v1/flows", published).await;
+    assert_eq!(st, StatusCode::CREATED, "{f}");
+    let mut theirs = base.clone();
+    theirs["flowId"] = json!("shop.published");
+    let (st, e) = s
+        .call_as(&pkey, reqwest::Method::POST, "/v1/webhooks", Some(theirs))
+        .await;
+    assert_eq!(
+        (st, code(&e)),
+        (StatusCode::FORBIDDEN, Some("permission-denied")),
+        "{e}"
+    );
+    assert_eq!(
+        (
+            &e["error"]["details"]["action"],
+            &e["error"]["details"]["resource"]
+        ),
+        (&json!("execute"), &json!("flow:shop.published"))
+    );
     let (_, got) = s.get(&format!("/v1/webhooks/{id}")).await;
     assert_eq!(
         (got["label"].clone(), got["status"].clone()),

@@ -25,6 +25,7 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use kindgi_core::StorageError;
+use kindgi_core::definition::DefinitionKind;
 use kindgi_core::mail_trigger::{
     DEFAULT_RATE_LIMIT, MailFire, MailFireQuery, MailSender, MailTarget, MailTrigger,
     MailTriggerConfig, MailTriggerQuery, MailboxConnection,
@@ -38,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::key_holder::{KeyHolder, denied, iso};
-use super::trigger_access::{listed_project, new_trigger_project, reaches};
+use super::trigger_access::{check_executes, listed_project, new_trigger_project, reaches};
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
@@ -348,8 +349,25 @@ fn owner_of(caller: &KeyHolder) -> TriggerOwner {
     }
 }
 
-/// `404 flow-not-found` / `agent-not-found` unless the tenant has what `target` runs.
-async fn check_target(state: &AppState, tenant: &str, target: &MailTarget) -> Result<(), ApiError> {
+/// `404 flow-not-found` / `agent-not-found` unless the tenant has what `target` runs;
+/// `403 permission-denied` when the caller's key may not run it ([`check_executes`]).
+async fn check_target(
+    state: &AppState,
+    caller: &KeyHolder,
+    target: &MailTarget,
+) -> Result<(), ApiError> {
+    let (kind, id, version) = match target {
+        MailTarget::Flow {
+            flow_id,
+            flow_version,
+        } => (DefinitionKind::Flow, flow_id, Some(flow_version.as_str())),
+        MailTarget::Agent {
+            agent_id,
+            agent_version,
+        } => (DefinitionKind::Agent, agent_id, agent_version.as_deref()),
+    };
+    check_executes(state, caller, kind, id, version).await?;
+    let tenant = caller.tenant.as_str();
     let defs = state.runtime.definitions();
     match target {
         MailTarget::Flow {
@@ -459,7 +477,7 @@ async fn create(
     };
     let project_id = new_trigger_project(&projects, &caller, project_id.as_deref()).await?;
     let rate_limit_per_minute = rate_of(&body)?.unwrap_or(DEFAULT_RATE_LIMIT);
-    check_target(&state, &caller.tenant, &target).await?;
+    check_target(&state, &caller, &target).await?;
     let now = kindgi_runtime::record::now_millis();
     let trigger = MailTrigger {
         trigger_id: uuid::Uuid::new_v4().to_string(),
@@ -623,7 +641,7 @@ async fn patch(
         }
     };
     if version {
-        check_target(&state, &caller.tenant, &t.config.target).await?;
+        check_target(&state, &caller, &t.config.target).await?;
     }
     if let Some(rate) = rate_of(&body)? {
         t.config.rate_limit_per_minute = rate;

@@ -22,6 +22,7 @@ use axum::extract::{FromRef, Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use kindgi_core::definition::DefinitionKind;
 use kindgi_core::now_millis;
 use kindgi_core::ports::ScheduleQuery;
 use kindgi_core::schedule::{CatchUp, Overlap, ScheduleRecord, ScheduleTarget};
@@ -35,7 +36,7 @@ use super::schedules_wire::{
     Policies, check_agent_input, config_of, cron_of, default_deadline, fire_json, invalid_config,
     names_target, policies_of, record_json, target_of, timezone_of,
 };
-use super::trigger_access::{listed_project, new_trigger_project, reaches};
+use super::trigger_access::{check_executes, listed_project, new_trigger_project, reaches};
 use super::unattended::tools_allowed_unattended;
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
@@ -100,12 +101,25 @@ async fn load(state: &AppState, caller: &KeyHolder, id: &str) -> Result<Schedule
 }
 
 /// `404 flow-not-found` / `agent-not-found` (as `POST /v1/runs` words them) when the target
-/// is not registered.
+/// is not registered; `403 permission-denied` when the caller's key may not run it
+/// ([`check_executes`]).
 async fn check_target(
     state: &AppState,
-    tenant: &str,
+    caller: &KeyHolder,
     target: &ScheduleTarget,
 ) -> Result<(), ApiError> {
+    let (kind, id, version) = match target {
+        ScheduleTarget::Flow {
+            flow_id,
+            flow_version,
+        } => (DefinitionKind::Flow, flow_id, Some(flow_version.as_str())),
+        ScheduleTarget::Agent {
+            agent_id,
+            agent_version,
+        } => (DefinitionKind::Agent, agent_id, agent_version.as_deref()),
+    };
+    check_executes(state, caller, kind, id, version).await?;
+    let tenant = caller.tenant.as_str();
     let defs = state.runtime.definitions();
     let missing = match target {
         ScheduleTarget::Flow {
@@ -232,7 +246,7 @@ async fn register(
         .schedules
         .check(&cron, timezone.as_deref(), now)
         .map_err(|e| invalid_config(&e))?;
-    check_target(&state, &caller.tenant, &target).await?;
+    check_target(&state, &caller, &target).await?;
     let (owner, owner_key_id) = owner_of(&state, &caller, &body).await?;
     let record = ScheduleRecord {
         id: uuid::Uuid::new_v4().to_string(),
@@ -426,7 +440,7 @@ async fn update(
     let s = load(&state, &caller, &id).await?;
     let (s, retarget) = patched(&state, &caller, s, &body, now_millis())?;
     if retarget {
-        check_target(&state, &caller.tenant, &s.target).await?;
+        check_target(&state, &caller, &s.target).await?;
     }
     save(&state, &s, &id).await?;
     Ok(Json(record_json(&s, None)))

@@ -27,6 +27,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use kindgi_core::definition::DefinitionKind;
 use kindgi_core::ports::{FireQuery, WebhookQuery, WebhookStore};
 use kindgi_core::trigger::{OwnerKind, TriggerOwner, TriggerStatus};
 use kindgi_core::webhook::{
@@ -44,7 +45,7 @@ use super::hooks_verify::generate_secret;
 use super::key_holder::{KeyHolder, denied, iso};
 use super::secret_binding::refuse_provider_key;
 use super::secrets::name_refusal;
-use super::trigger_access::{listed_project, new_trigger_project, reaches};
+use super::trigger_access::{check_executes, listed_project, new_trigger_project, reaches};
 use super::unattended::tools_allowed_unattended;
 use super::values::{key_problem, store_for};
 use super::webhooks_wire::{
@@ -289,6 +290,14 @@ async fn new_trigger(
         Some(o) => (o, None),
         None => (owner_of(caller), Some(caller.key.record.token_id.clone())),
     };
+    check_executes(
+        state,
+        caller,
+        DefinitionKind::Flow,
+        &flow_id,
+        Some(&flow_version),
+    )
+    .await?;
     check_flow(&state.runtime, &caller.tenant, &flow_id, &flow_version).await?;
     let at = now();
     let mut t = WebhookTrigger {
@@ -503,6 +512,14 @@ async fn update(
     }
     if body.contains_key("flowVersion") {
         let version = required_string(&body, "flowVersion")?;
+        check_executes(
+            &state,
+            &caller,
+            DefinitionKind::Flow,
+            &t.flow_id,
+            Some(&version),
+        )
+        .await?;
         check_flow(&state.runtime, &t.tenant, &t.flow_id, &version).await?;
         t.flow_version = version;
     }
