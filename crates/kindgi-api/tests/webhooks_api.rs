@@ -1045,6 +1045,30 @@ async fn owner_rechecked_at_each_fire(kind: DatabaseKind) {
     assert_eq!(st, StatusCode::ACCEPTED);
     let fires = s.settled_fires(&id, 3).await;
     assert_eq!(fires[0]["outcome"], "started", "{fires:?}");
+
+    // A trigger stored before owner keys were kept, owned by a key that is its own
+    // principal: that key is what is checked.
+    use kindgi_core::ports::WebhookStore as _;
+    let store = kindgi_store::webhooks::WebhookTriggerStore::new(s.db.db.clone());
+    let mut legacy = store.trigger("acme", &id).await.unwrap().unwrap();
+    legacy.owner = kindgi_core::trigger::TriggerOwner {
+        kind: kindgi_core::trigger::OwnerKind::Service,
+        id: owner_token.clone(),
+        display_name: None,
+    };
+    legacy.owner_key_id = None;
+    assert!(store.update(&legacy).await.unwrap());
+    let (st, _) = signed(&s, &path, 4).await;
+    assert_eq!(st, StatusCode::ACCEPTED);
+    let fires = s.settled_fires(&id, 4).await;
+    assert_eq!(fires[0]["outcome"], "refused", "{fires:?}");
+    assert!(
+        fires[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("the key that owns this webhook trigger was revoked"),
+        "{fires:?}"
+    );
     s.db.cleanup().await.unwrap();
 }
 

@@ -13,7 +13,7 @@ use kindgi_core::schedule::ScheduleRecord;
 use kindgi_core::trigger::{OwnerKind, TriggerOwner};
 use kindgi_store::Database;
 use kindgi_store::service_accounts::{Grant, ServiceAccountStore};
-use kindgi_store::tokens::{KeyRole, PrincipalKind, TokenStore};
+use kindgi_store::tokens::{KeyRole, PrincipalKind, TokenRecord, TokenStore};
 
 /// [`OwnerAccess`] over a database's `api_keys` and `service_accounts`.
 #[derive(Debug, Clone)]
@@ -57,25 +57,7 @@ impl StoreOwners {
                 .get(tenant, key)
                 .await
                 .map_err(|e| e.into_storage(OP))?;
-            let now = kindgi_core::now_millis();
-            let why = match &record {
-                None => Some(format!("the key that owns this {what} no longer exists")),
-                Some(r) if r.revoked_at.is_some() => {
-                    Some(format!("the key that owns this {what} was revoked"))
-                }
-                Some(r) if r.expires_at.is_some_and(|at| at <= now) => {
-                    Some(format!("the key that owns this {what} has expired"))
-                }
-                Some(r)
-                    if needs == Needs::TenantAdmin
-                        && (r.role != KeyRole::Admin || r.project_id.is_some()) =>
-                {
-                    Some(format!(
-                        "the key that owns this {what} is not a tenant admin's"
-                    ))
-                }
-                Some(_) => None,
-            };
+            let why = key_refusal(record.as_ref(), needs, what);
             if why.is_some() {
                 return Ok(why);
             }
@@ -94,11 +76,13 @@ impl StoreOwners {
             .get(tenant, &account_id)
             .await
             .map_err(|e| e.into_storage(OP))?;
+        if account.is_none() && owner_key_id.is_none() {
+            return self
+                .legacy_key_owner(tenant, &account_id, needs, what)
+                .await;
+        }
         Ok(match account {
             Some(a) if a.unregistered_at.is_some() => {
-                Some(format!("service account {account_id} is unregistered"))
-            }
-            None if owner_key_id.is_none() => {
                 Some(format!("service account {account_id} is unregistered"))
             }
             Some(a) if needs == Needs::TenantAdmin && !a.grants.contains(&Grant::TenantAdmin) => {
@@ -108,6 +92,36 @@ impl StoreOwners {
             }
             _ => None,
         })
+    }
+
+    /// A trigger stored before owner keys were kept, owned by a key that is its own
+    /// principal (`owner {kind: service, id: <tokenId or keyId>}`): that key, checked; no such
+    /// key: an unregistered service account.
+    async fn legacy_key_owner(
+        &self,
+        tenant: &str,
+        id: &str,
+        needs: Needs,
+        what: &str,
+    ) -> Result<Option<String>, StorageError> {
+        const OP: &str = "triggers.owner_check";
+        if let Some(record) = self
+            .tokens
+            .get(tenant, id)
+            .await
+            .map_err(|e| e.into_storage(OP))?
+        {
+            return Ok(key_refusal(Some(&record), needs, what));
+        }
+        let live = self
+            .tokens
+            .active_keys(tenant)
+            .await
+            .map_err(|e| e.into_storage(OP))?;
+        if needs == Needs::Access && live.iter().any(|k| k.key_id == id) {
+            return Ok(None);
+        }
+        Ok(Some(format!("service account {id} is unregistered")))
     }
 
     /// The service account whose key `owner_key_id` is, if it is one's.
@@ -128,6 +142,29 @@ impl StoreOwners {
             .and_then(|r| r.principal)
             .filter(|p| p.kind == PrincipalKind::ServiceAccount)
             .map(|p| p.id))
+    }
+}
+
+/// Why the owner's key `record` no longer lets it start runs (`None`: it does).
+fn key_refusal(record: Option<&TokenRecord>, needs: Needs, what: &str) -> Option<String> {
+    let now = kindgi_core::now_millis();
+    match record {
+        None => Some(format!("the key that owns this {what} no longer exists")),
+        Some(r) if r.revoked_at.is_some() => {
+            Some(format!("the key that owns this {what} was revoked"))
+        }
+        Some(r) if r.expires_at.is_some_and(|at| at <= now) => {
+            Some(format!("the key that owns this {what} has expired"))
+        }
+        Some(r)
+            if needs == Needs::TenantAdmin
+                && (r.role != KeyRole::Admin || r.project_id.is_some()) =>
+        {
+            Some(format!(
+                "the key that owns this {what} is not a tenant admin's"
+            ))
+        }
+        Some(_) => None,
     }
 }
 
