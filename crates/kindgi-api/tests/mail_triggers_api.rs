@@ -7,7 +7,10 @@
 //! forged `From` (another key's signature, an SPF-failing client) starts nothing and records a
 //! `refused` fire (`dmarc-fail`); a proven but unmapped sender is `sender-unknown`; a request
 //! without the tenant's secret is `401 mail-inbound-refused`; a raw `message/rfc822` body works
-//! too; an over-limit body is `413`; a paused trigger records `skipped`.
+//! too; an over-limit body is `413`; a paused trigger records `skipped`. A trigger may run an
+//! agent (its `userMessage` made from the mail, said to be data from outside); past its
+//! `rateLimitPerMinute` a mail is `429` with `Retry-After` and a `refused` fire; a revoked
+//! owner key refuses the fire; each run's id is its run idempotency key `fire:<fireId>`'s.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -32,6 +35,7 @@ use serde_json::{Value, json};
 
 const SECRET: &str = "inbound-secret-0123456789";
 const FLOW: &str = "acme.answer";
+const AGENT: &str = "acme.helper";
 
 struct Server {
     url: String,
@@ -61,6 +65,9 @@ fn runtime(db: &kindgi_store::Database) -> Runtime {
         "nodes": [{"id": "echo", "kind": "tool", "ref": "acme.echo"}],
         "edges": [{"id": "e1", "from": "$start", "to": "echo"}, {"id": "e2", "from": "echo", "to": "$end"}]});
     rt.flows().insert_json(&flow.to_string()).unwrap();
+    let mut helper = kindgi_runtime::AgentSpec::new(AGENT);
+    helper.version = "1.0.0".into();
+    rt.agents().insert(helper);
     rt
 }
 
@@ -472,11 +479,148 @@ async fn lifecycle(s: &Server, id: &str) {
     assert_eq!(status, 401, "an unregistered address has no trigger");
 }
 
+/// An agent trigger, registered with an admin key of its own: the run it starts, its rate
+/// limit, and its owner's key revoked.
+async fn agents_limits_and_owners(s: &Server) {
+    let (status, k) = s
+        .call(
+            &s.admin,
+            "POST",
+            "/v1/tokens",
+            Some(json!({"role": "admin"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{k}");
+    let owner = k["token"].as_str().unwrap().to_owned();
+    let owner_token = k["tokenId"].as_str().unwrap().to_owned();
+    let body = json!({"address": "helper@acme.test", "agentId": AGENT,
+        "config": {"input": {"userMessage": "Answer the customer politely."}},
+        "senders": [{"address": "ada@example.test", "userId": "ada"}],
+        "mailbox": {"app": "google"}, "rateLimitPerMinute": 1});
+    let mut both = body.clone();
+    both["flowId"] = json!(FLOW);
+    let (status, e) = s
+        .call(&owner, "POST", "/v1/mail-triggers", Some(both))
+        .await;
+    assert_eq!((status, code(&e)), (400, "bad-input"), "{e}");
+    let mut unknown = body.clone();
+    unknown["agentId"] = json!("acme.nobody");
+    let (status, e) = s
+        .call(&owner, "POST", "/v1/mail-triggers", Some(unknown))
+        .await;
+    assert_eq!((status, code(&e)), (404, "agent-not-found"), "{e}");
+    let mut fast = body.clone();
+    fast["rateLimitPerMinute"] = json!(0);
+    let (status, e) = s
+        .call(&owner, "POST", "/v1/mail-triggers", Some(fast))
+        .await;
+    assert_eq!(
+        e["error"]["details"]["field"], "rateLimitPerMinute",
+        "{status} {e}"
+    );
+    let (status, t) = s
+        .call(&owner, "POST", "/v1/mail-triggers", Some(body))
+        .await;
+    assert_eq!(status, 201, "{t}");
+    assert_eq!(
+        (&t["agentId"], &t["rateLimitPerMinute"]),
+        (&json!(AGENT), &json!(1))
+    );
+    assert!(t.get("flowId").is_none(), "{t}");
+    let id = t["triggerId"].as_str().unwrap().to_owned();
+
+    // The first mail of the minute starts an agent turn; one more than the limit is 429.
+    let mail = |n: u32| {
+        signed(
+            &s.good_key,
+            "ada@example.test",
+            "helper@acme.test",
+            &format!("a{n}@example.test"),
+        )
+    };
+    let (status, r) = s
+        .inbound(&mail(1), "helper@acme.test", "127.0.0.1", Some(SECRET))
+        .await;
+    assert_eq!(status, 202, "{r}");
+    let fire = &r["fires"][0];
+    assert_eq!(fire["outcome"], "started", "{r}");
+    let run_id = fire["runId"].as_str().unwrap();
+    assert_eq!(
+        run_id,
+        kindgi_runtime::runtime::run_id_for_key(
+            "acme",
+            &format!("fire:{}", fire["fireId"].as_str().unwrap())
+        )
+    );
+    let run = s.rt.store().get_run(run_id).await.unwrap().unwrap();
+    assert_eq!(run.meta.agent.as_ref().map(|a| a.id.as_str()), Some(AGENT));
+    let message = run.input["userMessage"].as_str().unwrap();
+    assert!(
+        message.starts_with("Answer the customer politely."),
+        "{message}"
+    );
+    assert!(message.contains("data from outside"), "{message}");
+    assert!(
+        message.contains("From: ada@example.test") && message.contains("order 1001"),
+        "{message}"
+    );
+    assert_eq!(run.input["mail"]["messageId"], "a1@example.test");
+    // A minute's turn between two mails would take one more: the third is surely over.
+    let mut limited = None;
+    for n in 2..=3 {
+        let (status, r) = s
+            .inbound(&mail(n), "helper@acme.test", "127.0.0.1", Some(SECRET))
+            .await;
+        if status == 429 {
+            limited = Some(r);
+            break;
+        }
+        assert_eq!(status, 202, "{r}");
+    }
+    let e = limited.expect("the trigger's limit refused a mail");
+    assert_eq!(code(&e), "rate-limit-exceeded", "{e}");
+    assert_eq!(e["error"]["details"]["limit"], "trigger-receives");
+    assert_eq!(e["error"]["details"]["fires"][0]["outcome"], "refused");
+    assert_eq!(e["error"]["details"]["fires"][0]["detail"], "rate-limited");
+
+    // The owner's key revoked: the next mail's fire is refused, saying why.
+    let (status, _) = s
+        .call(
+            &s.admin,
+            "PATCH",
+            &format!("/v1/mail-triggers/{id}"),
+            Some(json!({"rateLimitPerMinute": null})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, r) = s
+        .call(
+            &s.admin,
+            "POST",
+            &format!("/v1/tokens/{owner_token}/revoke"),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(status, 200, "{r}");
+    let (status, r) = s
+        .inbound(&mail(9), "helper@acme.test", "127.0.0.1", Some(SECRET))
+        .await;
+    assert_eq!(status, 202, "{r}");
+    assert_eq!(r["fires"][0]["outcome"], "refused", "{r}");
+    assert!(r["fires"][0].get("runId").is_none());
+    let detail = r["fires"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the key that owns this mail trigger was revoked"),
+        "{detail}"
+    );
+}
+
 async fn on(kind: DatabaseKind) {
     let s = server(kind).await;
     let id = admin_routes(&s).await;
     inbound(&s, &id).await;
     lifecycle(&s, &id).await;
+    agents_limits_and_owners(&s).await;
     let Server { db, .. } = s;
     db.cleanup().await.unwrap();
 }

@@ -4,7 +4,8 @@
 //! `?startedBy=` extension filters on it (repeat or comma, unknown values refused as
 //! `status`'s are), and `?triggerId=` on a trigger's fire. A scheduled run's agent call of a
 //! tool needing approval when unattended is visible as the run's `waitingFor` and in
-//! `GET /v1/approvals`, its title naming the rule.
+//! `GET /v1/approvals`, its title naming the rule. A fire's starts under its run idempotency
+//! key `fire:<fireId>` — at once, and again later — make one run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kindgi_api::testing::TestClient;
@@ -303,6 +304,68 @@ async fn an_unattended_wait_is_visible_on_the_run_and_in_approvals(kind: Databas
         .json();
     assert_eq!(listed["data"][0]["id"], json!(run.id), "{listed}");
     e.db.cleanup().await.unwrap();
+}
+
+/// Starts `acme.noop` for fire `fire_id` of `TRIGGER` under its run idempotency key.
+async fn fire_start(rt: &Runtime, fire_id: &str) -> String {
+    let options = RunOptions {
+        tenant_id: Some("acme".into()),
+        meta: RunMeta {
+            started_by: Some(StartedBy::Webhook),
+            started_by_actor: Some("user:owner".into()),
+            trigger: Some(RunTrigger {
+                trigger_id: TRIGGER.into(),
+                kind: TriggerKind::Webhook,
+                fire_id: fire_id.into(),
+                scheduled_for: None,
+            }),
+            ..RunMeta::default()
+        },
+        idempotency_key: Some(format!("fire:{fire_id}")),
+        ..RunOptions::default()
+    };
+    rt.start_run("acme.noop", None, json!({}), options)
+        .await
+        .unwrap()
+        .id
+}
+
+async fn a_fire_starts_one_run_under_its_idempotency_key(kind: DatabaseKind) {
+    let e = env(kind).await;
+    let fire = uuid::Uuid::new_v4().to_string();
+    // Two starts at once (two replicas, a retried fire) and one later: one run.
+    let (a, b) = tokio::join!(fire_start(&e.rt, &fire), fire_start(&e.rt, &fire));
+    let later = fire_start(&e.rt, &fire).await;
+    assert_eq!(a, b);
+    assert_eq!(a, later);
+    assert_eq!(
+        a,
+        kindgi_runtime::runtime::run_id_for_key("acme", &format!("fire:{fire}"))
+    );
+    let page = e
+        .person
+        .get(&format!("/v1/runs?triggerId={TRIGGER}"))
+        .await
+        .json();
+    assert_eq!(ids(&page), vec![a.clone()], "{page}");
+    // Another fire is another run; the same fire id in another tenant too.
+    let other = fire_start(&e.rt, &uuid::Uuid::new_v4().to_string()).await;
+    assert_ne!(other, a);
+    assert_ne!(
+        kindgi_runtime::runtime::run_id_for_key("globex", &format!("fire:{fire}")),
+        a
+    );
+    e.db.cleanup().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_fire_starts_one_run_under_its_idempotency_key_sqlite() {
+    a_fire_starts_one_run_under_its_idempotency_key(DatabaseKind::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_fire_starts_one_run_under_its_idempotency_key_postgres() {
+    a_fire_starts_one_run_under_its_idempotency_key(DatabaseKind::Postgres).await;
 }
 
 #[tokio::test]

@@ -428,6 +428,14 @@ async fn run_now_and_fires(kind: DatabaseKind) {
     let done = settled(&e, &id, fire["fireId"].as_str().unwrap()).await;
     assert_eq!(done["outcome"], "started", "{done}");
     let run_id = done["runId"].as_str().unwrap();
+    // The run's idempotency key is `fire:<fireId>`: a retried fire names the same run.
+    assert_eq!(
+        run_id,
+        kindgi_runtime::runtime::run_id_for_key(
+            "acme",
+            &format!("fire:{}", fire["fireId"].as_str().unwrap())
+        )
+    );
     let run = finished(&e, run_id).await;
     assert_eq!(run["status"], "completed", "{run}");
     assert_eq!(run["startedBy"], "schedule");
@@ -612,6 +620,79 @@ async fn auto_pause_after_refusals(kind: DatabaseKind) {
     e.db.cleanup().await.unwrap();
 }
 
+// A key limited to a project schedules in it and reaches no other project's schedules.
+async fn project_keys(kind: DatabaseKind) {
+    let e = env(kind).await;
+    let r = e
+        .acme
+        .post_json("/v1/projects", &json!({"name": "ops", "slug": "ops"}))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{:?}", r.json());
+    let project = r.json()["id"].as_str().unwrap().to_owned();
+    let r = e
+        .acme
+        .post_json("/v1/tokens", &json!({"projectId": project}))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{:?}", r.json());
+    let pkey = TestClient::new(
+        router(e.state.clone()),
+        Some(r.json()["token"].as_str().unwrap().to_owned()),
+    );
+    let theirs = create(&e, &nightly("0 3 * * *")).await;
+    let theirs_id = theirs["scheduleId"].as_str().unwrap();
+    let r = pkey.post_json("/v1/schedules", &nightly("0 4 * * *")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{:?}", r.json());
+    let mine = r.json();
+    assert_eq!(mine["projectId"], json!(project));
+    let mut other = nightly("0 5 * * *");
+    other["projectId"] = theirs["projectId"].clone();
+    let r = pkey.post_json("/v1/schedules", &other).await;
+    assert_eq!(
+        (r.status, r.error_code().as_deref()),
+        (StatusCode::FORBIDDEN, Some("key-project-mismatch"))
+    );
+    for r in [
+        pkey.get(&format!("/v1/schedules/{theirs_id}")).await,
+        pkey.post(&format!("/v1/schedules/{theirs_id}/pause")).await,
+        pkey.post(&format!("/v1/schedules/{theirs_id}/run-now"))
+            .await,
+    ] {
+        assert_eq!(
+            (r.status, r.error_code().as_deref()),
+            (StatusCode::FORBIDDEN, Some("permission-denied")),
+            "{:?}",
+            r.json()
+        );
+    }
+    // A flow published in another project is not one it may run (no `execute` on it).
+    let published = json!({"id": "acme.published", "version": "1.0.0", "projectId": theirs["projectId"],
+        "nodes": [{"id": "n", "kind": "tool", "ref": "acme.echo"}],
+        "edges": [{"id": "e1", "from": "$start", "to": "n"}, {"id": "e2", "from": "n", "to": "$end"}]});
+    let r = e.acme.post_json("/v1/flows", &published).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{:?}", r.json());
+    let mut body = nightly("0 6 * * *");
+    body["flowId"] = json!("acme.published");
+    let r = pkey.post_json("/v1/schedules", &body).await;
+    assert_eq!(
+        (r.status, r.error_code().as_deref()),
+        (StatusCode::FORBIDDEN, Some("permission-denied"))
+    );
+    assert_eq!(
+        r.json()["error"]["details"]["resource"],
+        "flow:acme.published"
+    );
+    let page = pkey.get("/v1/schedules").await.json();
+    let ids: Vec<&Value> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["scheduleId"])
+        .collect();
+    assert_eq!(ids, vec![&mine["scheduleId"]], "{page}");
+    assert!(fires(&e, theirs_id).await.is_empty(), "nothing fired");
+    e.db.cleanup().await.unwrap();
+}
+
 macro_rules! both_stores {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -630,4 +711,5 @@ both_stores!(
     overlap_skip,
     catch_up_after_downtime,
     auto_pause_after_refusals,
+    project_keys,
 );

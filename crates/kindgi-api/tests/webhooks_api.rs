@@ -5,7 +5,10 @@
 //! WooCommerce ping, dedupe, the body and rate limits, the client refusal limit, the
 //! per-trigger record cap (`suppressedRefusals`), pause/unregister, and the run a delivery
 //! starts (`startedBy: webhook`, its input the body or `config.input`), and the auto-pause
-//! after 5 failed starts. SQLite and PostgreSQL.
+//! after 5 failed starts; the registration checks (a model provider's key as
+//! `hmacSecretName`, a key limited to a project), the owner re-checked at each fire (a revoked
+//! key → a `refused` fire, counted), and the run idempotency key `fire:<fireId>`. SQLite and
+//! PostgreSQL.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use base64::Engine as _;
@@ -97,10 +100,20 @@ impl Server {
         path: &str,
         body: Option<Value>,
     ) -> (StatusCode, Value) {
+        self.call_as(&self.key, method, path, body).await
+    }
+
+    async fn call_as(
+        &self,
+        key: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
         let mut r = self
             .http
             .request(method, format!("{}{path}", self.url))
-            .bearer_auth(&self.key);
+            .bearer_auth(key);
         if let Some(b) = body {
             r = r.json(&b);
         }
@@ -831,4 +844,250 @@ async fn limits_and_auto_pause() {
     assert_eq!(rec["status"], "active");
     assert!(rec.get("statusReason").is_none());
     s.db.cleanup().await.unwrap();
+}
+
+fn code(v: &Value) -> Option<&str> {
+    v["error"]["code"].as_str()
+}
+
+async fn registration_checks(kind: DatabaseKind) {
+    let s = server(kind, 12_000).await;
+    s.secret("K", "k").await;
+    let base = json!({"flowId": "shop.order", "flowVersion": "1.0.0", "hmacSecretName": "K"});
+    // A model provider's key never signs deliveries: register and PATCH.
+    let mut body = base.clone();
+    body["hmacSecretName"] = json!("OPENAI_API_KEY");
+    let (st, e) = s.post("/v1/webhooks", body).await;
+    assert_eq!(
+        (st, code(&e)),
+        (StatusCode::BAD_REQUEST, Some("provider-key-refused")),
+        "{e}"
+    );
+    assert_eq!(e["error"]["details"]["secret"], "OPENAI_API_KEY");
+    assert_eq!(e["error"]["details"]["providerId"], "openai");
+    let t = s.register(base.clone()).await;
+    let id = t["triggerId"].as_str().unwrap().to_owned();
+    let (st, e) = s
+        .call(
+            reqwest::Method::PATCH,
+            &format!("/v1/webhooks/{id}"),
+            Some(json!({"hmacSecretName": "ANTHROPIC_API_KEY"})),
+        )
+        .await;
+    assert_eq!(
+        (st, code(&e)),
+        (StatusCode::BAD_REQUEST, Some("provider-key-refused")),
+        "{e}"
+    );
+    let (_, got) = s.get(&format!("/v1/webhooks/{id}")).await;
+    assert_eq!(got["hmacSecretName"], "K", "nothing changed");
+
+    // A key limited to a project registers in it (named or not), and nowhere else.
+    let (st, p) = s
+        .post("/v1/projects", json!({"name": "shop", "slug": "shop"}))
+        .await;
+    assert_eq!(st, StatusCode::CREATED, "{p}");
+    let project = p["id"].as_str().unwrap().to_owned();
+    let (st, k) = s.post("/v1/tokens", json!({"projectId": project})).await;
+    assert_eq!(st, StatusCode::CREATED, "{k}");
+    let pkey = k["token"].as_str().unwrap().to_owned();
+    let (st, mine) = s
+        .call_as(
+            &pkey,
+            reqwest::Method::POST,
+            "/v1/webhooks",
+            Some(base.clone()),
+        )
+        .await;
+    assert_eq!(st, StatusCode::CREATED, "{mine}");
+    assert_eq!(mine["projectId"], json!(project));
+    let mut other = base.clone();
+    other["projectId"] = t["projectId"].clone();
+    let (st, e) = s
+        .call_as(&pkey, reqwest::Method::POST, "/v1/webhooks", Some(other))
+        .await;
+    assert_eq!(
+        (st, code(&e)),
+        (StatusCode::FORBIDDEN, Some("key-project-mismatch")),
+        "{e}"
+    );
+    // The Default project's trigger is out of its reach: read, change, list.
+    for (method, path, body) in [
+        (reqwest::Method::GET, format!("/v1/webhooks/{id}"), None),
+        (
+            reqwest::Method::PATCH,
+            format!("/v1/webhooks/{id}"),
+            Some(json!({"label": "x"})),
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/v1/webhooks/{id}/pause"),
+            Some(json!({})),
+        ),
+    ] {
+        let (st, e) = s.call_as(&pkey, method, &path, body).await;
+        assert_eq!(
+            (st, code(&e)),
+            (StatusCode::FORBIDDEN, Some("permission-denied")),
+            "{path} {e}"
+        );
+        assert_eq!(
+            e["error"]["message"],
+            json!(format!(
+                "Permission denied: the API key is limited to project {project}"
+            ))
+        );
+    }
+    let (_, page) = s
+        .call_as(&pkey, reqwest::Method::GET, "/v1/webhooks", None)
+        .await;
+    let listed: Vec<&str> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["triggerId"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, vec![mine["triggerId"].as_str().unwrap()], "{page}");
+    // A flow published in another project is not one it may run (no `execute` on it).
+    let published = json!({"id": "shop.published", "version": "1.0.0", "projectId": t["projectId"],
+        "nodes": [{"id": "n", "kind": "tool", "ref": "shop.echo"}],
+        "edges": [{"id": "e1", "from": "$start", "to": "n"}, {"id": "e2", "from": "n", "to": "$end"}]});
+    let (st, f) = s.post("/v1/flows", published).await;
+    assert_eq!(st, StatusCode::CREATED, "{f}");
+    let mut theirs = base.clone();
+    theirs["flowId"] = json!("shop.published");
+    let (st, e) = s
+        .call_as(&pkey, reqwest::Method::POST, "/v1/webhooks", Some(theirs))
+        .await;
+    assert_eq!(
+        (st, code(&e)),
+        (StatusCode::FORBIDDEN, Some("permission-denied")),
+        "{e}"
+    );
+    assert_eq!(
+        (
+            &e["error"]["details"]["action"],
+            &e["error"]["details"]["resource"]
+        ),
+        (&json!("execute"), &json!("flow:shop.published"))
+    );
+    let (_, got) = s.get(&format!("/v1/webhooks/{id}")).await;
+    assert_eq!(
+        (got["label"].clone(), got["status"].clone()),
+        (Value::Null, json!("active"))
+    );
+    s.db.cleanup().await.unwrap();
+}
+
+/// A delivery `{"n": <n>}` signed with the secret `k`.
+async fn signed(s: &Server, path: &str, n: u32) -> (StatusCode, Value) {
+    let b = format!("{{\"n\":{n}}}");
+    let headers = [("x-kindgi-signature", hex::encode(hmac(b"k", b.as_bytes())))];
+    body_of(s.deliver(path, &headers, b.as_bytes()).await).await
+}
+
+async fn owner_rechecked_at_each_fire(kind: DatabaseKind) {
+    let s = server(kind, 12_000).await;
+    s.secret("K", "k").await;
+    // The trigger is registered with a key of its own, which is then revoked.
+    let (st, k) = s.post("/v1/tokens", json!({"label": "owner"})).await;
+    assert_eq!(st, StatusCode::CREATED, "{k}");
+    let (owner_key, owner_token) = (
+        k["token"].as_str().unwrap().to_owned(),
+        k["tokenId"].as_str().unwrap().to_owned(),
+    );
+    let (st, t) = s
+        .call_as(
+            &owner_key,
+            reqwest::Method::POST,
+            "/v1/webhooks",
+            Some(json!({"flowId": "shop.order", "flowVersion": "1.0.0", "hmacSecretName": "K"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::CREATED, "{t}");
+    let id = t["triggerId"].as_str().unwrap().to_owned();
+    let path = s.hook_path(&t);
+
+    // While the key is valid the fire starts one run, under `fire:<fireId>`.
+    let (st, first) = signed(&s, &path, 1).await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{first}");
+    let fires = s.settled_fires(&id, 1).await;
+    assert_eq!(fires[0]["outcome"], "started", "{fires:?}");
+    let fire_id = first["fireId"].as_str().unwrap();
+    assert_eq!(
+        fires[0]["runId"].as_str().unwrap(),
+        kindgi_runtime::runtime::run_id_for_key("acme", &format!("fire:{fire_id}"))
+    );
+
+    let (st, r) = s
+        .post(&format!("/v1/tokens/{owner_token}/revoke"), json!({}))
+        .await;
+    assert_eq!(st, StatusCode::OK, "{r}");
+    let (st, second) = signed(&s, &path, 2).await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{second}");
+    let fires = s.settled_fires(&id, 2).await;
+    let refused = &fires[0];
+    assert_eq!(refused["fireId"], second["fireId"]);
+    assert_eq!(refused["outcome"], "refused", "{refused}");
+    assert!(refused.get("runId").is_none());
+    assert_eq!(refused["countsTowardPause"], true);
+    let detail = refused["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the key that owns this webhook trigger was revoked")
+            && detail.contains(&format!("POST /v1/webhooks/{id}/owner")),
+        "{detail}"
+    );
+
+    // An admin takes it over: the next fire starts again.
+    let (st, rec) = s.post(&format!("/v1/webhooks/{id}/owner"), json!({})).await;
+    assert_eq!(st, StatusCode::OK, "{rec}");
+    let (st, _) = signed(&s, &path, 3).await;
+    assert_eq!(st, StatusCode::ACCEPTED);
+    let fires = s.settled_fires(&id, 3).await;
+    assert_eq!(fires[0]["outcome"], "started", "{fires:?}");
+
+    // A trigger stored before owner keys were kept, owned by a key that is its own
+    // principal: that key is what is checked.
+    use kindgi_core::ports::WebhookStore as _;
+    let store = kindgi_store::webhooks::WebhookTriggerStore::new(s.db.db.clone());
+    let mut legacy = store.trigger("acme", &id).await.unwrap().unwrap();
+    legacy.owner = kindgi_core::trigger::TriggerOwner {
+        kind: kindgi_core::trigger::OwnerKind::Service,
+        id: owner_token.clone(),
+        display_name: None,
+    };
+    legacy.owner_key_id = None;
+    assert!(store.update(&legacy).await.unwrap());
+    let (st, _) = signed(&s, &path, 4).await;
+    assert_eq!(st, StatusCode::ACCEPTED);
+    let fires = s.settled_fires(&id, 4).await;
+    assert_eq!(fires[0]["outcome"], "refused", "{fires:?}");
+    assert!(
+        fires[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("the key that owns this webhook trigger was revoked"),
+        "{fires:?}"
+    );
+    s.db.cleanup().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_registration_checks() {
+    registration_checks(DatabaseKind::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_registration_checks() {
+    registration_checks(DatabaseKind::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_owner_rechecked_at_each_fire() {
+    owner_rechecked_at_each_fire(DatabaseKind::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_owner_rechecked_at_each_fire() {
+    owner_rechecked_at_each_fire(DatabaseKind::Postgres).await;
 }

@@ -63,9 +63,14 @@ impl MailTrigger {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MailTriggerConfig {
-    pub flow_id: String,
-    pub flow_version: String,
+    /// What it runs (`flowId`+`flowVersion` or `agentId`+`agentVersion?` in the document).
+    #[serde(flatten)]
+    pub target: MailTarget,
     pub owner: TriggerOwner,
+    /// The key (`tokenId`) the owner registered the trigger with, re-checked at every fire
+    /// (revoked, expired: `refused`). Never on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_key_id: Option<String>,
     /// The people the trigger may act for, by the address their mail comes from.
     pub senders: Vec<MailSender>,
     pub mailbox: MailboxConnection,
@@ -76,6 +81,36 @@ pub struct MailTriggerConfig {
     pub tools_allowed_unattended: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Mails a minute the trigger takes (the webhook receiver's limiter counts them).
+    #[serde(default = "default_rate_limit")]
+    pub rate_limit_per_minute: u32,
+}
+
+/// `rateLimitPerMinute` when none was set (a webhook trigger's default too).
+pub const DEFAULT_RATE_LIMIT: u32 = crate::webhook::DEFAULT_RATE_LIMIT;
+
+fn default_rate_limit() -> u32 {
+    DEFAULT_RATE_LIMIT
+}
+
+/// What a mail trigger runs: a flow at an exact version (the mail its input, or under `mail`
+/// beside `config.input`), or an agent turn whose `userMessage` is built from the mail. Kept
+/// flattened in the config document, so documents from before agent targets read as flows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MailTarget {
+    #[serde(rename_all = "camelCase")]
+    Flow {
+        flow_id: String,
+        flow_version: String,
+    },
+    /// At `agent_version`, else the version registered when the mail comes.
+    #[serde(rename_all = "camelCase")]
+    Agent {
+        agent_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_version: Option<String>,
+    },
 }
 
 /// A `From` address and the person (user id) mail from it acts for.
@@ -154,4 +189,42 @@ pub struct FireEnd {
     pub outcome: FireOutcome,
     pub run_id: Option<String>,
     pub detail: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn documents_from_before_agent_targets_read_as_flows() {
+        let old = serde_json::json!({
+            "flowId": "pack.answer", "flowVersion": "1.0.0",
+            "owner": {"kind": "user", "id": "admin"},
+            "senders": [], "mailbox": {"app": "google", "whose": "company"}
+        });
+        let c: MailTriggerConfig = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            c.target,
+            MailTarget::Flow {
+                flow_id: "pack.answer".into(),
+                flow_version: "1.0.0".into()
+            }
+        );
+        assert_eq!(c.rate_limit_per_minute, DEFAULT_RATE_LIMIT);
+        assert_eq!(c.owner_key_id, None);
+        let agent = MailTriggerConfig {
+            target: MailTarget::Agent {
+                agent_id: "pack.helper".into(),
+                agent_version: None,
+            },
+            owner_key_id: Some("k".into()),
+            ..c
+        };
+        let text = serde_json::to_value(&agent).unwrap();
+        assert_eq!(text["agentId"], "pack.helper");
+        assert!(text.get("flowId").is_none() && text.get("agentVersion").is_none());
+        let back: MailTriggerConfig = serde_json::from_value(text).unwrap();
+        assert_eq!(back, agent);
+    }
 }

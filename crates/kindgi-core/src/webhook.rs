@@ -84,6 +84,10 @@ pub struct WebhookTrigger {
     pub flow_id: String,
     pub flow_version: String,
     pub owner: TriggerOwner,
+    /// The key (`tokenId`) the owner registered or took the trigger over with, re-checked at
+    /// every fire (revoked, expired: `refused`); `None` for a service account named as the
+    /// owner (its registration is checked instead) and for triggers stored before.
+    pub owner_key_id: Option<String>,
     /// The flow's input on every delivery, in place of the event.
     pub input: Option<Value>,
     pub hmac_secret_name: String,

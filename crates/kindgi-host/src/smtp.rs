@@ -349,10 +349,20 @@ impl<W: AsyncWrite + Unpin> Session<'_, W> {
             Err(_) => return self.reply("451 4.4.3 Cannot check senders now").await,
         };
         match deliver(self.state, None, &delivery, &check).await {
-            Ok(receipt) => {
-                let n = receipt.fires.len();
-                self.reply(&format!("250 2.0.0 OK: {n} fire(s)")).await
-            }
+            Ok(receipt) => match receipt.rate_limited() {
+                // A trigger's or the tenant's mails a minute are used up: the sending server
+                // retries later (the fires that took it dedupe on its Message-ID).
+                Some((limit, retry)) => {
+                    self.reply(&format!(
+                        "451 4.7.0 Rate limited ({limit}): try again in {retry} s"
+                    ))
+                    .await
+                }
+                None => {
+                    let n = receipt.fires.len();
+                    self.reply(&format!("250 2.0.0 OK: {n} fire(s)")).await
+                }
+            },
             Err(DeliveryError::Unparseable) => {
                 self.reply("554 5.6.0 Not an RFC 5322 message").await
             }

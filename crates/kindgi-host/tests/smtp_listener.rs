@@ -12,7 +12,9 @@ use base64::engine::general_purpose::STANDARD;
 use kindgi_api::AppState;
 use kindgi_api::routes::mail_sender::SenderCheck;
 use kindgi_core::mail_trigger::MailFireQuery;
-use kindgi_core::mail_trigger::{MailSender, MailTrigger, MailTriggerConfig, MailboxConnection};
+use kindgi_core::mail_trigger::{
+    MailSender, MailTarget, MailTrigger, MailTriggerConfig, MailboxConnection,
+};
 use kindgi_core::ports::MailTriggerStore;
 use kindgi_core::trigger::{FireOutcome, OwnerKind, StartedBy, TriggerOwner, TriggerStatus};
 use kindgi_host::smtp::{SmtpConfig, SmtpListener};
@@ -116,13 +118,16 @@ async fn a_signed_mail_over_smtp_starts_a_run() {
             address: "support@acme.test".into(),
             project_id: kindgi_api::projects::default_project_id("dev"),
             config: MailTriggerConfig {
-                flow_id: "acme.answer".into(),
-                flow_version: "1.0.0".into(),
+                target: MailTarget::Flow {
+                    flow_id: "acme.answer".into(),
+                    flow_version: "1.0.0".into(),
+                },
                 owner: TriggerOwner {
                     kind: OwnerKind::User,
                     id: "dev".into(),
                     display_name: None,
                 },
+                owner_key_id: None,
                 senders: vec![MailSender {
                     address: "ada@example.test".into(),
                     user_id: "ada".into(),
@@ -134,6 +139,7 @@ async fn a_signed_mail_over_smtp_starts_a_run() {
                 input: None,
                 tools_allowed_unattended: vec![],
                 label: None,
+                rate_limit_per_minute: 600,
             },
             status: TriggerStatus::Active,
             status_reason: None,

@@ -71,7 +71,7 @@ pub use steps::{agent, guardrail};
 pub mod runtime {
     pub use crate::service::{
         DEFAULT_TENANT, LookupError, RunOptions, Runtime, RuntimeBuilder, RuntimeConfig,
-        RuntimeError, agent_turn_flow,
+        RuntimeError, agent_turn_flow, run_id_for_key,
     };
 }
 

@@ -103,6 +103,23 @@ fn encode<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
 
+/// The `owner` column: the owner and the key it acts with (which the wire never shows).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredOwner {
+    #[serde(flatten)]
+    owner: kindgi_core::trigger::TriggerOwner,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key_id: Option<String>,
+}
+
+fn stored_owner(t: &WebhookTrigger) -> String {
+    encode(&StoredOwner {
+        owner: t.owner.clone(),
+        key_id: t.owner_key_id.clone(),
+    })
+}
+
 fn to_u32(v: i64) -> u32 {
     u32::try_from(v.max(0)).unwrap_or(u32::MAX)
 }
@@ -120,6 +137,7 @@ where
     let status = TriggerStatus::parse(&status)
         .ok_or_else(|| sqlx::Error::Decode(format!("unknown trigger status {status:?}").into()))?;
     let owner: String = row.try_get("owner")?;
+    let owner: StoredOwner = decode("owner", &owner)?;
     let signature: String = row.try_get("signature")?;
     let tools: String = row.try_get("tools_allowed")?;
     let input: Option<String> = row.try_get("input")?;
@@ -133,7 +151,8 @@ where
         project_id: row.try_get("project_id")?,
         flow_id: row.try_get("flow_id")?,
         flow_version: row.try_get("flow_version")?,
-        owner: decode("owner", &owner)?,
+        owner: owner.owner,
+        owner_key_id: owner.key_id,
         input: input.map(|i| decode("input", &i)).transpose()?,
         hmac_secret_name: row.try_get("hmac_secret_name")?,
         hmac_secret_scope: scope
@@ -230,7 +249,7 @@ impl WebhookStore for WebhookTriggerStore {
                 .bind(&t.project_id)
                 .bind(&t.flow_id)
                 .bind(&t.flow_version)
-                .bind(encode(&t.owner))
+                .bind(stored_owner(t))
                 .bind(t.input.as_ref().map(encode))
                 .bind(&t.hmac_secret_name)
                 .bind(Some(encode(&t.hmac_secret_scope)))
@@ -330,7 +349,7 @@ impl WebhookStore for WebhookTriggerStore {
                 &t.tenant,
                 &t.trigger_id,
                 &t.flow_version,
-                encode(&t.owner),
+                stored_owner(t),
                 t.input.as_ref().map(encode),
                 &t.hmac_secret_name,
                 Some(encode(&t.hmac_secret_scope)),

@@ -8,8 +8,8 @@
 
 use kindgi_core::StorageError;
 use kindgi_core::mail_trigger::{
-    FireEnd, FireRecorded, MailFire, MailFireQuery, MailSender, MailTrigger, MailTriggerConfig,
-    MailTriggerQuery, MailboxConnection,
+    FireEnd, FireRecorded, MailFire, MailFireQuery, MailSender, MailTarget, MailTrigger,
+    MailTriggerConfig, MailTriggerQuery, MailboxConnection,
 };
 use kindgi_core::memory::MemoryMailTriggers;
 use kindgi_core::ports::MailTriggerStore;
@@ -26,13 +26,16 @@ fn trigger(tenant: &str, id: &str, address: &str, at: i64) -> MailTrigger {
         address: address.into(),
         project_id: "p1".into(),
         config: MailTriggerConfig {
-            flow_id: "pack.answer".into(),
-            flow_version: "1.0.0".into(),
+            target: MailTarget::Flow {
+                flow_id: "pack.answer".into(),
+                flow_version: "1.0.0".into(),
+            },
             owner: TriggerOwner {
                 kind: OwnerKind::User,
                 id: "admin".into(),
                 display_name: None,
             },
+            owner_key_id: None,
             senders: vec![MailSender {
                 address: "ada@example.test".into(),
                 user_id: "ada".into(),
@@ -44,6 +47,7 @@ fn trigger(tenant: &str, id: &str, address: &str, at: i64) -> MailTrigger {
             input: None,
             tools_allowed_unattended: vec!["pack.reply".into()],
             label: Some("support".into()),
+            rate_limit_per_minute: 600,
         },
         status: TriggerStatus::Active,
         status_reason: None,

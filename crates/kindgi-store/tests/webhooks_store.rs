@@ -31,6 +31,7 @@ fn trigger(tenant: &str, created_at: i64) -> WebhookTrigger {
             id: "u1".into(),
             display_name: None,
         },
+        owner_key_id: Some("k1".into()),
         input: Some(serde_json::json!({"fixed": true})),
         hmac_secret_name: "WOO".into(),
         hmac_secret_scope: Some(SecretScope::Project {

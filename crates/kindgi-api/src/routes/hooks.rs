@@ -19,10 +19,13 @@
 //! 8. the fire, deduped on `delivery:<sha256(id + "\n" + body)>` → `202 {"fireId"}`, a
 //!    repeat `200 {"fireId": <first>, "duplicate": true}`.
 //!
-//! The run then starts on its own task as the trigger's owner (`startedBy: webhook`,
-//! `trigger {kind: webhook, triggerId, fireId}`, the trigger's `toolsAllowedUnattended`),
-//! with the event (data from outside) or `config.input` as its input; the fire records
-//! `started` with the run id, or `failed` (5 in a row pause the trigger). Past 20 refusals a
+//! The run then starts on its own task as the trigger's owner — re-checked first
+//! ([`super::schedule_owners`]: a revoked or expired key, an unregistered service account →
+//! a `refused` fire, counted) — under the run idempotency key `fire:<fireId>`
+//! (`startedBy: webhook`, `trigger {kind: webhook, triggerId, fireId}`, the trigger's
+//! `toolsAllowedUnattended`), with the event (data from outside) or `config.input` as its
+//! input; the fire records `started` with the run id, or `failed` (5 refused or failed in a
+//! row pause the trigger). Past 20 refusals a
 //! minute per trigger, refusals only count (`suppressedRefusals`). Refusals never count
 //! toward the auto-pause. Every refusal's body is the same, whatever was wrong.
 
@@ -45,6 +48,7 @@ use serde_json::{Value, json};
 
 use super::hooks_state::{CLIENT_REFUSALS_PER_MINUTE, RECORDED_REFUSALS_PER_MINUTE, minute_of};
 use super::hooks_verify::{Refusal, verify};
+use super::schedule_owners::{Needs, StoreOwners, refused_detail};
 use super::values::store_for;
 use super::webhooks::{Triggers, tenant_id_of};
 use crate::error::ApiError;
@@ -451,6 +455,7 @@ impl Delivery<'_> {
         tokio::spawn(start_run(
             self.state.runtime.clone(),
             self.triggers.clone(),
+            StoreOwners::new(self.state.db.clone()),
             t,
             fire_id.clone(),
             input,
@@ -459,52 +464,19 @@ impl Delivery<'_> {
     }
 }
 
-/// Starts the fire's run as the trigger's owner and records what came of it.
+/// Starts the fire's run as the trigger's owner — re-checked first: lost access is a
+/// `refused` fire that counts toward the auto-pause — and records what came of it.
 async fn start_run(
     rt: kindgi_runtime::Runtime,
     triggers: Triggers,
+    owners: StoreOwners,
     t: WebhookTrigger,
     fire_id: String,
     input: Value,
 ) {
-    let options = RunOptions {
-        tenant_id: Some(t.tenant.clone()),
-        meta: RunMeta {
-            project_id: Some(t.project_id.clone()),
-            started_by: Some(StartedBy::for_trigger(TriggerKind::Webhook)),
-            started_by_actor: Some(t.owner.actor()),
-            trigger: Some(RunTrigger {
-                trigger_id: t.trigger_id.clone(),
-                kind: TriggerKind::Webhook,
-                fire_id: fire_id.clone(),
-                scheduled_for: None,
-            }),
-            unattended: Unattended {
-                tools_allowed: t.tools_allowed_unattended.clone(),
-                mailbox: None,
-            },
-            ..RunMeta::default()
-        },
-        ..RunOptions::default()
-    };
-    let (flow_id, version) = (t.flow_id.clone(), t.flow_version.clone());
-    let starter = rt.clone();
-    let started = crate::cpu::run_async(async move {
-        starter
-            .start_run(&flow_id, Some(&version), input, options)
-            .await
-    })
-    .await;
-    let finish = match started {
-        Ok(Ok(run)) => FireFinish {
-            outcome: FireOutcome::Started,
-            run_id: Some(run.id),
-            detail: None,
-            counts_toward_pause: false,
-            now: now(),
-        },
-        Ok(Err(e)) => failed_start(e.to_string()),
-        Err(e) => failed_start(e.message),
+    let finish = match owner_refusal(&owners, &t).await {
+        Some(finish) => finish,
+        None => run_fire(rt, &t, &fire_id, input).await,
     };
     if let Some(d) = &finish.detail {
         tracing::warn!(trigger_id = %t.trigger_id, fire_id = %fire_id, detail = %d, "a webhook fire's run did not start");
@@ -521,6 +493,85 @@ async fn start_run(
         Err(e) => {
             tracing::error!(trigger_id = %t.trigger_id, fire_id = %fire_id, error = %e, "cannot record a webhook fire's outcome")
         }
+    }
+}
+
+/// The refused finish of a fire whose owner lost access, if it did (a failed check fails
+/// the fire).
+async fn owner_refusal(owners: &StoreOwners, t: &WebhookTrigger) -> Option<FireFinish> {
+    let why = owners
+        .lost_access(
+            &t.tenant,
+            &t.owner,
+            t.owner_key_id.as_deref(),
+            Needs::Access,
+            "webhook trigger",
+        )
+        .await;
+    let detail = match why {
+        Ok(None) => return None,
+        Ok(Some(why)) => refused_detail(
+            &why,
+            &format!(
+                "An admin can take the trigger over (POST /v1/webhooks/{}/owner)",
+                t.trigger_id
+            ),
+        ),
+        Err(e) => return Some(failed_start(format!("owner check failed: {e}"))),
+    };
+    Some(FireFinish {
+        outcome: FireOutcome::Refused,
+        run_id: None,
+        detail: Some(detail.chars().take(MAX_DETAIL).collect()),
+        counts_toward_pause: true,
+        now: now(),
+    })
+}
+
+/// Starts the run of fire `fire_id` of `t` (at most one per fire: its run idempotency key
+/// is `fire:<fireId>`).
+async fn run_fire(
+    rt: kindgi_runtime::Runtime,
+    t: &WebhookTrigger,
+    fire_id: &str,
+    input: Value,
+) -> FireFinish {
+    let options = RunOptions {
+        tenant_id: Some(t.tenant.clone()),
+        meta: RunMeta {
+            project_id: Some(t.project_id.clone()),
+            started_by: Some(StartedBy::for_trigger(TriggerKind::Webhook)),
+            started_by_actor: Some(t.owner.actor()),
+            trigger: Some(RunTrigger {
+                trigger_id: t.trigger_id.clone(),
+                kind: TriggerKind::Webhook,
+                fire_id: fire_id.to_owned(),
+                scheduled_for: None,
+            }),
+            unattended: Unattended {
+                tools_allowed: t.tools_allowed_unattended.clone(),
+                mailbox: None,
+            },
+            ..RunMeta::default()
+        },
+        idempotency_key: Some(format!("fire:{fire_id}")),
+        ..RunOptions::default()
+    };
+    let (flow_id, version) = (t.flow_id.clone(), t.flow_version.clone());
+    let started = crate::cpu::run_async(async move {
+        rt.start_run(&flow_id, Some(&version), input, options).await
+    })
+    .await;
+    match started {
+        Ok(Ok(run)) => FireFinish {
+            outcome: FireOutcome::Started,
+            run_id: Some(run.id),
+            detail: None,
+            counts_toward_pause: false,
+            now: now(),
+        },
+        Ok(Err(e)) => failed_start(e.to_string()),
+        Err(e) => failed_start(e.message),
     }
 }
 

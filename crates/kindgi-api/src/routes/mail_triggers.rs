@@ -5,14 +5,17 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `POST /v1/mail-triggers {address, flowId, flowVersion, senders, mailbox, projectId?, config?, toolsAllowedUnattended?, label?}` | `201` the record |
+//! | `POST /v1/mail-triggers {address, flowId+flowVersion \| agentId+agentVersion?, senders, mailbox, projectId?, config?, toolsAllowedUnattended?, label?, rateLimitPerMinute?}` | `201` the record |
 //! | `GET /v1/mail-triggers?limit&cursor&status&projectId` | a page, oldest first |
 //! | `GET/PATCH /v1/mail-triggers/{triggerId}` | the record; `404 trigger-not-found` |
 //! | `POST /v1/mail-triggers/{id}/pause\|resume` | the record; same state: `409 trigger-already-in-state` |
 //! | `POST /v1/mail-triggers/{id}/unregister` | `{triggerId, unregistered: true}` (again: 404) |
 //! | `GET /v1/mail-triggers/{id}/fires?limit&cursor` | `{data: [fire], hasMore, nextCursor?}`, newest first |
 //!
-//! Every route needs a tenant admin: a trigger acts for the people its `senders` name.
+//! Every route needs a tenant admin: a trigger acts for the people its `senders` name. A
+//! trigger runs a flow (`flowId`+`flowVersion`) or an agent (`agentId`+`agentVersion?`), takes
+//! `rateLimitPerMinute` mails a minute (default 600), and keeps the key it was registered with,
+//! re-checked at every mail ([`super::schedule_owners`]).
 //! An address another live trigger has is `409 trigger-address-taken`.
 
 use std::sync::Arc;
@@ -22,18 +25,21 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use kindgi_core::StorageError;
+use kindgi_core::definition::DefinitionKind;
 use kindgi_core::mail_trigger::{
-    MailFire, MailFireQuery, MailSender, MailTrigger, MailTriggerConfig, MailTriggerQuery,
-    MailboxConnection,
+    DEFAULT_RATE_LIMIT, MailFire, MailFireQuery, MailSender, MailTarget, MailTrigger,
+    MailTriggerConfig, MailTriggerQuery, MailboxConnection,
 };
 use kindgi_core::ports::MailTriggerStore;
 use kindgi_core::trigger::{OwnerKind, TriggerOwner, TriggerStatus};
+use kindgi_core::webhook::MAX_RATE_LIMIT;
 use kindgi_spec::tool::ConnectionOwner;
 use kindgi_store::tokens::PrincipalKind;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::key_holder::{KeyHolder, denied, iso};
+use super::trigger_access::{check_executes, listed_project, new_trigger_project, reaches};
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
@@ -97,8 +103,24 @@ pub fn trigger_json(t: &MailTrigger) -> Value {
     let mut o = Map::new();
     o.insert("triggerId".into(), json!(t.trigger_id));
     o.insert("address".into(), json!(t.address));
-    o.insert("flowId".into(), json!(c.flow_id));
-    o.insert("flowVersion".into(), json!(c.flow_version));
+    match &c.target {
+        MailTarget::Flow {
+            flow_id,
+            flow_version,
+        } => {
+            o.insert("flowId".into(), json!(flow_id));
+            o.insert("flowVersion".into(), json!(flow_version));
+        }
+        MailTarget::Agent {
+            agent_id,
+            agent_version,
+        } => {
+            o.insert("agentId".into(), json!(agent_id));
+            if let Some(v) = agent_version {
+                o.insert("agentVersion".into(), json!(v));
+            }
+        }
+    }
     o.insert("projectId".into(), json!(t.project_id));
     o.insert("owner".into(), json!(c.owner));
     o.insert("senders".into(), json!(c.senders));
@@ -111,6 +133,7 @@ pub fn trigger_json(t: &MailTrigger) -> Value {
         json!(c.tools_allowed_unattended),
     );
     o.insert("label".into(), json!(c.label));
+    o.insert("rateLimitPerMinute".into(), json!(c.rate_limit_per_minute));
     o.insert("status".into(), json!(t.status.as_str()));
     if let Some(r) = &t.status_reason {
         o.insert("statusReason".into(), json!(r));
@@ -326,26 +349,104 @@ fn owner_of(caller: &KeyHolder) -> TriggerOwner {
     }
 }
 
-async fn check_flow(
+/// `404 flow-not-found` / `agent-not-found` unless the tenant has what `target` runs;
+/// `403 permission-denied` when the caller's key may not run it ([`check_executes`]).
+async fn check_target(
     state: &AppState,
-    tenant: &str,
-    flow: &str,
-    version: &str,
+    caller: &KeyHolder,
+    target: &MailTarget,
 ) -> Result<(), ApiError> {
-    let found = state
-        .runtime
-        .definitions()
-        .flow(tenant, flow, Some(version))
-        .await
-        .map_err(|e| ApiError::internal(&e))?;
-    match found {
-        Some(_) => Ok(()),
-        None => Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "flow-not-found",
-            format!("No flow \"{flow}\" at version \"{version}\""),
-        )
-        .with_details(json!({"flowId": flow, "flowVersion": version}))),
+    let (kind, id, version) = match target {
+        MailTarget::Flow {
+            flow_id,
+            flow_version,
+        } => (DefinitionKind::Flow, flow_id, Some(flow_version.as_str())),
+        MailTarget::Agent {
+            agent_id,
+            agent_version,
+        } => (DefinitionKind::Agent, agent_id, agent_version.as_deref()),
+    };
+    check_executes(state, caller, kind, id, version).await?;
+    let tenant = caller.tenant.as_str();
+    let defs = state.runtime.definitions();
+    match target {
+        MailTarget::Flow {
+            flow_id,
+            flow_version,
+        } => {
+            let found = defs
+                .flow(tenant, flow_id, Some(flow_version))
+                .await
+                .map_err(|e| ApiError::internal(&e))?;
+            match found {
+                Some(_) => Ok(()),
+                None => Err(ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    "flow-not-found",
+                    format!("No flow \"{flow_id}\" at version \"{flow_version}\""),
+                )
+                .with_details(json!({"flowId": flow_id, "flowVersion": flow_version}))),
+            }
+        }
+        MailTarget::Agent {
+            agent_id,
+            agent_version,
+        } => {
+            let found = defs
+                .agent(tenant, agent_id, agent_version.as_deref())
+                .await
+                .map_err(|e| ApiError::internal(&e))?;
+            match found {
+                Some(_) => Ok(()),
+                None => Err(ApiError::from(
+                    kindgi_runtime::runtime::RuntimeError::AgentNotFound {
+                        agent_id: agent_id.clone(),
+                        version: agent_version.clone(),
+                    },
+                )),
+            }
+        }
+    }
+}
+
+/// What a register body runs: `flowId` with `flowVersion`, or `agentId` (with
+/// `agentVersion`, else the version registered when a mail comes).
+fn target_of(body: &Map<String, Value>) -> Result<MailTarget, ApiError> {
+    match (body.get("flowId"), body.get("agentId")) {
+        (Some(_), None) => Ok(MailTarget::Flow {
+            flow_id: text_of(body, "flowId")?,
+            flow_version: text_of(body, "flowVersion")?,
+        }),
+        (None, Some(_)) => Ok(MailTarget::Agent {
+            agent_id: text_of(body, "agentId")?,
+            agent_version: match body.get("agentVersion") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(text_of(body, "agentVersion")?),
+            },
+        }),
+        _ => Err(bad(
+            "flowId",
+            "Name what the trigger runs: `flowId` (with `flowVersion`) or `agentId` (with `agentVersion`, else the agent's version when a mail comes), not both",
+        )),
+    }
+}
+
+/// `rateLimitPerMinute`: 1 to 6000 mails a minute (`null` on a PATCH: the default).
+fn rate_of(body: &Map<String, Value>) -> Result<Option<u32>, ApiError> {
+    match body.get("rateLimitPerMinute") {
+        None => Ok(None),
+        Some(Value::Null) => Ok(Some(DEFAULT_RATE_LIMIT)),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=u64::from(MAX_RATE_LIMIT)).contains(n))
+            .and_then(|n| u32::try_from(n).ok())
+            .map(Some)
+            .ok_or_else(|| {
+                bad(
+                    "rateLimitPerMinute",
+                    format!("`rateLimitPerMinute` must be an integer from 1 to {MAX_RATE_LIMIT}"),
+                )
+            }),
     }
 }
 
@@ -358,8 +459,7 @@ async fn create(
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     require_admin(&caller)?;
     let address = address_of(body.get("address"), "address")?;
-    let flow_id = text_of(&body, "flowId")?;
-    let flow_version = text_of(&body, "flowVersion")?;
+    let target = target_of(&body)?;
     let senders = senders_of(body.get("senders").unwrap_or(&Value::Null))?;
     let mailbox = mailbox_of(body.get("mailbox").unwrap_or(&Value::Null))?;
     let input = input_of(&body)?.flatten();
@@ -375,10 +475,9 @@ async fn create(
             ));
         }
     };
-    let project_id = projects
-        .check(&caller.tenant, project_id.as_deref())
-        .await?;
-    check_flow(&state, &caller.tenant, &flow_id, &flow_version).await?;
+    let project_id = new_trigger_project(&projects, &caller, project_id.as_deref()).await?;
+    let rate_limit_per_minute = rate_of(&body)?.unwrap_or(DEFAULT_RATE_LIMIT);
+    check_target(&state, &caller, &target).await?;
     let now = kindgi_runtime::record::now_millis();
     let trigger = MailTrigger {
         trigger_id: uuid::Uuid::new_v4().to_string(),
@@ -386,14 +485,15 @@ async fn create(
         address,
         project_id,
         config: MailTriggerConfig {
-            flow_id,
-            flow_version,
+            target,
             owner: owner_of(&caller),
+            owner_key_id: Some(caller.key.record.token_id.clone()),
             senders,
             mailbox,
             input,
             tools_allowed_unattended: tools,
             label,
+            rate_limit_per_minute,
         },
         status: TriggerStatus::Active,
         status_reason: None,
@@ -433,7 +533,10 @@ async fn list(
             tenant: caller.tenant.clone(),
             // Other values are ignored, as the reference's lists do.
             status: params.last("status").and_then(TriggerStatus::parse),
-            project_id: params.non_empty("projectId").map(str::to_ascii_lowercase),
+            project_id: listed_project(
+                &caller,
+                params.non_empty("projectId").map(str::to_ascii_lowercase),
+            ),
             after,
             limit: limit + 1,
         })
@@ -454,17 +557,25 @@ async fn list(
     )))
 }
 
-/// The live trigger `id` of the caller's tenant.
-async fn find(triggers: &MailTriggers, tenant: &str, id: &str) -> Result<MailTrigger, ApiError> {
+/// The live trigger `id` of the caller's tenant, within its key's project (`action`:
+/// `read` or `write`, what a refusal names).
+async fn find(
+    triggers: &MailTriggers,
+    caller: &KeyHolder,
+    id: &str,
+    action: &str,
+) -> Result<MailTrigger, ApiError> {
     let Ok(uuid) = uuid::Uuid::parse_str(id) else {
         return Err(not_found(id));
     };
-    triggers
+    let t = triggers
         .0
-        .get(tenant, &uuid.hyphenated().to_string())
+        .get(&caller.tenant, &uuid.hyphenated().to_string())
         .await
         .map_err(|e| ApiError::internal(&e))?
-        .ok_or_else(|| not_found(id))
+        .ok_or_else(|| not_found(id))?;
+    reaches(caller, &t.project_id, action)?;
+    Ok(t)
 }
 
 async fn get_one(
@@ -474,7 +585,7 @@ async fn get_one(
 ) -> Result<Json<Value>, ApiError> {
     require_admin(&caller)?;
     Ok(Json(trigger_json(
-        &find(&triggers, &caller.tenant, &id).await?,
+        &find(&triggers, &caller, &id, "read").await?,
     )))
 }
 
@@ -487,25 +598,53 @@ async fn patch(
     JsonObject(body): JsonObject,
 ) -> Result<Json<Value>, ApiError> {
     require_admin(&caller)?;
-    let mut t = find(&triggers, &caller.tenant, &id).await?;
+    let mut t = find(&triggers, &caller, &id, "write").await?;
     if body.contains_key("address") {
         t.address = address_of(body.get("address"), "address")?;
     }
-    if body.contains_key("flowId") {
-        return Err(bad(
-            "flowId",
-            "`flowId` never changes: register another trigger for another flow",
-        ));
+    for field in ["flowId", "agentId"] {
+        if body.contains_key(field) {
+            return Err(bad(
+                field,
+                format!("`{field}` never changes: register another trigger to run something else"),
+            ));
+        }
     }
-    if body.contains_key("flowVersion") {
-        t.config.flow_version = text_of(&body, "flowVersion")?;
-        check_flow(
-            &state,
-            &caller.tenant,
-            &t.config.flow_id,
-            &t.config.flow_version,
-        )
-        .await?;
+    let version = match (
+        &mut t.config.target,
+        body.contains_key("flowVersion"),
+        body.contains_key("agentVersion"),
+    ) {
+        (MailTarget::Flow { flow_version, .. }, true, false) => {
+            *flow_version = text_of(&body, "flowVersion")?;
+            true
+        }
+        (MailTarget::Agent { agent_version, .. }, false, true) => {
+            *agent_version = match body.get("agentVersion") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(text_of(&body, "agentVersion")?),
+            };
+            true
+        }
+        (_, false, false) => false,
+        (MailTarget::Flow { .. }, _, _) => {
+            return Err(bad(
+                "agentVersion",
+                "This trigger runs a flow: change its `flowVersion`",
+            ));
+        }
+        (MailTarget::Agent { .. }, _, _) => {
+            return Err(bad(
+                "flowVersion",
+                "This trigger runs an agent: change its `agentVersion`",
+            ));
+        }
+    };
+    if version {
+        check_target(&state, &caller, &t.config.target).await?;
+    }
+    if let Some(rate) = rate_of(&body)? {
+        t.config.rate_limit_per_minute = rate;
     }
     if let Some(s) = body.get("senders") {
         t.config.senders = senders_of(s)?;
@@ -526,7 +665,7 @@ async fn patch(
         let p = p
             .as_str()
             .ok_or_else(|| bad("projectId", "`projectId` must be a project id (a UUID)"))?;
-        t.project_id = projects.check(&caller.tenant, Some(p)).await?;
+        t.project_id = new_trigger_project(&projects, &caller, Some(p)).await?;
     }
     t.updated_at = kindgi_runtime::record::now_millis();
     write(&triggers, &t, &id).await?;
@@ -553,7 +692,7 @@ async fn set_status(
     to: TriggerStatus,
 ) -> Result<Json<Value>, ApiError> {
     require_admin(caller)?;
-    let mut t = find(triggers, &caller.tenant, id).await?;
+    let mut t = find(triggers, caller, id, "write").await?;
     if t.status == to {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -594,7 +733,7 @@ async fn unregister(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     require_admin(&caller)?;
-    let t = find(&triggers, &caller.tenant, &id).await?;
+    let t = find(&triggers, &caller, &id, "write").await?;
     let now = kindgi_runtime::record::now_millis();
     if !triggers
         .0
@@ -616,7 +755,7 @@ async fn fires(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     require_admin(&caller)?;
-    let t = find(&triggers, &caller.tenant, &id).await?;
+    let t = find(&triggers, &caller, &id, "read").await?;
     let params = QueryString::bounded(raw.as_deref())?;
     let limit = clamp_limit(params.last("limit"));
     let before = decode_cursor::<Cursor>(params.last("cursor"))?.map(|c| (c.at, c.id));

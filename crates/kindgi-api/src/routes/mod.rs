@@ -42,6 +42,7 @@ pub mod service_accounts;
 pub mod tenant;
 pub mod tokens;
 pub mod tools;
+pub mod trigger_access;
 pub mod unattended;
 pub mod values;
 pub mod waits;

@@ -22,6 +22,7 @@ use axum::extract::{FromRef, Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use kindgi_core::definition::DefinitionKind;
 use kindgi_core::now_millis;
 use kindgi_core::ports::ScheduleQuery;
 use kindgi_core::schedule::{CatchUp, Overlap, ScheduleRecord, ScheduleTarget};
@@ -35,6 +36,7 @@ use super::schedules_wire::{
     Policies, check_agent_input, config_of, cron_of, default_deadline, fire_json, invalid_config,
     names_target, policies_of, record_json, target_of, timezone_of,
 };
+use super::trigger_access::{check_executes, listed_project, new_trigger_project, reaches};
 use super::unattended::tools_allowed_unattended;
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
@@ -71,27 +73,53 @@ fn internal(e: &dyn std::fmt::Display) -> ApiError {
     ApiError::internal(e)
 }
 
-/// The live schedule `id` of the caller's tenant.
-async fn load(state: &AppState, caller: &KeyHolder, id: &str) -> Result<ScheduleRecord, ApiError> {
+/// The live schedule `id` of the caller's tenant, within its key's project (`action`:
+/// `read` or `write`, what a refusal names).
+async fn load_for(
+    state: &AppState,
+    caller: &KeyHolder,
+    id: &str,
+    action: &str,
+) -> Result<ScheduleRecord, ApiError> {
     let Ok(uuid) = uuid::Uuid::parse_str(id) else {
         return Err(not_found(id));
     };
-    state
+    let s = state
         .schedules
         .store()
         .get(&caller.tenant, &uuid.hyphenated().to_string())
         .await
         .map_err(|e| internal(&e))?
-        .ok_or_else(|| not_found(id))
+        .ok_or_else(|| not_found(id))?;
+    reaches(caller, &s.project_id, action)?;
+    Ok(s)
+}
+
+/// [`load_for`] a change.
+async fn load(state: &AppState, caller: &KeyHolder, id: &str) -> Result<ScheduleRecord, ApiError> {
+    load_for(state, caller, id, "write").await
 }
 
 /// `404 flow-not-found` / `agent-not-found` (as `POST /v1/runs` words them) when the target
-/// is not registered.
+/// is not registered; `403 permission-denied` when the caller's key may not run it
+/// ([`check_executes`]).
 async fn check_target(
     state: &AppState,
-    tenant: &str,
+    caller: &KeyHolder,
     target: &ScheduleTarget,
 ) -> Result<(), ApiError> {
+    let (kind, id, version) = match target {
+        ScheduleTarget::Flow {
+            flow_id,
+            flow_version,
+        } => (DefinitionKind::Flow, flow_id, Some(flow_version.as_str())),
+        ScheduleTarget::Agent {
+            agent_id,
+            agent_version,
+        } => (DefinitionKind::Agent, agent_id, agent_version.as_deref()),
+    };
+    check_executes(state, caller, kind, id, version).await?;
+    let tenant = caller.tenant.as_str();
     let defs = state.runtime.definitions();
     let missing = match target {
         ScheduleTarget::Flow {
@@ -207,15 +235,18 @@ async fn register(
         label,
     } = policies_of(&body)?;
     let tools = tools_allowed_unattended(&caller, &body)?.unwrap_or_default();
-    let project_id = Projects::from_ref(&state)
-        .check(&caller.tenant, opt_str(&body, "projectId", 100)?)
-        .await?;
+    let project_id = new_trigger_project(
+        &Projects::from_ref(&state),
+        &caller,
+        opt_str(&body, "projectId", 100)?,
+    )
+    .await?;
     let now = now_millis();
     let spec = state
         .schedules
         .check(&cron, timezone.as_deref(), now)
         .map_err(|e| invalid_config(&e))?;
-    check_target(&state, &caller.tenant, &target).await?;
+    check_target(&state, &caller, &target).await?;
     let (owner, owner_key_id) = owner_of(&state, &caller, &body).await?;
     let record = ScheduleRecord {
         id: uuid::Uuid::new_v4().to_string(),
@@ -278,6 +309,7 @@ async fn list(
             }
         },
     };
+    let project_id = listed_project(&caller, project_id);
     let limit = clamp_limit(params.last("limit"));
     let after = decode_cursor::<PageCursor>(params.last("cursor"))?.map(|c| (c.at, c.id));
     let mut rows = state
@@ -324,7 +356,7 @@ async fn get_one(
                 })?,
         ),
     };
-    let s = load(&state, &caller, &id).await?;
+    let s = load_for(&state, &caller, &id, "read").await?;
     let times = match upcoming {
         None => None,
         Some(n) => {
@@ -408,7 +440,7 @@ async fn update(
     let s = load(&state, &caller, &id).await?;
     let (s, retarget) = patched(&state, &caller, s, &body, now_millis())?;
     if retarget {
-        check_target(&state, &caller.tenant, &s.target).await?;
+        check_target(&state, &caller, &s.target).await?;
     }
     save(&state, &s, &id).await?;
     Ok(Json(record_json(&s, None)))
@@ -507,7 +539,7 @@ async fn fires(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let params = QueryString::bounded(raw.as_deref())?;
-    let s = load(&state, &caller, &id).await?;
+    let s = load_for(&state, &caller, &id, "read").await?;
     let limit = clamp_limit(params.last("limit"));
     let after = decode_cursor::<PageCursor>(params.last("cursor"))?.map(|c| (c.at, c.id));
     let mut rows = state

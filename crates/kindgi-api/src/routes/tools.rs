@@ -58,13 +58,6 @@ const WIRE_KEYS: &[&str] = &[
     "secretScopes",
 ];
 
-/// Secret names that are a model provider's key, with the provider: a tool never gets one.
-pub const PROVIDER_KEYS: &[(&str, &str)] = &[
-    ("KINDGI_MODEL_API_KEY", "kindgi-model"),
-    ("OPENAI_API_KEY", "openai"),
-    ("ANTHROPIC_API_KEY", "anthropic"),
-];
-
 /// The tool routes, to be merged into the `/v1` router.
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -199,14 +192,10 @@ fn reserved_metadata(manifest: &Map<String, Value>) -> Result<(), ApiError> {
 /// `400 provider-key-refused` when the manifest names a model provider's key.
 fn refuse_provider_keys(manifest: &Map<String, Value>) -> Result<(), ApiError> {
     for name in secret_binding::tool_secrets(manifest) {
-        if let Some((_, provider)) = PROVIDER_KEYS.iter().find(|(k, _)| *k == name) {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "provider-key-refused",
-                format!("`{name}` is the key of model provider \"{provider}\": a tool never gets a model provider's key. If it needs to call a model itself, store the key under its own name (the same value is fine) and use that name"),
-            )
-            .with_details(json!({"secret": name, "providerId": provider})));
-        }
+        secret_binding::refuse_provider_key(
+            &name,
+            "a tool never gets a model provider's key. If it needs to call a model itself, store the key under its own name (the same value is fine) and use that name",
+        )?;
     }
     Ok(())
 }

@@ -27,6 +27,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use kindgi_core::definition::DefinitionKind;
 use kindgi_core::ports::{FireQuery, WebhookQuery, WebhookStore};
 use kindgi_core::trigger::{OwnerKind, TriggerOwner, TriggerStatus};
 use kindgi_core::webhook::{
@@ -42,7 +43,9 @@ use serde_json::{Map, Value, json};
 
 use super::hooks_verify::generate_secret;
 use super::key_holder::{KeyHolder, denied, iso};
+use super::secret_binding::refuse_provider_key;
 use super::secrets::name_refusal;
+use super::trigger_access::{check_executes, listed_project, new_trigger_project, reaches};
 use super::unattended::tools_allowed_unattended;
 use super::values::{key_problem, store_for};
 use super::webhooks_wire::{
@@ -80,6 +83,9 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/webhooks/{trigger_id}/owner", post(take_over))
         .route("/v1/webhooks/{trigger_id}/fires", get(fires))
 }
+
+/// Why `hmacSecretName` is never a model provider's key (`400 provider-key-refused`).
+const PROVIDER_KEY_RULE: &str = "a webhook trigger's signing secret is never a model provider's key (the receiver would read it to check senders). Store the signing secret under its own name and name that";
 
 fn now() -> i64 {
     kindgi_runtime::record::now_millis()
@@ -266,6 +272,7 @@ async fn new_trigger(
     if let Some(refusal) = name_refusal(&hmac_secret_name) {
         return Err(refusal);
     }
+    refuse_provider_key(&hmac_secret_name, PROVIDER_KEY_RULE)?;
     let project_id = match body.get("projectId") {
         None => None,
         Some(Value::String(p)) => Some(p.as_str()),
@@ -276,13 +283,21 @@ async fn new_trigger(
             ));
         }
     };
-    let project_id = projects.check(&caller.tenant, project_id).await?;
+    let project_id = new_trigger_project(projects, caller, project_id).await?;
     let parsed: Settings = settings(body, false)?;
     let tools = tools_allowed_unattended(caller, body)?.unwrap_or_default();
-    let owner = match run_as(state, caller, body).await? {
-        Some(o) => o,
-        None => owner_of(caller),
+    let (owner, owner_key_id) = match run_as(state, caller, body).await? {
+        Some(o) => (o, None),
+        None => (owner_of(caller), Some(caller.key.record.token_id.clone())),
     };
+    check_executes(
+        state,
+        caller,
+        DefinitionKind::Flow,
+        &flow_id,
+        Some(&flow_version),
+    )
+    .await?;
     check_flow(&state.runtime, &caller.tenant, &flow_id, &flow_version).await?;
     let at = now();
     let mut t = WebhookTrigger {
@@ -293,6 +308,7 @@ async fn new_trigger(
         flow_id,
         flow_version,
         owner,
+        owner_key_id,
         input: None,
         hmac_secret_name,
         hmac_secret_scope: None,
@@ -402,6 +418,7 @@ async fn list(
             ));
         }
     };
+    let project_id = listed_project(&caller, project_id);
     let before = decode_cursor::<Position>(q.last("cursor"))?.map(|p| (p.created_at, p.id));
     let mut rows = triggers
         .0
@@ -431,11 +448,13 @@ async fn list(
 }
 
 /// The caller's live trigger `id` (`404 trigger-not-found` for a non-UUID, another
-/// tenant's, or an unregistered one).
-async fn live(
+/// tenant's, or an unregistered one), within its key's project (`action`: `read` or `write`,
+/// what a refusal names).
+async fn live_for(
     triggers: &Triggers,
     caller: &KeyHolder,
     id: &str,
+    action: &str,
 ) -> Result<WebhookTrigger, ApiError> {
     let Ok(uuid) = uuid::Uuid::parse_str(id) else {
         return Err(trigger_not_found(id));
@@ -446,9 +465,21 @@ async fn live(
         .await
         .map_err(store_failed)?
     {
-        Some(t) if t.unregistered_at.is_none() => Ok(t),
+        Some(t) if t.unregistered_at.is_none() => {
+            reaches(caller, &t.project_id, action)?;
+            Ok(t)
+        }
         _ => Err(trigger_not_found(id)),
     }
+}
+
+/// [`live_for`] a change.
+async fn live(
+    triggers: &Triggers,
+    caller: &KeyHolder,
+    id: &str,
+) -> Result<WebhookTrigger, ApiError> {
+    live_for(triggers, caller, id, "write").await
 }
 
 async fn read(
@@ -457,7 +488,7 @@ async fn read(
     caller: KeyHolder,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let t = live(&triggers, &caller, &id).await?;
+    let t = live_for(&triggers, &caller, &id, "read").await?;
     Ok(answer(&state, &t))
 }
 
@@ -481,6 +512,14 @@ async fn update(
     }
     if body.contains_key("flowVersion") {
         let version = required_string(&body, "flowVersion")?;
+        check_executes(
+            &state,
+            &caller,
+            DefinitionKind::Flow,
+            &t.flow_id,
+            Some(&version),
+        )
+        .await?;
         check_flow(&state.runtime, &t.tenant, &t.flow_id, &version).await?;
         t.flow_version = version;
     }
@@ -489,6 +528,7 @@ async fn update(
         if let Some(refusal) = name_refusal(&name) {
             return Err(refusal);
         }
+        refuse_provider_key(&name, PROVIDER_KEY_RULE)?;
         // Naming the secret again records where it is read now.
         t.hmac_secret_scope = secret_scope(&state, &t.tenant, &t.project_id, &name).await?;
         t.hmac_secret_name = name;
@@ -587,9 +627,9 @@ async fn take_over(
             "not-project-admin",
         ));
     }
-    t.owner = match run_as(&state, &caller, &body).await? {
-        Some(o) => o,
-        None => owner_of(&caller),
+    (t.owner, t.owner_key_id) = match run_as(&state, &caller, &body).await? {
+        Some(o) => (o, None),
+        None => (owner_of(&caller), Some(caller.key.record.token_id.clone())),
     };
     t.updated_at = now();
     if !triggers.0.update(&t).await.map_err(store_failed)? {
@@ -611,7 +651,7 @@ async fn fires(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    let t = live(&triggers, &caller, &id).await?;
+    let t = live_for(&triggers, &caller, &id, "read").await?;
     let q = QueryString::bounded(raw.as_deref())?;
     let limit = clamp_limit(q.last("limit"));
     let before = decode_cursor::<FirePosition>(q.last("cursor"))?.map(|p| (p.fired_at, p.id));

@@ -45,7 +45,7 @@ use crate::wait_store::WaitStore;
 pub use crate::engine::shared::{DEFAULT_TENANT, RuntimeConfig, agent_turn_flow};
 pub use builder::RuntimeBuilder;
 pub use error::{LookupError, RuntimeError};
-pub use start::RunOptions;
+pub use start::{RunOptions, run_id_for_key};
 
 /// The runtime. Cheap to clone; must be used inside a tokio runtime.
 #[derive(Clone)]

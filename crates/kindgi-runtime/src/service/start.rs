@@ -27,6 +27,22 @@ pub struct RunOptions {
     /// Recorded on the run as given (project, segments, trace, `startedBy`, trigger…);
     /// `agent` is set by [`Runtime::start_agent_turn`].
     pub meta: RunMeta,
+    /// The run idempotency key (platform-api.md §1.5: `fire:<fireId>` for a trigger's fire;
+    /// the reference allows 255 characters): a second start under the same key in the
+    /// tenant starts nothing and answers the first run. The key fixes the run's id
+    /// ([`run_id_for_key`]), so the run store's primary key is what makes it one run, across
+    /// replicas and retries.
+    pub idempotency_key: Option<String>,
+}
+
+/// The namespace of [`run_id_for_key`]'s UUIDv5s.
+const RUN_KEY_NAMESPACE: uuid::Uuid =
+    uuid::Uuid::from_u128(0x6b1d_4f0e_93a2_4c57_8e1b_2f64_d0c3_a915);
+
+/// The id of the run `tenant` starts under idempotency key `key`: a UUIDv5 of both, so
+/// every start under the key names the same run.
+pub fn run_id_for_key(tenant: &str, key: &str) -> String {
+    uuid::Uuid::new_v5(&RUN_KEY_NAMESPACE, format!("{tenant}\n{key}").as_bytes()).to_string()
 }
 
 impl Runtime {
@@ -126,12 +142,17 @@ impl Runtime {
         options: &RunOptions,
     ) -> RunRecord {
         let now = format_millis(now_millis());
+        let tenant = options
+            .tenant_id
+            .clone()
+            .unwrap_or_else(|| self.shared.config.default_tenant.clone());
+        let id = match &options.idempotency_key {
+            Some(key) => run_id_for_key(&tenant, key),
+            None => uuid::Uuid::new_v4().to_string(),
+        };
         RunRecord {
-            id: uuid::Uuid::new_v4().to_string(),
-            tenant_id: options
-                .tenant_id
-                .clone()
-                .unwrap_or_else(|| self.shared.config.default_tenant.clone()),
+            id,
+            tenant_id: tenant,
             flow_id: flow_id.to_owned(),
             flow_version: flow_version.to_owned(),
             status: RunStatus::Pending,
@@ -151,19 +172,57 @@ impl Runtime {
         }
     }
 
-    /// Stores a new run and starts executing it (waiting for it when `options.wait`).
+    /// Stores a new run and starts executing it (waiting for it when `options.wait`). Under
+    /// an idempotency key, a run already stored under it is answered instead, started by
+    /// nobody again.
     async fn launch(
         &self,
         run: RunRecord,
         options: &RunOptions,
     ) -> Result<RunRecord, RuntimeError> {
-        self.shared.store.insert_run(&run).await?;
         let id = run.id.clone();
+        if options.idempotency_key.is_some() {
+            if let Some(first) = self.keyed_run(&run).await? {
+                return self.answer_existing(first, options).await;
+            }
+            if let Err(e) = self.shared.store.insert_run(&run).await {
+                // Lost a race with another start under the key: its run is the answer.
+                return match self.keyed_run(&run).await? {
+                    Some(first) => self.answer_existing(first, options).await,
+                    None => Err(e.into()),
+                };
+            }
+        } else {
+            self.shared.store.insert_run(&run).await?;
+        }
         self.spawn(run.clone(), options.max_parallelism);
         if options.wait {
             return self.wait_for_run(&id).await;
         }
         Ok(run)
+    }
+
+    /// The run already stored with `run`'s (key-derived) id in its tenant.
+    async fn keyed_run(&self, run: &RunRecord) -> Result<Option<RunRecord>, RuntimeError> {
+        Ok(self
+            .shared
+            .store
+            .get_run(&run.id)
+            .await?
+            .filter(|r| r.tenant_id == run.tenant_id))
+    }
+
+    /// The first run of an idempotency key, as a start answers it.
+    async fn answer_existing(
+        &self,
+        first: RunRecord,
+        options: &RunOptions,
+    ) -> Result<RunRecord, RuntimeError> {
+        tracing::info!(run_id = %first.id, "run start deduplicated by its idempotency key");
+        if options.wait {
+            return self.wait_for_run(&first.id).await;
+        }
+        Ok(first)
     }
 
     pub(crate) fn spawn(&self, run: RunRecord, max_parallelism: Option<u32>) {

@@ -367,6 +367,7 @@ impl Schedules {
                 },
                 ..Default::default()
             },
+            idempotency_key: Some(format!("fire:{}", fire.id)),
             ..Default::default()
         };
         let input = s.input.clone().unwrap_or_else(|| serde_json::json!({}));

@@ -1,0 +1,92 @@
+//! What a key limited to a project (`POST /v1/tokens {projectId}`, platform-api.md §1.2) may
+//! do with triggers — schedules (§8), webhook triggers (§9.1) and mail triggers: a new trigger
+//! goes in the key's project when the body names none (as a run it starts does,
+//! [`crate::runs`]); a list shows that project's triggers only; and a trigger of another
+//! project is refused as the official authorizer refuses it, `403 permission-denied`
+//! ``Permission denied: the API key is limited to project <id>`` ([`outside`]), as is a flow
+//! or agent it would run that is registered in another project ([`check_executes`]: the key
+//! has no `execute` on it). A body or query naming another project never gets here: the
+//! key-project middleware answers it (`403 key-project-mismatch`, [`crate::key_project`]).
+
+use kindgi_core::definition::DefinitionKind;
+use kindgi_store::definitions::Latest;
+
+use super::key_holder::KeyHolder;
+use crate::error::ApiError;
+use crate::key_project::outside;
+use crate::projects::Projects;
+use crate::state::AppState;
+
+/// The project a new trigger goes in: the one the body names, else the caller's key's, else
+/// the tenant's Default — one of the tenant's (`404 project-not-found` otherwise) that the
+/// key reaches.
+pub async fn new_trigger_project(
+    projects: &Projects,
+    caller: &KeyHolder,
+    named: Option<&str>,
+) -> Result<String, ApiError> {
+    let named = named.or(caller.key.record.project_id.as_deref());
+    let project = projects.check(&caller.tenant, named).await?;
+    reaches(caller, &project, "write")?;
+    Ok(project)
+}
+
+/// `Ok` unless the caller's key is limited to a project other than `project`; `action`
+/// (`read`, `write`) names what was refused.
+pub fn reaches(caller: &KeyHolder, project: &str, action: &str) -> Result<(), ApiError> {
+    match &caller.key.record.project_id {
+        Some(limit) if !limit.eq_ignore_ascii_case(project) => {
+            Err(outside(limit, action, &format!("project:{project}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The project a list is limited to: the one the query names (the middleware refused
+/// another than the key's), else the key's.
+pub fn listed_project(caller: &KeyHolder, named: Option<String>) -> Option<String> {
+    named.or_else(|| {
+        caller
+            .key
+            .record
+            .project_id
+            .as_ref()
+            .map(|p| p.to_ascii_lowercase())
+    })
+}
+
+/// `403 permission-denied` (action `execute`, resource `flow:<id>` / `agent:<id>`) when the
+/// caller's key is limited to a project and what a trigger would run is registered through the
+/// API in another one (as reading it is refused, [`super::registry::check_item`]). What a pack
+/// or the host put in belongs to no project: every key reaches it.
+pub async fn check_executes(
+    state: &AppState,
+    caller: &KeyHolder,
+    kind: DefinitionKind,
+    id: &str,
+    version: Option<&str>,
+) -> Result<(), ApiError> {
+    let Some(limit) = &caller.key.record.project_id else {
+        return Ok(());
+    };
+    let record = match version {
+        Some(v) => {
+            state
+                .definitions
+                .get_version(&caller.tenant, kind, id, v)
+                .await?
+        }
+        None => match state.definitions.latest(&caller.tenant, kind, id).await? {
+            Latest::Active(r) | Latest::Gone(r) => Some(r),
+            Latest::NotFound => None,
+        },
+    };
+    match record.and_then(|r| r.project_id) {
+        Some(p) if !p.eq_ignore_ascii_case(limit) => Err(outside(
+            limit,
+            "execute",
+            &format!("{}:{id}", kind.as_str()),
+        )),
+        _ => Ok(()),
+    }
+}
