@@ -364,6 +364,7 @@ impl ModelRouter {
             api_key: api_key.clone(),
             model,
             max_output_tokens: max_output_tokens(reg, model),
+            send_traceparent: reg.send_traceparent,
             egress: self.egress.clone(),
         };
         let client = adapters::connect(&connection).map_err(|e| unusable(e.to_string()))?;

@@ -76,6 +76,7 @@ fn connect(adapter: &str, config: Value) -> Arc<dyn ModelProvider> {
         api_key: Some("sk-test-key".into()),
         model: "model-x",
         max_output_tokens: Some(512),
+        send_traceparent: false,
         egress: EgressPolicy::open(),
     })
     .unwrap()
@@ -92,6 +93,7 @@ fn request() -> ModelRequest {
         }],
         temperature: Some(0.2),
         max_output_tokens: None,
+        traceparent: None,
     }
 }
 

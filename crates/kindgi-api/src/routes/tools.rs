@@ -59,11 +59,7 @@ const WIRE_KEYS: &[&str] = &[
 ];
 
 /// Secret names that are a model provider's key, with the provider: a tool never gets one.
-pub const PROVIDER_KEYS: &[(&str, &str)] = &[
-    ("KINDGI_MODEL_API_KEY", "kindgi-model"),
-    ("OPENAI_API_KEY", "openai"),
-    ("ANTHROPIC_API_KEY", "anthropic"),
-];
+pub use super::providers_keys::PROVIDER_KEYS;
 
 /// The tool routes, to be merged into the `/v1` router.
 pub fn routes() -> Router<AppState> {
@@ -260,6 +256,13 @@ async fn register(
     })?;
     reserved_metadata(&checked)?;
     refuse_provider_keys(&checked)?;
+    super::providers_keys::refuse(
+        &state,
+        &caller.tenant,
+        &secret_binding::tool_secrets(&checked),
+        "a tool",
+    )
+    .await?;
     secret_binding::require(
         &caller,
         &secret_binding::tool_secrets(&checked),

@@ -266,6 +266,13 @@ async fn new_trigger(
     if let Some(refusal) = name_refusal(&hmac_secret_name) {
         return Err(refusal);
     }
+    super::providers_keys::refuse(
+        state,
+        &caller.tenant,
+        std::slice::from_ref(&hmac_secret_name),
+        "a webhook trigger",
+    )
+    .await?;
     let project_id = match body.get("projectId") {
         None => None,
         Some(Value::String(p)) => Some(p.as_str()),
@@ -489,6 +496,13 @@ async fn update(
         if let Some(refusal) = name_refusal(&name) {
             return Err(refusal);
         }
+        super::providers_keys::refuse(
+            &state,
+            &t.tenant,
+            std::slice::from_ref(&name),
+            "a webhook trigger",
+        )
+        .await?;
         // Naming the secret again records where it is read now.
         t.hmac_secret_scope = secret_scope(&state, &t.tenant, &t.project_id, &name).await?;
         t.hmac_secret_name = name;

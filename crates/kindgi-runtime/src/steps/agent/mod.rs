@@ -195,6 +195,8 @@ pub(crate) async fn run_agent_step(
         let request = ModelRequest {
             messages: messages.clone(),
             tools: offered.clone(),
+            // Sent only to a provider registered with `send_traceparent`.
+            traceparent: (ctx.run.meta.trace_id.as_deref()).and_then(crate::model::traceparent_for),
             ..Default::default()
         };
         let provider = provider.clone();
