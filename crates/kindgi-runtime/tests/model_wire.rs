@@ -134,6 +134,7 @@ fn connect(adapter: &str, config: Value, model: &str) -> Arc<dyn ModelProvider> 
         model,
         max_output_tokens: None,
         send_traceparent: false,
+        sampling: true,
         egress: EgressPolicy::open(),
     })
     .unwrap()
@@ -601,6 +602,7 @@ async fn chat_completions_for_a_compatible_server_streams_tool_calls() {
         model: "llama3",
         max_output_tokens: Some(256),
         send_traceparent: false,
+        sampling: true,
         egress: EgressPolicy::open(),
     })
     .unwrap();
@@ -809,6 +811,7 @@ async fn a_closed_egress_policy_keeps_a_base_url_off_loopback() {
         model: "c",
         max_output_tokens: None,
         send_traceparent: false,
+        sampling: true,
         egress: EgressPolicy::public_only([]),
     })
     .unwrap();
@@ -828,6 +831,7 @@ async fn a_closed_egress_policy_keeps_a_base_url_off_loopback() {
         model: "g",
         max_output_tokens: None,
         send_traceparent: false,
+        sampling: true,
         egress: EgressPolicy::public_only([]),
     })
     .unwrap();
@@ -868,6 +872,7 @@ fn connect_traced(adapter: &str, config: Value, model: &str, send: bool) -> Arc<
         model,
         max_output_tokens: None,
         send_traceparent: send,
+        sampling: true,
         egress: EgressPolicy::open(),
     })
     .unwrap()
@@ -943,4 +948,80 @@ async fn send_traceparent_sends_the_header_on_every_wire_and_only_when_registere
         kindgi_runtime::model::traceparent_for(&"0".repeat(32)),
         None
     );
+}
+
+// ----- sampling: false --------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_model_without_sampling_gets_no_temperature_and_the_answer_says_so() {
+    let chat = json!({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]});
+    let text = json!([{"type": "message", "id": "m", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": "ok", "annotations": []}]}]);
+    // Where each wire puts the temperature.
+    let wires = [
+        (
+            adapters::GEMINI,
+            json!({}),
+            ok(gemini_answer(json!([{"text": "ok"}]), "STOP")),
+            "/generationConfig/temperature",
+        ),
+        (
+            adapters::OPENAI_COMPAT,
+            json!({"api": "responses"}),
+            ok(response_object(text, None)),
+            "/temperature",
+        ),
+        (
+            adapters::OPENAI_COMPAT,
+            json!({"api": "chat-completions"}),
+            ok(chat),
+            "/temperature",
+        ),
+    ];
+    for (adapter, extra, reply, at) in wires {
+        let (base, fake) = serve(vec![reply]).await;
+        let mut config: Map<String, Value> = serde_json::from_value(extra.clone()).unwrap();
+        config.insert("baseUrl".into(), json!(base));
+        let mut request = first_request();
+        request.temperature = Some(0.25);
+        for sampling in [true, false] {
+            let p = adapters::connect(&Connection {
+                provider_id: "prov-1",
+                adapter_id: adapter,
+                config: &config,
+                api_key: None,
+                model: "m",
+                max_output_tokens: None,
+                send_traceparent: false,
+                sampling,
+                egress: EgressPolicy::open(),
+            })
+            .unwrap();
+            let answer = p.invoke(request.clone()).await.unwrap();
+            let warned = answer.warnings.iter().any(|w| w == "sampling-unsupported");
+            assert_eq!(
+                warned, !sampling,
+                "{adapter} {extra}: {:?}",
+                answer.warnings
+            );
+            // Without a temperature in the request there is nothing to warn about.
+            let plain = p.invoke(first_request()).await.unwrap();
+            assert!(plain.warnings.is_empty(), "{adapter} {extra}");
+        }
+        let bodies = fake.bodies();
+        assert_eq!(bodies.len(), 4, "{adapter} {extra}");
+        assert_eq!(
+            bodies[0].pointer(at),
+            Some(&json!(0.25)),
+            "{adapter} {extra}: {}",
+            bodies[0]
+        );
+        assert_eq!(
+            bodies[2].pointer(at),
+            None,
+            "{adapter} {extra}: {}",
+            bodies[2]
+        );
+    }
 }

@@ -77,6 +77,7 @@ fn connect(adapter: &str, config: Value) -> Arc<dyn ModelProvider> {
         model: "model-x",
         max_output_tokens: Some(512),
         send_traceparent: false,
+        sampling: true,
         egress: EgressPolicy::open(),
     })
     .unwrap()

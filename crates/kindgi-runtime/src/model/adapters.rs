@@ -70,6 +70,9 @@ pub struct Connection<'a> {
     /// The registration's `send_traceparent`: each request's `traceparent` goes out as a
     /// header.
     pub send_traceparent: bool,
+    /// `metadata.models[i].sampling` (absent: `true`). `false`: calls go without a
+    /// `temperature` and say so ([`super::sampling`]).
+    pub sampling: bool,
     /// Which addresses the client may reach (a tenant's base URL never reaches private
     /// addresses on a shared server unless the operator allows them).
     pub egress: kindgi_tools::egress::EgressPolicy,
@@ -179,7 +182,7 @@ pub fn connect(c: &Connection<'_>) -> Result<Arc<dyn ModelProvider>, ModelError>
     .with_retries(attempts, super::retry::DEFAULT_BASE)
     .with_max_output_tokens(c.max_output_tokens)
     .with_send_traceparent(c.send_traceparent);
-    Ok(match c.adapter_id {
+    let client: Arc<dyn ModelProvider> = match c.adapter_id {
         ANTHROPIC => Arc::new(super::anthropic::AnthropicProvider::new(endpoint)),
         GEMINI => Arc::new(super::gemini::GeminiProvider::new(endpoint)),
         _ if openai_api(c.config, base) == "responses" => {
@@ -193,5 +196,10 @@ pub fn connect(c: &Connection<'_>) -> Result<Arc<dyn ModelProvider>, ModelError>
                 .with_max_output_tokens(c.max_output_tokens)
                 .with_send_traceparent(c.send_traceparent),
         ),
+    };
+    Ok(if c.sampling {
+        client
+    } else {
+        Arc::new(super::sampling::WithoutSampling(client))
     })
 }

@@ -1,7 +1,8 @@
 //! Model providers for agent steps: the [`ModelProvider`] trait, the wire clients of the
 //! model adapters ([`adapters`]: OpenAI Chat Completions [`openai`] and Responses
 //! [`responses`], Anthropic Messages [`anthropic`], Google Gemini [`gemini`]), what they
-//! share ([`wire`] HTTP, [`retry`] rule, [`sse`] streams) and the dev stand-in
+//! share ([`wire`] HTTP, [`retry`] rule, [`sse`] streams, [`sampling`] for models without
+//! sampling settings) and the dev stand-in
 //! ([`dev_echo::DevEcho`]), which is not a model.
 //!
 //! [`from_env`] picks the provider: the OpenAI-compatible client when `KINDGI_MODEL` is set
@@ -14,6 +15,7 @@ pub mod gemini;
 pub mod openai;
 pub mod responses;
 pub mod retry;
+pub mod sampling;
 pub mod sse;
 pub mod wire;
 

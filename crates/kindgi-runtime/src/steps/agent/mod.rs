@@ -119,6 +119,7 @@ fn turn_warning(code: &str) -> Value {
             .trim_start_matches('\u{26a0}')
             .trim_start(),
         crate::model_router::FALLBACK_WARNING_CODE => crate::model_router::FALLBACK_WARNING,
+        crate::model::sampling::WARNING_CODE => crate::model::sampling::WARNING,
         other => other,
     };
     json!({"code": code, "message": message})
