@@ -517,6 +517,212 @@ async fn an_agent_turn_calls_the_registered_provider_on_postgres() {
     an_agent_turn_calls_the_registered_provider(DatabaseKind::Postgres).await;
 }
 
+/// `POST /v1/runs` for `agent`, with an incoming `traceparent` when given.
+async fn run_traced(s: &Server, agent: &str, traceparent: Option<&str>) -> Value {
+    let mut r = s
+        .http
+        .post(format!("{}/v1/runs", s.url))
+        .bearer_auth(&s.acme)
+        .json(&json!({"agent": agent, "input": {"userMessage": "hi"}}));
+    if let Some(tp) = traceparent {
+        r = r.header("traceparent", tp);
+    }
+    let r = r.send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let run: Value = r.json().await.unwrap();
+    assert_eq!(run["status"], "completed", "{run}");
+    run
+}
+
+async fn send_traceparent_carries_the_runs_trace(kind: DatabaseKind) {
+    let traced = AgentSpec::from_value(json!({
+        "id": "acme.traced", "version": "1.0.0", "instructions": "Answer.", "preferredProvider": "traced"
+    }))
+    .unwrap();
+    let quiet = AgentSpec::from_value(json!({
+        "id": "acme.quiet", "version": "1.0.0", "instructions": "Answer.", "preferredProvider": "quiet"
+    }))
+    .unwrap();
+    let s = server(kind, &[traced, quiet]).await;
+    let (base, fake) = fake().await;
+    set_secret(&s, "OPENAI_KEY", KEY_VALUE).await;
+    let mut opted = body("traced", &base);
+    opted["send_traceparent"] = json!(true);
+    let (status, answer) = s.post("/v1/providers", &opted).await;
+    assert_eq!(status, 201, "{answer}");
+    let (status, answer) = s.post("/v1/providers", &body("quiet", &base)).await;
+    assert_eq!(status, 201, "{answer}");
+
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let incoming = format!("00-{trace}-00f067aa0ba902b7-01");
+    let run = run_traced(&s, "acme.traced", Some(&incoming)).await;
+    assert_eq!(run["output"]["providerId"], "traced", "{run}");
+    run_traced(&s, "acme.quiet", Some(&incoming)).await;
+    // A run started without one has a trace of its own, and the provider gets that.
+    let own = run_traced(&s, "acme.traced", None).await;
+    let own_trace = own["traceId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{own}"))
+        .to_owned();
+
+    let seen = fake.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "one model call per turn");
+    let header = |i: usize| {
+        seen[i]
+            .0
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let sent = header(0).expect("the opted-in provider gets a traceparent");
+    let parts: Vec<&str> = sent.split('-').collect();
+    assert_eq!(parts.len(), 4, "{sent}");
+    assert_eq!(
+        (parts[0], parts[1], parts[3]),
+        ("00", trace, "01"),
+        "{sent}"
+    );
+    assert_eq!(parts[2].len(), 16, "{sent}");
+    assert_ne!(parts[2], "00f067aa0ba902b7", "a span of its own");
+    assert_eq!(
+        header(1),
+        None,
+        "a provider registered without it gets none"
+    );
+    let third = header(2).expect("a traceparent on every call");
+    assert!(
+        third.starts_with(&format!("00-{own_trace}-")),
+        "{third} vs {own_trace}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_traceparent_carries_the_runs_trace_on_sqlite() {
+    send_traceparent_carries_the_runs_trace(DatabaseKind::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_traceparent_carries_the_runs_trace_on_postgres() {
+    send_traceparent_carries_the_runs_trace(DatabaseKind::Postgres).await;
+}
+
+fn tool_body(id: &str, secret: &str) -> Value {
+    json!({
+        "projectId": kindgi_api::projects::default_project_id("acme"),
+        "id": id, "description": "Look an order up", "version": "1.0.0",
+        "input": {"type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"], "additionalProperties": false},
+        "output": {"type": "object"},
+        "effects": [{"kind": "reads", "resource": "orders"}],
+        "mutating": false,
+        "needsSpec": {"secrets": {secret: {"type": "string"}}}
+    })
+}
+
+fn mcp_body(id: &str, secret: &str) -> Value {
+    json!({"endpointId": id, "name": "Orders", "transport": "streamable-http",
+           "config": {"transport": "streamable-http", "url": "http://127.0.0.1:9/mcp"},
+           "secretRef": {"envName": "local", "name": secret}, "scopeKind": "tenant"})
+}
+
+async fn a_provider_key_is_its_providers_own(kind: DatabaseKind) {
+    let s = server(kind, &[]).await;
+    for name in ["SHARED_KEY", "MCP_KEY", "OPENAI_KEY"] {
+        set_secret(&s, name, KEY_VALUE).await;
+    }
+    let (status, answer) = s
+        .post("/v1/tools", &tool_body("acme.orders", "SHARED_KEY"))
+        .await;
+    assert_eq!(status, 201, "{answer}");
+    let (status, answer) = s
+        .post("/v1/tools", &tool_body("acme.refunds", "SHARED_KEY"))
+        .await;
+    assert_eq!(status, 201, "{answer}");
+    let (status, answer) = s
+        .post("/v1/mcp/endpoints", &mcp_body("orders-mcp", "MCP_KEY"))
+        .await;
+    assert_eq!(status, 201, "{answer}");
+
+    // A secret a tool already uses: 409, naming every user; nothing stored.
+    let mut shared = body("shared", "http://127.0.0.1:9/v1");
+    shared["secret_ref"] = json!({"envName": "local", "name": "SHARED_KEY"});
+    let (status, answer) = s.post("/v1/providers", &shared).await;
+    assert_eq!(status, 409, "{answer}");
+    assert_eq!(answer["error"]["code"], "provider-key-in-use", "{answer}");
+    assert_eq!(
+        answer["error"]["details"],
+        json!({"providerId": "shared", "secret": "SHARED_KEY", "usedBy": [
+            {"kind": "tool", "id": "acme.orders", "version": "1.0.0"},
+            {"kind": "tool", "id": "acme.refunds", "version": "1.0.0"}]}),
+        "{answer}"
+    );
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("\"SHARED_KEY\"")
+            && message.contains("tool \"acme.orders\" and 1 more")
+            && message.contains("Store the provider's key under its own name"),
+        "{message}"
+    );
+    let (status, _) = s.get("/v1/providers/shared").await;
+    assert_eq!(status, 404, "nothing is stored");
+
+    // One an MCP endpoint uses.
+    let mut mcp = body("via-mcp", "http://127.0.0.1:9/v1");
+    mcp["secret_ref"] = json!({"envName": "local", "name": "MCP_KEY"});
+    let (status, answer) = s.post("/v1/providers", &mcp).await;
+    assert_eq!(status, 409, "{answer}");
+    assert_eq!(
+        answer["error"]["details"]["usedBy"],
+        json!([{"kind": "mcp-endpoint", "id": "orders-mcp"}]),
+        "{answer}"
+    );
+
+    // A key of its own registers, and from then on tools and endpoints can't name it.
+    let (status, answer) = s
+        .post("/v1/providers", &body("own", "http://127.0.0.1:9/v1"))
+        .await;
+    assert_eq!(status, 201, "{answer}");
+    let (status, answer) = s
+        .post("/v1/tools", &tool_body("acme.llm", "OPENAI_KEY"))
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["code"], "provider-key-refused", "{answer}");
+    assert_eq!(
+        answer["error"]["details"],
+        json!({"secret": "OPENAI_KEY", "providerId": "own"})
+    );
+    let (status, answer) = s
+        .post("/v1/mcp/endpoints", &mcp_body("llm-mcp", "OPENAI_KEY"))
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["code"], "provider-key-refused", "{answer}");
+    let (status, _) = s.get("/v1/mcp/endpoints/llm-mcp").await;
+    assert_eq!(status, 404, "nothing is stored");
+    // Another tenant's provider keys are not this one's concern.
+    let (status, answer) = s
+        .send(
+            &s.other,
+            reqwest::Method::POST,
+            "/v1/tools",
+            Some(&{
+                let mut t = tool_body("other.llm", "OPENAI_KEY");
+                t["projectId"] = json!(kindgi_api::projects::default_project_id("other"));
+                t
+            }),
+        )
+        .await;
+    assert_eq!(status, 201, "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_key_is_its_providers_own_on_sqlite() {
+    a_provider_key_is_its_providers_own(DatabaseKind::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_key_is_its_providers_own_on_postgres() {
+    a_provider_key_is_its_providers_own(DatabaseKind::Postgres).await;
+}
+
 /// The official CLI, or the reference-skip rule (kindgi_spec::testing).
 fn official_cli() -> Option<PathBuf> {
     kindgi_spec::testing::official_cli(module_path!())

@@ -411,6 +411,81 @@ async fn admin_routes(kind: DatabaseKind) {
     s.db.cleanup().await.unwrap();
 }
 
+/// A model provider's key is its own: a trigger's secret can't become one
+/// (`409 provider-key-in-use`), and a provider's key can't sign a trigger
+/// (`400 provider-key-refused`, on register and on update).
+async fn provider_keys(kind: DatabaseKind) {
+    let s = server(kind, 100).await;
+    s.secret("SHOP_SECRET", "s3cret-shop-value").await;
+    s.secret("PROVIDER_KEY", "sk-provider-value").await;
+    let t = s
+        .register(json!({"flowId": "shop.order", "flowVersion": "1.0.0", "hmacSecretName": "SHOP_SECRET"}))
+        .await;
+    let id = t["triggerId"].as_str().unwrap().to_owned();
+    let provider = |id: &str, secret: &str| {
+        json!({"metadata": {"id": id, "region": "unspecified",
+                            "models": [{"name": "m", "contextWindow": 1000, "features": [],
+                                        "cost": {"promptUsdPer1kTokens": 0, "completionUsdPer1kTokens": 0}}]},
+               "adapter_id": "@kindgi/adapter-model-openai-compat",
+               "secret_ref": {"envName": "local", "name": secret}})
+    };
+    let (status, e) = s
+        .post("/v1/providers", provider("shop-llm", "SHOP_SECRET"))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{e}");
+    assert_eq!(e["error"]["code"], "provider-key-in-use", "{e}");
+    assert_eq!(
+        e["error"]["details"]["usedBy"],
+        json!([{"kind": "webhook-trigger", "id": id}])
+    );
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("webhook trigger \"{id}\""))),
+        "{e}"
+    );
+    let (status, e) = s
+        .post("/v1/providers", provider("own-llm", "PROVIDER_KEY"))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{e}");
+
+    for name in ["PROVIDER_KEY", "OPENAI_API_KEY"] {
+        let (status, e) = s
+            .post(
+                "/v1/webhooks",
+                json!({"flowId": "shop.order", "flowVersion": "1.0.0", "hmacSecretName": name}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+        assert_eq!(e["error"]["code"], "provider-key-refused", "{e}");
+        assert_eq!(e["error"]["details"]["secret"], name, "{e}");
+    }
+    let (status, e) = s
+        .call(
+            reqwest::Method::PATCH,
+            &format!("/v1/webhooks/{id}"),
+            Some(json!({"hmacSecretName": "PROVIDER_KEY"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+    assert_eq!(
+        e["error"]["details"],
+        json!({"secret": "PROVIDER_KEY", "providerId": "own-llm"})
+    );
+    let (_, read) = s.get(&format!("/v1/webhooks/{id}")).await;
+    assert_eq!(read["hmacSecretName"], "SHOP_SECRET", "nothing changed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_provider_keys() {
+    provider_keys(DatabaseKind::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_provider_keys() {
+    provider_keys(DatabaseKind::Postgres).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_admin_routes() {
     admin_routes(DatabaseKind::Sqlite).await;

@@ -227,6 +227,16 @@ fn max_output_tokens(r: &ProviderRegistration, model: &str) -> Option<u32> {
         .and_then(|n| u32::try_from(n).ok())
 }
 
+/// The model's `sampling` flag (absent: it takes sampling settings).
+fn takes_sampling(r: &ProviderRegistration, model: &str) -> bool {
+    r.models()
+        .iter()
+        .find(|m| m.get("name").and_then(Value::as_str) == Some(model))
+        .and_then(|m| m.get("sampling"))
+        .and_then(Value::as_bool)
+        .unwrap_or(true)
+}
+
 impl ModelRouter {
     pub fn new(
         registry: Option<Arc<dyn ProviderRegistry>>,
@@ -364,6 +374,8 @@ impl ModelRouter {
             api_key: api_key.clone(),
             model,
             max_output_tokens: max_output_tokens(reg, model),
+            send_traceparent: reg.send_traceparent,
+            sampling: takes_sampling(reg, model),
             egress: self.egress.clone(),
         };
         let client = adapters::connect(&connection).map_err(|e| unusable(e.to_string()))?;

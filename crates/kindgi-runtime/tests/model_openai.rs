@@ -89,6 +89,7 @@ async fn the_client_speaks_chat_completions() {
             }],
             temperature: Some(0.5),
             max_output_tokens: Some(100),
+            traceparent: None,
         })
         .await
         .unwrap();

@@ -133,6 +133,8 @@ fn connect(adapter: &str, config: Value, model: &str) -> Arc<dyn ModelProvider> 
         api_key: Some("sk-secret-key".into()),
         model,
         max_output_tokens: None,
+        send_traceparent: false,
+        sampling: true,
         egress: EgressPolicy::open(),
     })
     .unwrap()
@@ -599,6 +601,8 @@ async fn chat_completions_for_a_compatible_server_streams_tool_calls() {
         api_key: None,
         model: "llama3",
         max_output_tokens: Some(256),
+        send_traceparent: false,
+        sampling: true,
         egress: EgressPolicy::open(),
     })
     .unwrap();
@@ -806,6 +810,8 @@ async fn a_closed_egress_policy_keeps_a_base_url_off_loopback() {
         api_key: Some("k".into()),
         model: "c",
         max_output_tokens: None,
+        send_traceparent: false,
+        sampling: true,
         egress: EgressPolicy::public_only([]),
     })
     .unwrap();
@@ -824,6 +830,8 @@ async fn a_closed_egress_policy_keeps_a_base_url_off_loopback() {
         api_key: None,
         model: "g",
         max_output_tokens: None,
+        send_traceparent: false,
+        sampling: true,
         egress: EgressPolicy::public_only([]),
     })
     .unwrap();
@@ -849,5 +857,171 @@ async fn an_echoed_key_is_masked_in_the_error() {
     );
     if let ModelError::Status { body, .. } = err {
         assert!(!body.contains("sk-secret-key"));
+    }
+}
+
+// ----- send_traceparent -----------------------------------------------------------------
+
+fn connect_traced(adapter: &str, config: Value, model: &str, send: bool) -> Arc<dyn ModelProvider> {
+    let config: Map<String, Value> = serde_json::from_value(config).unwrap();
+    adapters::connect(&Connection {
+        provider_id: "prov-1",
+        adapter_id: adapter,
+        config: &config,
+        api_key: Some("sk-secret-key".into()),
+        model,
+        max_output_tokens: None,
+        send_traceparent: send,
+        sampling: true,
+        egress: EgressPolicy::open(),
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn send_traceparent_sends_the_header_on_every_wire_and_only_when_registered() {
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let chat = json!({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]});
+    let text = json!([{"type": "message", "id": "m", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": "ok", "annotations": []}]}]);
+    let wires = [
+        (
+            adapters::ANTHROPIC,
+            json!({}),
+            ok(anthropic_message(
+                json!([{"type": "text", "text": "ok"}]),
+                "end_turn",
+            )),
+        ),
+        (
+            adapters::GEMINI,
+            json!({}),
+            ok(gemini_answer(json!([{"text": "ok"}]), "STOP")),
+        ),
+        (
+            adapters::OPENAI_COMPAT,
+            json!({"api": "responses"}),
+            ok(response_object(text, None)),
+        ),
+        (
+            adapters::OPENAI_COMPAT,
+            json!({"api": "chat-completions"}),
+            ok(chat),
+        ),
+    ];
+    for (adapter, extra, reply) in wires {
+        let (base, fake) = serve(vec![reply]).await;
+        let mut config = extra.clone();
+        config["baseUrl"] = json!(base);
+        let mut request = first_request();
+        request.traceparent = kindgi_runtime::model::traceparent_for(trace);
+        let sent = request.traceparent.clone().unwrap();
+        for send in [true, false] {
+            let p = connect_traced(adapter, config.clone(), "m", send);
+            assert_eq!(
+                p.invoke(request.clone()).await.unwrap().text,
+                "ok",
+                "{adapter} {extra}"
+            );
+            p.invoke_streaming(request.clone(), &no_text).await.ok();
+        }
+        let seen = fake.seen.lock().unwrap();
+        assert_eq!(seen.len(), 4, "{adapter} {extra}");
+        for (i, s) in seen.iter().enumerate() {
+            let got = s.1.get("traceparent").and_then(|v| v.to_str().ok());
+            if i < 2 {
+                // Registered with it: the run's trace id, a span id, on each call.
+                assert_eq!(got, Some(sent.as_str()), "{adapter} {extra} call {i}");
+            } else {
+                assert_eq!(got, None, "{adapter} {extra}: not registered, no header");
+            }
+        }
+    }
+    let tp = kindgi_runtime::model::traceparent_for(trace).unwrap();
+    let parts: Vec<&str> = tp.split('-').collect();
+    assert_eq!((parts[0], parts[1], parts[3]), ("00", trace, "01"));
+    assert_eq!(parts[2].len(), 16);
+    assert_ne!(parts[2], "0000000000000000");
+    assert_eq!(kindgi_runtime::model::traceparent_for("not-a-trace"), None);
+    assert_eq!(
+        kindgi_runtime::model::traceparent_for(&"0".repeat(32)),
+        None
+    );
+}
+
+// ----- sampling: false --------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_model_without_sampling_gets_no_temperature_and_the_answer_says_so() {
+    let chat = json!({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]});
+    let text = json!([{"type": "message", "id": "m", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": "ok", "annotations": []}]}]);
+    // Where each wire puts the temperature.
+    let wires = [
+        (
+            adapters::GEMINI,
+            json!({}),
+            ok(gemini_answer(json!([{"text": "ok"}]), "STOP")),
+            "/generationConfig/temperature",
+        ),
+        (
+            adapters::OPENAI_COMPAT,
+            json!({"api": "responses"}),
+            ok(response_object(text, None)),
+            "/temperature",
+        ),
+        (
+            adapters::OPENAI_COMPAT,
+            json!({"api": "chat-completions"}),
+            ok(chat),
+            "/temperature",
+        ),
+    ];
+    for (adapter, extra, reply, at) in wires {
+        let (base, fake) = serve(vec![reply]).await;
+        let mut config: Map<String, Value> = serde_json::from_value(extra.clone()).unwrap();
+        config.insert("baseUrl".into(), json!(base));
+        let mut request = first_request();
+        request.temperature = Some(0.25);
+        for sampling in [true, false] {
+            let p = adapters::connect(&Connection {
+                provider_id: "prov-1",
+                adapter_id: adapter,
+                config: &config,
+                api_key: None,
+                model: "m",
+                max_output_tokens: None,
+                send_traceparent: false,
+                sampling,
+                egress: EgressPolicy::open(),
+            })
+            .unwrap();
+            let answer = p.invoke(request.clone()).await.unwrap();
+            let warned = answer.warnings.iter().any(|w| w == "sampling-unsupported");
+            assert_eq!(
+                warned, !sampling,
+                "{adapter} {extra}: {:?}",
+                answer.warnings
+            );
+            // Without a temperature in the request there is nothing to warn about.
+            let plain = p.invoke(first_request()).await.unwrap();
+            assert!(plain.warnings.is_empty(), "{adapter} {extra}");
+        }
+        let bodies = fake.bodies();
+        assert_eq!(bodies.len(), 4, "{adapter} {extra}");
+        assert_eq!(
+            bodies[0].pointer(at),
+            Some(&json!(0.25)),
+            "{adapter} {extra}: {}",
+            bodies[0]
+        );
+        assert_eq!(
+            bodies[2].pointer(at),
+            None,
+            "{adapter} {extra}: {}",
+            bodies[2]
+        );
     }
 }

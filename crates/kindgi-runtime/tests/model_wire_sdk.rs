@@ -76,6 +76,8 @@ fn connect(adapter: &str, config: Value) -> Arc<dyn ModelProvider> {
         api_key: Some("sk-test-key".into()),
         model: "model-x",
         max_output_tokens: Some(512),
+        send_traceparent: false,
+        sampling: true,
         egress: EgressPolicy::open(),
     })
     .unwrap()
@@ -92,6 +94,7 @@ fn request() -> ModelRequest {
         }],
         temperature: Some(0.2),
         max_output_tokens: None,
+        traceparent: None,
     }
 }
 

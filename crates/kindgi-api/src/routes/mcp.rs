@@ -197,6 +197,13 @@ async fn register(
         &format!("MCP endpoint {}", echo(&endpoint_id)),
     )?;
     let tenant = caller.tenant.clone();
+    super::providers_keys::refuse(
+        &state,
+        &tenant,
+        &secrets,
+        &super::providers_keys::never_given("an MCP endpoint"),
+    )
+    .await?;
     check_egress(&state, &endpoint_id, &endpoint).await?;
     let scope = scope::parse_body(object.get("scopeKind"), object.get("scopeId"))?;
     let scope = check_scope(&state, &caller, scope).await?;

@@ -28,6 +28,7 @@ pub mod mcp_sync;
 pub mod mcp_validate;
 pub mod projects;
 pub mod providers;
+pub mod providers_keys;
 pub mod providers_validate;
 pub mod registry;
 pub mod reviewer;

@@ -4,7 +4,9 @@
 //! stored nor answered: only the name of the tenant secret it resolves from (`secret_ref`),
 //! which must exist when the provider is registered. Binding that secret needs a tenant
 //! admin or `secrets:use`, as a tool's or an MCP endpoint's does
-//! ([`secret_binding`](super::secret_binding)).
+//! ([`secret_binding`](super::secret_binding)); a secret a tool, an MCP endpoint or a
+//! webhook trigger already uses is refused (`409 provider-key-in-use`,
+//! [`providers_keys`](super::providers_keys)).
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -17,6 +19,7 @@ use kindgi_store::providers::ProviderStore;
 use kindgi_store::values::{ValueKey, ValueScope};
 use serde_json::{Map, Value, json};
 
+use super::providers_keys;
 use super::providers_validate::{self as validate, Registration};
 use super::secret_binding;
 use super::values;
@@ -140,6 +143,13 @@ async fn register(
     }
     if !issues.is_empty() {
         return Err(validate::config_invalid(&r.id, &r.adapter_id, &issues));
+    }
+    // A provider's key is its own: not a secret a tool or an endpoint already sends.
+    if let Some(s) = &r.secret_ref {
+        let used_by = providers_keys::users(&state, &tenant, &s.name).await?;
+        if !used_by.is_empty() {
+            return Err(providers_keys::in_use(&echo(&r.id), &s.name, used_by));
+        }
     }
     let registration = ProviderRegistration {
         tenant,

@@ -14,29 +14,6 @@ use crate::projects::tenant_uuid;
 /// The capability that lets a non-admin key bind secrets to what it registers.
 pub const SECRETS_USE: &str = "secrets:use";
 
-/// Secret names that are a model provider's key, with the provider: no tool, MCP endpoint
-/// or webhook trigger is ever given one.
-pub const PROVIDER_KEYS: &[(&str, &str)] = &[
-    ("KINDGI_MODEL_API_KEY", "kindgi-model"),
-    ("OPENAI_API_KEY", "openai"),
-    ("ANTHROPIC_API_KEY", "anthropic"),
-];
-
-/// `400 provider-key-refused` (`details {secret, providerId}`) when `name` is a model
-/// provider's key: ``\`<name>\` is the key of model provider "<id>": <rule>``. The one
-/// check of tools (`needsSpec.secrets`) and webhook triggers (`hmacSecretName`).
-pub fn refuse_provider_key(name: &str, rule: &str) -> Result<(), ApiError> {
-    match PROVIDER_KEYS.iter().find(|(k, _)| *k == name) {
-        None => Ok(()),
-        Some((_, provider)) => Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "provider-key-refused",
-            format!("`{name}` is the key of model provider \"{provider}\": {rule}"),
-        )
-        .with_details(json!({"secret": name, "providerId": provider}))),
-    }
-}
-
 /// The deepest a definition is walked for `secretRef` (bodies are already depth-limited).
 const MAX_DEPTH: usize = 64;
 

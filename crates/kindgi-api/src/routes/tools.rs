@@ -189,17 +189,6 @@ fn reserved_metadata(manifest: &Map<String, Value>) -> Result<(), ApiError> {
     }
 }
 
-/// `400 provider-key-refused` when the manifest names a model provider's key.
-fn refuse_provider_keys(manifest: &Map<String, Value>) -> Result<(), ApiError> {
-    for name in secret_binding::tool_secrets(manifest) {
-        secret_binding::refuse_provider_key(
-            &name,
-            "a tool never gets a model provider's key. If it needs to call a model itself, store the key under its own name (the same value is fine) and use that name",
-        )?;
-    }
-    Ok(())
-}
-
 async fn register(
     State(state): State<AppState>,
     caller: KeyHolder,
@@ -248,7 +237,13 @@ async fn register(
         .with_details(json!({ "issues": problems }))
     })?;
     reserved_metadata(&checked)?;
-    refuse_provider_keys(&checked)?;
+    super::providers_keys::refuse(
+        &state,
+        &caller.tenant,
+        &secret_binding::tool_secrets(&checked),
+        &super::providers_keys::never_given("a tool"),
+    )
+    .await?;
     secret_binding::require(
         &caller,
         &secret_binding::tool_secrets(&checked),
@@ -543,7 +538,9 @@ mod tests {
             secret_binding::tool_secrets(&m),
             vec!["A".to_owned(), "OPENAI_API_KEY".to_owned()]
         );
-        let e = refuse_provider_keys(&m).err().map(|e| e.code);
-        assert_eq!(e, Some("provider-key-refused"));
+        assert_eq!(
+            super::super::providers_keys::fixed_provider("OPENAI_API_KEY"),
+            Some("openai")
+        );
     }
 }

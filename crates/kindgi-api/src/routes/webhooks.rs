@@ -43,7 +43,6 @@ use serde_json::{Map, Value, json};
 
 use super::hooks_verify::generate_secret;
 use super::key_holder::{KeyHolder, denied, iso};
-use super::secret_binding::refuse_provider_key;
 use super::secrets::name_refusal;
 use super::trigger_access::{check_executes, listed_project, new_trigger_project, reaches};
 use super::unattended::tools_allowed_unattended;
@@ -272,7 +271,13 @@ async fn new_trigger(
     if let Some(refusal) = name_refusal(&hmac_secret_name) {
         return Err(refusal);
     }
-    refuse_provider_key(&hmac_secret_name, PROVIDER_KEY_RULE)?;
+    super::providers_keys::refuse(
+        state,
+        &caller.tenant,
+        std::slice::from_ref(&hmac_secret_name),
+        PROVIDER_KEY_RULE,
+    )
+    .await?;
     let project_id = match body.get("projectId") {
         None => None,
         Some(Value::String(p)) => Some(p.as_str()),
@@ -528,7 +533,13 @@ async fn update(
         if let Some(refusal) = name_refusal(&name) {
             return Err(refusal);
         }
-        refuse_provider_key(&name, PROVIDER_KEY_RULE)?;
+        super::providers_keys::refuse(
+            &state,
+            &t.tenant,
+            std::slice::from_ref(&name),
+            PROVIDER_KEY_RULE,
+        )
+        .await?;
         // Naming the secret again records where it is read now.
         t.hmac_secret_scope = secret_scope(&state, &t.tenant, &t.project_id, &name).await?;
         t.hmac_secret_name = name;

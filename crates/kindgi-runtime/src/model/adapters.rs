@@ -67,6 +67,12 @@ pub struct Connection<'a> {
     pub model: &'a str,
     /// `metadata.models[i].maxOutputTokens`, for APIs that need `max_tokens` on every call.
     pub max_output_tokens: Option<u32>,
+    /// The registration's `send_traceparent`: each request's `traceparent` goes out as a
+    /// header.
+    pub send_traceparent: bool,
+    /// `metadata.models[i].sampling` (absent: `true`). `false`: calls go without a
+    /// `temperature` and say so ([`super::sampling`]).
+    pub sampling: bool,
     /// Which addresses the client may reach (a tenant's base URL never reaches private
     /// addresses on a shared server unless the operator allows them).
     pub egress: kindgi_tools::egress::EgressPolicy,
@@ -174,8 +180,9 @@ pub fn connect(c: &Connection<'_>) -> Result<Arc<dyn ModelProvider>, ModelError>
         c.egress.clone(),
     )?
     .with_retries(attempts, super::retry::DEFAULT_BASE)
-    .with_max_output_tokens(c.max_output_tokens);
-    Ok(match c.adapter_id {
+    .with_max_output_tokens(c.max_output_tokens)
+    .with_send_traceparent(c.send_traceparent);
+    let client: Arc<dyn ModelProvider> = match c.adapter_id {
         ANTHROPIC => Arc::new(super::anthropic::AnthropicProvider::new(endpoint)),
         GEMINI => Arc::new(super::gemini::GeminiProvider::new(endpoint)),
         _ if openai_api(c.config, base) == "responses" => {
@@ -186,7 +193,13 @@ pub fn connect(c: &Connection<'_>) -> Result<Arc<dyn ModelProvider>, ModelError>
                 .with_provider_id(c.provider_id)
                 .with_egress(c.egress.clone())?
                 .with_retries(attempts, super::retry::DEFAULT_BASE)
-                .with_max_output_tokens(c.max_output_tokens),
+                .with_max_output_tokens(c.max_output_tokens)
+                .with_send_traceparent(c.send_traceparent),
         ),
+    };
+    Ok(if c.sampling {
+        client
+    } else {
+        Arc::new(super::sampling::WithoutSampling(client))
     })
 }

@@ -325,7 +325,11 @@ impl ModelProvider for AnthropicProvider {
         let value = self
             .endpoint
             .wire
-            .post_json(&self.url(), &self.headers()?, &body)
+            .post_json(
+                &self.url(),
+                &self.endpoint.wire.traced(self.headers()?, &request)?,
+                &body,
+            )
             .await?;
         parse_response(&value)
     }
@@ -340,7 +344,11 @@ impl ModelProvider for AnthropicProvider {
         let resp = self
             .endpoint
             .wire
-            .post(&self.url(), &self.headers()?, &body)
+            .post(
+                &self.url(),
+                &self.endpoint.wire.traced(self.headers()?, &request)?,
+                &body,
+            )
             .await?;
         let mut sse = self.endpoint.sse(resp);
         let mut acc = StreamAssembly::default();

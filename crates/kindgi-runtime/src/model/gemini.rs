@@ -307,7 +307,11 @@ impl ModelProvider for GeminiProvider {
         let value = self
             .endpoint
             .wire
-            .post_json(&self.url("generateContent"), &self.headers()?, &body)
+            .post_json(
+                &self.url("generateContent"),
+                &self.endpoint.wire.traced(self.headers()?, &request)?,
+                &body,
+            )
             .await?;
         parse_response(&value, step_of(&request))
     }
@@ -322,7 +326,11 @@ impl ModelProvider for GeminiProvider {
         let resp = self
             .endpoint
             .wire
-            .post(&url, &self.headers()?, &body)
+            .post(
+                &url,
+                &self.endpoint.wire.traced(self.headers()?, &request)?,
+                &body,
+            )
             .await?;
         let mut sse = self.endpoint.sse(resp);
         let step = step_of(&request);

@@ -1,7 +1,8 @@
 //! Model providers for agent steps: the [`ModelProvider`] trait, the wire clients of the
 //! model adapters ([`adapters`]: OpenAI Chat Completions [`openai`] and Responses
 //! [`responses`], Anthropic Messages [`anthropic`], Google Gemini [`gemini`]), what they
-//! share ([`wire`] HTTP, [`retry`] rule, [`sse`] streams) and the dev stand-in
+//! share ([`wire`] HTTP, [`retry`] rule, [`sse`] streams, [`sampling`] for models without
+//! sampling settings) and the dev stand-in
 //! ([`dev_echo::DevEcho`]), which is not a model.
 //!
 //! [`from_env`] picks the provider: the OpenAI-compatible client when `KINDGI_MODEL` is set
@@ -14,6 +15,7 @@ pub mod gemini;
 pub mod openai;
 pub mod responses;
 pub mod retry;
+pub mod sampling;
 pub mod sse;
 pub mod wire;
 
@@ -47,6 +49,26 @@ pub struct ModelRequest {
     pub temperature: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    /// The call's W3C `traceparent` (the run's trace id, a new span id). Sent as a header
+    /// only by a client whose registration opted in (`send_traceparent`); never recorded.
+    #[serde(skip)]
+    pub traceparent: Option<String>,
+}
+
+/// `00-<trace id>-<new span id>-01` for a run's trace id (32 lowercase hex, not all zero);
+/// `None` for anything else, so a malformed id sends no header.
+pub fn traceparent_for(trace_id: &str) -> Option<String> {
+    let valid = trace_id.len() == 32
+        && trace_id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && trace_id.bytes().any(|b| b != b'0');
+    if !valid {
+        return None;
+    }
+    // A span id is 8 random bytes, never all zero.
+    let span = rand::random::<u64>().max(1);
+    Some(format!("00-{trace_id}-{span:016x}-01"))
 }
 
 /// Why the model stopped.

@@ -122,15 +122,23 @@ impl OpenAiCompatProvider {
     pub fn with_egress(mut self, egress: EgressPolicy) -> Result<Self, ModelError> {
         let retry = self.wire.retry;
         let bytes = self.wire.max_response_bytes;
+        let traced = self.wire.send_traceparent;
         self.wire = Wire::new(egress, Some(self.api_key.clone()))?;
         self.wire.retry = retry;
         self.wire.max_response_bytes = bytes;
+        self.wire.send_traceparent = traced;
         Ok(self)
     }
 
     /// `max_tokens` when a request sets none.
     pub fn with_max_output_tokens(mut self, tokens: Option<u32>) -> Self {
         self.max_output_tokens = tokens;
+        self
+    }
+
+    /// Sends each request's `traceparent` as a header (the registration's `send_traceparent`).
+    pub fn with_send_traceparent(mut self, send: bool) -> Self {
+        self.wire.send_traceparent = send;
         self
     }
 
@@ -293,7 +301,10 @@ impl ModelProvider for OpenAiCompatProvider {
     async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
         let url = format!("{}/chat/completions", self.base_url);
         let body = self.request_body(&request);
-        let value = self.wire.post_json(&url, &self.headers()?, &body).await?;
+        let value = self
+            .wire
+            .post_json(&url, &self.wire.traced(self.headers()?, &request)?, &body)
+            .await?;
         parse_response(&value)
     }
 
@@ -306,7 +317,10 @@ impl ModelProvider for OpenAiCompatProvider {
         let mut body = self.request_body(&request);
         body["stream"] = json!(true);
         body["stream_options"] = json!({"include_usage": true});
-        let resp = self.wire.post(&url, &self.headers()?, &body).await?;
+        let resp = self
+            .wire
+            .post(&url, &self.wire.traced(self.headers()?, &request)?, &body)
+            .await?;
         let mut sse = SseReader::new(resp, self.wire.max_response_bytes, self.wire.idle_timeout);
         let mut acc = StreamAssembly::default();
         while let Some(event) = sse.next_event().await? {

@@ -213,7 +213,11 @@ impl ModelProvider for ResponsesProvider {
         let value = self
             .endpoint
             .wire
-            .post_json(&self.url(), &self.headers()?, &body)
+            .post_json(
+                &self.url(),
+                &self.endpoint.wire.traced(self.headers()?, &request)?,
+                &body,
+            )
             .await?;
         parse_response(&value)
     }
@@ -228,7 +232,11 @@ impl ModelProvider for ResponsesProvider {
         let resp = self
             .endpoint
             .wire
-            .post(&self.url(), &self.headers()?, &body)
+            .post(
+                &self.url(),
+                &self.endpoint.wire.traced(self.headers()?, &request)?,
+                &body,
+            )
             .await?;
         let mut sse = self.endpoint.sse(resp);
         while let Some(event) = sse.next_event().await? {

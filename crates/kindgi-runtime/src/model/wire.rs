@@ -36,6 +36,9 @@ pub struct Wire {
     pub total_timeout: Duration,
     /// Masked in quoted error bodies.
     secret: Option<String>,
+    /// Whether a request's `traceparent` goes out as a header (the registration's
+    /// `send_traceparent`; default off, so no trace id leaves unless it opted in).
+    pub send_traceparent: bool,
 }
 
 impl Wire {
@@ -54,7 +57,25 @@ impl Wire {
             idle_timeout: STREAM_IDLE_TIMEOUT,
             total_timeout: TOTAL_TIMEOUT,
             secret: secret.filter(|s| s.len() >= 4),
+            send_traceparent: false,
         })
+    }
+
+    /// `headers` plus the request's `traceparent` when this client sends it.
+    pub fn traced(
+        &self,
+        mut headers: HeaderMap,
+        request: &super::ModelRequest,
+    ) -> Result<HeaderMap, ModelError> {
+        if self.send_traceparent
+            && let Some(tp) = &request.traceparent
+        {
+            let v = reqwest::header::HeaderValue::from_str(tp).map_err(|_| {
+                ModelError::Config("the traceparent is not a valid header value".into())
+            })?;
+            headers.insert("traceparent", v);
+        }
+        Ok(headers)
     }
 
     /// POSTs `body` and returns the answer's JSON, trying again by the retry rule.
@@ -300,6 +321,12 @@ impl Endpoint {
 
     pub fn with_max_output_tokens(mut self, tokens: Option<u32>) -> Self {
         self.max_output_tokens = tokens;
+        self
+    }
+
+    /// Sends each request's `traceparent` as a header (the registration's `send_traceparent`).
+    pub fn with_send_traceparent(mut self, send: bool) -> Self {
+        self.wire.send_traceparent = send;
         self
     }
 

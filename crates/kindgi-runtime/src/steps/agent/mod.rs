@@ -119,6 +119,7 @@ fn turn_warning(code: &str) -> Value {
             .trim_start_matches('\u{26a0}')
             .trim_start(),
         crate::model_router::FALLBACK_WARNING_CODE => crate::model_router::FALLBACK_WARNING,
+        crate::model::sampling::WARNING_CODE => crate::model::sampling::WARNING,
         other => other,
     };
     json!({"code": code, "message": message})
@@ -195,6 +196,8 @@ pub(crate) async fn run_agent_step(
         let request = ModelRequest {
             messages: messages.clone(),
             tools: offered.clone(),
+            // Sent only to a provider registered with `send_traceparent`.
+            traceparent: (ctx.run.meta.trace_id.as_deref()).and_then(crate::model::traceparent_for),
             ..Default::default()
         };
         let provider = provider.clone();
