@@ -4,7 +4,8 @@
 //!
 //! * a tool input that fails its schema fails the run with the schema issues in
 //!   `failure.details.issues` (`GET /v1/runs/{id}`) and in the `step.failed` entry; the
-//!   official CLI prints them in the run it shows, ours lists them as `  ✗ <path>: <reason>`;
+//!   official CLI prints them in the run it shows, ours lists them as `  ✗ <path>: <reason>`,
+//!   and both give them back in `runs get` and `runs journal`;
 //! * an agent turn's `output.warnings` are `{code, message}` objects, so the official CLI
 //!   prints its `⚠ <message>` line (dev-echo, the runtime's stand-in model, warns on every
 //!   answer);
@@ -178,6 +179,34 @@ fn official_cli() -> Option<PathBuf> {
 
 const BAD_INPUT: &str = r#"--input={"orderId":7}"#;
 
+/// `runs get` and `runs journal` of the failed run, through `bin`: the snapshot's
+/// `failure.details.issues` and the `step.failed` entry's `payload.issues` are the issue.
+async fn reads_the_issues_back(bin: &PathBuf, s: &Server, run_id: &str) {
+    let got = cli(bin, s, &["runs", "get", run_id]).await;
+    assert_eq!(got.code, 0, "{}\n{}", got.stdout, got.stderr);
+    let run = json_of(&got);
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(
+        run["failure"]["details"]["issues"],
+        json!([order_id_issue()]),
+        "{run}"
+    );
+    let journal = cli(bin, s, &["runs", "journal", run_id]).await;
+    assert_eq!(journal.code, 0, "{}\n{}", journal.stdout, journal.stderr);
+    let page = json_of(&journal);
+    let failed = page["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no data: {page}"))
+        .iter()
+        .find(|e| e["kind"] == "step.failed")
+        .unwrap_or_else(|| panic!("no step.failed: {page}"));
+    assert_eq!(
+        failed["payload"]["issues"],
+        json!([order_id_issue()]),
+        "{failed}"
+    );
+}
+
 /// The wire: the run's failure, its journal, a turn's warnings and a pack guardrail.
 async fn the_wire_carries_the_causes(kind: DatabaseKind) {
     let s = server(kind).await;
@@ -260,6 +289,7 @@ async fn the_official_cli_shows_the_causes() {
         json!([order_id_issue()]),
         "{shown}"
     );
+    reads_the_issues_back(&bin, &s, shown["id"].as_str().unwrap()).await;
 
     let turn = cli(
         &bin,
@@ -312,10 +342,12 @@ async fn our_cli_lists_the_issues() {
         "{}",
         failed.stderr
     );
+    let shown = json_of(&failed);
     assert_eq!(
-        json_of(&failed)["failure"]["details"]["issues"],
+        shown["failure"]["details"]["issues"],
         json!([order_id_issue()])
     );
+    reads_the_issues_back(&bin, &s, shown["id"].as_str().unwrap()).await;
     let turn = cli(
         &bin,
         &s,
