@@ -64,6 +64,7 @@ const ARGS = {
   'judge-classes add': ['--name=survey', '--weight=1', '--tenant'],
   'judge-classes set': ['jc_survey', '--weight=2'],
   'reviewers register': ['--spec={"role":"standard"}'],
+  'reviewers get': [F.reviewerId], 'reviewers unregister': [F.reviewerId],
   'gate-policies publish': ['gp', '--policy-version=1.0.0', `--agent=${F.agentId}`, '--tenant', '--spec={}'],
   'sso providers update': ['sso_x', '--name=X'],
   'sites update': ['site_x', '--name=X'],

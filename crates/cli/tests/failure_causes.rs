@@ -4,10 +4,12 @@
 //!
 //! * a tool input that fails its schema fails the run with the schema issues in
 //!   `failure.details.issues` (`GET /v1/runs/{id}`) and in the `step.failed` entry; the
-//!   official CLI prints them in the run it shows, ours lists them as `  ✗ <path>: <reason>`;
+//!   official CLI prints them in the run it shows, ours lists them as `  ✗ <path>: <reason>`,
+//!   and both give them back in `runs get` and `runs journal`;
 //! * an agent turn's `output.warnings` are `{code, message}` objects, so the official CLI
 //!   prints its `⚠ <message>` line (dev-echo, the runtime's stand-in model, warns on every
 //!   answer);
+//! * a run naming an agent or flow a pack left out is refused `404` with why (`details.leftOut`);
 //! * a pack's guardrail (registered from its pack index, which names its check `checkId`) is
 //!   served with the `check` `OA:Guardrail` requires, and the official CLI's table shows it.
 //!
@@ -18,6 +20,7 @@
 use std::path::PathBuf;
 
 use kindgi_api::{AppState, router};
+use kindgi_runtime::left_out::{LeftOut, LeftOutKind};
 use kindgi_runtime::{AgentSpec, Runtime};
 use kindgi_store::DatabaseKind;
 use kindgi_store::testing::TestDatabase;
@@ -29,6 +32,9 @@ const STRICT_TOOL: &str = "acme.lookup-order";
 const AGENT: &str = "acme.helper";
 const GUARDRAIL: &str = "acme.no-pii";
 const PACK_CHECK: &str = "acme.checks.no-pii";
+const LEFT_OUT_AGENT: &str = "acme.bad-agent";
+const LEFT_OUT_FLOW: &str = "acme.bad-flow";
+const LEFT_OUT_WHY: &str = "hitlAfterTurns must be a positive integer";
 const DEV_ECHO_WARNING: &str = "dev-echo isn't a real model: it only repeats what it's given. Add an LLM provider key (Anthropic, OpenAI, OpenRouter…) to get real answers.";
 
 /// The issue `{"orderId": 7}` raises against the tool's input schema, as Ajv words it.
@@ -72,6 +78,23 @@ async fn server(kind: DatabaseKind) -> Server {
     });
     rt.flows().insert_json(&flow.to_string()).unwrap();
     rt.agents().insert(AgentSpec::new(AGENT));
+    // As a pack's load records what it left out (kindgi-host's register).
+    rt.left_out().replace(
+        "acme-pack",
+        "acme",
+        &[
+            LeftOut {
+                kind: LeftOutKind::Agent,
+                id: LEFT_OUT_AGENT.into(),
+                why: LEFT_OUT_WHY.into(),
+            },
+            LeftOut {
+                kind: LeftOutKind::Flow,
+                id: LEFT_OUT_FLOW.into(),
+                why: LEFT_OUT_WHY.into(),
+            },
+        ],
+    );
     let state = AppState::new(db.db.clone());
     let key = state.tokens.create("acme", None).await.unwrap().key;
     // As a pack registers it: its pack index entry, stored whole.
@@ -127,6 +150,19 @@ impl Server {
         r.json().await.unwrap()
     }
 
+    /// `POST path` as it answers: status and body.
+    async fn post_answer(&self, path: &str, body: Value) -> (u16, Value) {
+        let r = self
+            .http
+            .post(format!("{}{path}", self.url))
+            .bearer_auth(&self.key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+
     /// Starts `body` as a run and reads it back once it has ended.
     async fn ended_run(&self, body: Value) -> Value {
         let started = self.post("/v1/runs", body).await;
@@ -178,6 +214,34 @@ fn official_cli() -> Option<PathBuf> {
 
 const BAD_INPUT: &str = r#"--input={"orderId":7}"#;
 
+/// `runs get` and `runs journal` of the failed run, through `bin`: the snapshot's
+/// `failure.details.issues` and the `step.failed` entry's `payload.issues` are the issue.
+async fn reads_the_issues_back(bin: &PathBuf, s: &Server, run_id: &str) {
+    let got = cli(bin, s, &["runs", "get", run_id]).await;
+    assert_eq!(got.code, 0, "{}\n{}", got.stdout, got.stderr);
+    let run = json_of(&got);
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(
+        run["failure"]["details"]["issues"],
+        json!([order_id_issue()]),
+        "{run}"
+    );
+    let journal = cli(bin, s, &["runs", "journal", run_id]).await;
+    assert_eq!(journal.code, 0, "{}\n{}", journal.stdout, journal.stderr);
+    let page = json_of(&journal);
+    let failed = page["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no data: {page}"))
+        .iter()
+        .find(|e| e["kind"] == "step.failed")
+        .unwrap_or_else(|| panic!("no step.failed: {page}"));
+    assert_eq!(
+        failed["payload"]["issues"],
+        json!([order_id_issue()]),
+        "{failed}"
+    );
+}
+
 /// The wire: the run's failure, its journal, a turn's warnings and a pack guardrail.
 async fn the_wire_carries_the_causes(kind: DatabaseKind) {
     let s = server(kind).await;
@@ -214,6 +278,47 @@ async fn the_wire_carries_the_causes(kind: DatabaseKind) {
         turn["output"]["warnings"],
         json!([{"code": "dev-echo-not-a-model", "message": DEV_ECHO_WARNING}]),
         "{turn}"
+    );
+
+    // A run naming what a pack left out is refused with why; an unknown id as before.
+    let why = format!("it was left out of pack \"acme-pack\": {LEFT_OUT_WHY}");
+    let (status, answer) = s
+        .post_answer(
+            "/v1/runs",
+            json!({"agent": LEFT_OUT_AGENT, "input": {"userMessage": "hi"}}),
+        )
+        .await;
+    assert_eq!(status, 404, "{answer}");
+    assert_eq!(answer["error"]["code"], "agent-not-found", "{answer}");
+    assert_eq!(
+        answer["error"]["message"],
+        format!("No agent \"{LEFT_OUT_AGENT}\": {why}")
+    );
+    assert_eq!(
+        answer["error"]["details"],
+        json!({"agentId": LEFT_OUT_AGENT, "agentVersion": null, "leftOut": why})
+    );
+    let (status, answer) = s
+        .post_answer("/v1/runs", json!({"flow": LEFT_OUT_FLOW, "input": {}}))
+        .await;
+    assert_eq!(status, 404, "{answer}");
+    assert_eq!(answer["error"]["code"], "flow-not-found", "{answer}");
+    assert_eq!(
+        answer["error"]["details"]["leftOut"],
+        json!(why),
+        "{answer}"
+    );
+    let (status, answer) = s
+        .post_answer(
+            "/v1/runs",
+            json!({"agent": "acme.nobody", "input": {"userMessage": "hi"}}),
+        )
+        .await;
+    assert_eq!(status, 404, "{answer}");
+    assert_eq!(answer["error"]["message"], "No agent \"acme.nobody\"");
+    assert!(
+        answer["error"]["details"].get("leftOut").is_none(),
+        "{answer}"
     );
 
     let one = s.get(&format!("/v1/guardrails/{GUARDRAIL}")).await;
@@ -260,6 +365,7 @@ async fn the_official_cli_shows_the_causes() {
         json!([order_id_issue()]),
         "{shown}"
     );
+    reads_the_issues_back(&bin, &s, shown["id"].as_str().unwrap()).await;
 
     let turn = cli(
         &bin,
@@ -312,10 +418,12 @@ async fn our_cli_lists_the_issues() {
         "{}",
         failed.stderr
     );
+    let shown = json_of(&failed);
     assert_eq!(
-        json_of(&failed)["failure"]["details"]["issues"],
+        shown["failure"]["details"]["issues"],
         json!([order_id_issue()])
     );
+    reads_the_issues_back(&bin, &s, shown["id"].as_str().unwrap()).await;
     let turn = cli(
         &bin,
         &s,

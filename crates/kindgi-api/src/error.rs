@@ -15,6 +15,7 @@ use kindgi_core::conversation::ContinueError;
 use kindgi_core::conversation::ConversationError;
 use kindgi_runtime::approval::ApprovalError;
 use kindgi_runtime::conversation_turn::ConversationTurnError;
+use kindgi_runtime::left_out::LeftOutKind;
 use kindgi_runtime::{RuntimeError, WaitError};
 use kindgi_store::StoreError;
 use kindgi_store::values::ValuesError;
@@ -178,6 +179,29 @@ impl From<RuntimeError> for ApiError {
                 },
             )
             .with_details(json!({"agentId": agent_id, "agentVersion": version})),
+            RuntimeError::LeftOut {
+                kind,
+                id,
+                version,
+                why,
+            } => {
+                let (code, field, version_field, noun) = match kind {
+                    LeftOutKind::Agent => ("agent-not-found", "agentId", "agentVersion", "agent"),
+                    LeftOutKind::Flow => ("flow-not-found", "flowId", "flowVersion", "flow"),
+                    LeftOutKind::Tool => ("tool-not-found", "toolId", "toolVersion", "tool"),
+                };
+                let at = version
+                    .as_ref()
+                    .map(|v| format!(" at version \"{v}\""))
+                    .unwrap_or_default();
+                // As the plain `*-not-found`, plus why: the caller sees the real reason.
+                ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    code,
+                    format!("No {noun} \"{id}\"{at}: {why}"),
+                )
+                .with_details(json!({field: id, version_field: version, "leftOut": why}))
+            }
             RuntimeError::FlowUnbound {
                 flow_id,
                 node_id,

@@ -35,6 +35,15 @@ pub enum RuntimeError {
         agent_id: String,
         version: Option<String>,
     },
+    /// The flow or agent a run names is not registered because its source left it out
+    /// (`crate::left_out`): a `*-not-found` that says why.
+    #[error("{}: {}", self.code(), self.message())]
+    LeftOut {
+        kind: crate::left_out::LeftOutKind,
+        id: String,
+        version: Option<String>,
+        why: String,
+    },
     #[error("{}: {}", self.code(), self.message())]
     RunNotFound { run_id: String },
     #[error("{}: {}", self.code(), self.message())]
@@ -120,6 +129,16 @@ impl RuntimeError {
             RuntimeError::AgentNotFound { agent_id, version } => {
                 format!("no agent \"{agent_id}\"{}", version_suffix(version))
             }
+            RuntimeError::LeftOut {
+                kind,
+                id,
+                version,
+                why,
+            } => format!(
+                "no {} \"{id}\"{} ({why})",
+                kind.as_str(),
+                version_suffix(version)
+            ),
             RuntimeError::RunNotFound { run_id } => format!("no run \"{run_id}\""),
             RuntimeError::RunAlreadyTerminal { run_id, status } => {
                 format!("run \"{run_id}\" is already {status}")
@@ -136,6 +155,11 @@ impl RuntimeError {
             RuntimeError::FlowUnbound { .. } => "flow-unbound",
             RuntimeError::InvalidInput { .. } => "input-validation-failed",
             RuntimeError::AgentNotFound { .. } => "agent-not-found",
+            RuntimeError::LeftOut { kind, .. } => match kind {
+                crate::left_out::LeftOutKind::Agent => "agent-not-found",
+                crate::left_out::LeftOutKind::Flow => "flow-not-found",
+                crate::left_out::LeftOutKind::Tool => "tool-not-found",
+            },
             RuntimeError::RunNotFound { .. } => "run-not-found",
             RuntimeError::RunAlreadyTerminal { .. } => "run-already-terminal",
             RuntimeError::Store(_) => "store-error",

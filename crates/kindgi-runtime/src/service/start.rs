@@ -8,6 +8,7 @@ use super::{Runtime, RuntimeError};
 use crate::engine::ctx::issues_text;
 use crate::engine::shared::{ActiveRun, agent_turn_flow};
 use crate::engine::stop::RunStop;
+use crate::left_out::LeftOutKind;
 use crate::nodes::execute_run;
 use crate::record::{
     AGENT_TURN_FLOW_ID, RunAgent, RunMeta, RunRecord, RunStatus, format_millis, now_millis,
@@ -46,6 +47,36 @@ pub fn run_id_for_key(tenant: &str, key: &str) -> String {
 }
 
 impl Runtime {
+    /// The flow or agent `id` a run names is not registered: why, when its source left it
+    /// out (issue 21: a run that needs a left-out entry names the real reason).
+    fn not_found(
+        &self,
+        tenant: &str,
+        kind: LeftOutKind,
+        id: &str,
+        version: Option<&str>,
+    ) -> RuntimeError {
+        let version = version.map(str::to_owned);
+        if let Some(why) = self.shared.left_out.why(tenant, kind, id) {
+            return RuntimeError::LeftOut {
+                kind,
+                id: id.to_owned(),
+                version,
+                why,
+            };
+        }
+        match kind {
+            LeftOutKind::Agent => RuntimeError::AgentNotFound {
+                agent_id: id.to_owned(),
+                version,
+            },
+            _ => RuntimeError::FlowNotFound {
+                flow_id: id.to_owned(),
+                version,
+            },
+        }
+    }
+
     /// Starts a run of `flow_id` (the highest version when `version` is `None`).
     pub async fn start_run(
         &self,
@@ -63,10 +94,7 @@ impl Runtime {
             .definitions
             .flow(&tenant, flow_id, version)
             .await?
-            .ok_or_else(|| RuntimeError::FlowNotFound {
-                flow_id: flow_id.to_owned(),
-                version: version.map(str::to_owned),
-            })?;
+            .ok_or_else(|| self.not_found(&tenant, LeftOutKind::Flow, flow_id, version))?;
         self.check_bindings(&tenant, &flow).await?;
         if let Some(v) = flow.schema("input")
             && let Err(issues) = v.validate_in_place(&mut input)
@@ -93,14 +121,11 @@ impl Runtime {
         input: Value,
         options: RunOptions,
     ) -> Result<RunRecord, RuntimeError> {
-        let not_found = || RuntimeError::AgentNotFound {
-            agent_id: agent_id.to_owned(),
-            version: version.map(str::to_owned),
-        };
         let tenant = options
             .tenant_id
             .clone()
             .unwrap_or_else(|| self.shared.config.default_tenant.clone());
+        let not_found = || self.not_found(&tenant, LeftOutKind::Agent, agent_id, version);
         let agent = self
             .shared
             .definitions
