@@ -80,10 +80,12 @@ pub fn refusal(standing: Standing, project: Option<&str>) -> ApiError {
             ),
         ),
     };
-    let mut details = json!({ "reason": code });
-    if let Some(p) = project.filter(|_| standing == Standing::ProjectSuspended) {
-        details["projectId"] = json!(p);
-    }
+    // As the receiver's contract words it: the tenant's `state`, or the project.
+    let details = match standing {
+        Standing::TenantClosing => json!({"state": "closing"}),
+        Standing::TenantSuspended => json!({"state": "suspended"}),
+        _ => json!({"projectId": project.unwrap_or("")}),
+    };
     ApiError::new(StatusCode::CONFLICT, code, message).with_details(details)
 }
 

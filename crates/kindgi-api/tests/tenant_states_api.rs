@@ -190,6 +190,7 @@ async fn writes_refused(kind: DatabaseKind) {
         code(&r),
         (StatusCode::CONFLICT, Some("tenant-closing".into()))
     );
+    assert_eq!(r.json()["error"]["details"]["state"], "closing");
     assert_eq!(e.acme.get("/v1/projects").await.status, StatusCode::OK);
     e.db.cleanup().await.unwrap();
 }
