@@ -386,7 +386,8 @@ async fn webhook_step_five(kind: DatabaseKind) {
     e.db.cleanup().await.unwrap();
 }
 
-// A trigger naming a flow published in another project: `400 reference-out-of-scope`.
+// A trigger (schedule, webhook, mail) naming a flow published in another project: `400
+// reference-out-of-scope`.
 async fn out_of_scope_targets(kind: DatabaseKind) {
     let e = env(kind).await;
     let ops = new_project(&e, "ops").await;
@@ -429,6 +430,25 @@ async fn out_of_scope_targets(kind: DatabaseKind) {
         r.json()
     );
     assert_eq!(r.json()["error"]["details"]["issues"][0]["path"], "/flowId");
+    let r = e
+        .acme
+        .post_json(
+            "/v1/mail-triggers",
+            &json!({"address": "support@acme.test", "flowId": "acme.published", "flowVersion": "1.0.0",
+                "senders": [{"address": "ada@example.test", "userId": "ada"}],
+                "mailbox": {"app": "google", "whose": "company"}}),
+        )
+        .await;
+    assert_eq!(
+        code(&r),
+        (
+            StatusCode::BAD_REQUEST,
+            Some("reference-out-of-scope".into())
+        ),
+        "{:?}",
+        r.json()
+    );
+    assert_eq!(r.json()["error"]["details"]["issues"][0]["path"], "/target");
     assert_eq!(
         fires_of(&e, "/v1/schedules").await.len(),
         0,
