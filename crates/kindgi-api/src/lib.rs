@@ -47,6 +47,7 @@ pub mod runs_list;
 pub mod sse;
 pub mod state;
 pub mod stream_caps;
+pub mod tenant_state;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod unserved;
@@ -113,8 +114,12 @@ pub fn router(state: AppState) -> Router {
             idempotency::middleware,
         ))
         .layer(axum::middleware::from_fn_with_state(
-            std::sync::Arc::new(state),
+            std::sync::Arc::new(state.clone()),
             key_project::middleware,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            std::sync::Arc::new(state),
+            tenant_state::middleware,
         ))
         .service(api);
     Router::new().fallback_service(layered)

@@ -286,8 +286,12 @@ async fn start(
     // An agent run naming `input.conversationId` is that conversation's next turn
     // (platform-api.md §3.1, §11): in the run's project and the key's, then the runtime
     // checks and records it.
-    if let Subject::Agent(agent) = &req.subject {
+    if matches!(req.subject, Subject::Agent(_)) {
         crate::routes::conversations::check_turn(&state, &caller, &req.input, &project_id).await?;
+    }
+    // The handler's first refusal: nothing runs in a suspended project (§3.1).
+    crate::tenant_state::refuse_run_start(&state, &caller.tenant, &project_id).await?;
+    if let Subject::Agent(agent) = &req.subject {
         req.version = rt
             .begin_conversation_turn(&caller.tenant, agent, req.version.take(), &req.input)
             .await?;

@@ -469,6 +469,7 @@ async fn lifecycle(s: &Server, id: &str) {
     );
     let (status, _) = s.call(&s.admin, "POST", &path("resume"), None).await;
     assert_eq!(status, 200);
+    suspended_fires(s).await;
     let (status, r) = s.call(&s.admin, "POST", &path("unregister"), None).await;
     assert_eq!((status, &r["unregistered"]), (200, &json!(true)));
     let (status, _) = s.call(&s.admin, "POST", &path("unregister"), None).await;
@@ -477,6 +478,53 @@ async fn lifecycle(s: &Server, id: &str) {
         .inbound(&mail, "support@acme.test", "127.0.0.1", Some(SECRET))
         .await;
     assert_eq!(status, 401, "an unregistered address has no trigger");
+}
+
+/// A suspended project's, then tenant's, trigger records a `skipped` fire with the state's
+/// code, and no run (docs/tenancy.md); restored, nothing of it stays.
+async fn suspended_fires(s: &Server) {
+    use kindgi_store::tenant_states::{Suspension, TenantStateStore, TenantStates};
+    let states = TenantStateStore::new(s.db.db.clone());
+    let project = kindgi_api::projects::default_project_id("acme");
+    let hold = Suspension {
+        at: 1,
+        reason: None,
+    };
+    let deliver = |n: u32| {
+        let mail = signed(
+            &s.good_key,
+            "ada@example.test",
+            "support@acme.test",
+            &format!("suspended-{n}@example.test"),
+        );
+        async move {
+            s.inbound(&mail, "support@acme.test", "127.0.0.1", Some(SECRET))
+                .await
+        }
+    };
+    states
+        .set_project_suspended("acme", &project, Some(&hold))
+        .await
+        .unwrap();
+    let (status, r) = deliver(1).await;
+    assert_eq!(status, 202, "{r}");
+    assert_eq!(
+        (&r["fires"][0]["outcome"], &r["fires"][0]["detail"]),
+        (&json!("skipped"), &json!("project-suspended")),
+        "{r}"
+    );
+    assert!(r["fires"][0].get("runId").is_none(), "{r}");
+    states
+        .set_tenant_suspended("acme", Some(&hold))
+        .await
+        .unwrap();
+    let (_, r) = deliver(2).await;
+    assert_eq!(r["fires"][0]["detail"], "tenant-suspended", "{r}");
+    states.set_tenant_suspended("acme", None).await.unwrap();
+    states
+        .set_project_suspended("acme", &project, None)
+        .await
+        .unwrap();
 }
 
 /// An agent trigger, registered with an admin key of its own: the run it starts, its rate

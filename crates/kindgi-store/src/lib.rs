@@ -28,6 +28,7 @@ pub mod schedules;
 pub mod seal;
 pub mod service_accounts;
 pub mod sql;
+pub mod tenant_states;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tokens;

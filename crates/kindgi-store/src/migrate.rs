@@ -27,6 +27,7 @@ impl Database {
         crate::webhooks::migrate(self).await?;
         crate::connections::migrate(self).await?;
         crate::mail_triggers::migrate(self).await?;
+        crate::tenant_states::migrate(self).await?;
         self.apply_schema("epoch", &[], crate::epoch::DDL).await?;
         Ok(())
     }

@@ -6,7 +6,7 @@
 
 use async_trait::async_trait;
 use kindgi_core::StorageError;
-use kindgi_core::ports::{DirectoryWrite, ProjectDirectory, ProjectRecord, TenantSettings};
+pub use kindgi_core::ports::{DirectoryWrite, ProjectDirectory, ProjectRecord, TenantSettings};
 use sqlx::Row;
 
 use crate::{Database, StoreError};

@@ -26,6 +26,7 @@ pub mod schema;
 pub mod secrets;
 pub mod server;
 pub mod tenant;
+pub mod tenant_state;
 pub mod tokens;
 pub mod tools;
 pub mod tools_remote;

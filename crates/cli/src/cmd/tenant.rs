@@ -5,6 +5,8 @@
 //! * `rename [--name] [--slug]` → `PATCH /v1/tenant {name?, slug?}`, then prints the tenant
 //!   as `get` does (a read back that fails still exits 0, saying so on stderr). The slug is
 //!   checked as the server checks it: lowercase letters, digits and single hyphens.
+//! * `suspend|resume|close --database D --tenant T`: the operator's, on the database
+//!   ([`super::tenant_state`]).
 //! * `permission-denied` and `tenant-not-found` print `Error [<code>]: <message>`.
 
 use std::process::ExitCode;
@@ -33,12 +35,23 @@ pub enum TenantCommand {
         #[command(flatten)]
         api: ApiArgs,
     },
+    /// The operator's: suspend the tenant, or one of its projects, in the server's database.
+    /// Reads and exports go on; nothing is written or run (docs/tenancy.md).
+    Suspend(super::tenant_state::StateArgs),
+    /// The operator's: lift a tenant's or a project's suspension.
+    Resume(super::tenant_state::StateArgs),
+    /// The operator's: start closing the tenant (one-way).
+    Close(super::tenant_state::StateArgs),
 }
 
 pub async fn run(command: TenantCommand) -> ExitCode {
-    let (name, api) = match &command {
-        TenantCommand::Get { api } => ("tenant get", api.clone()),
-        TenantCommand::Rename { api, .. } => ("tenant rename", api.clone()),
+    use super::tenant_state::{Change, run as change};
+    let (name, api) = match command {
+        TenantCommand::Get { ref api } => ("tenant get", api.clone()),
+        TenantCommand::Rename { ref api, .. } => ("tenant rename", api.clone()),
+        TenantCommand::Suspend(a) => return change(Change::Suspend, a).await,
+        TenantCommand::Resume(a) => return change(Change::Resume, a).await,
+        TenantCommand::Close(a) => return change(Change::Close, a).await,
     };
     match dispatch(command, name, &api).await {
         Ok(()) => ExitCode::SUCCESS,
@@ -89,6 +102,8 @@ async fn dispatch(command: TenantCommand, name: &str, api: &ApiArgs) -> Result<(
                 }
             }
         }
+        // The operator's commands work on the database, never through the API.
+        TenantCommand::Suspend(_) | TenantCommand::Resume(_) | TenantCommand::Close(_) => {}
     }
     Ok(())
 }

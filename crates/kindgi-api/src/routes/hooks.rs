@@ -10,8 +10,10 @@
 //! 4. the signature, under the trigger's secret at its recorded scope (read at most every
 //!    10 s; [`super::hooks_verify`]) → `401 webhook-refused` and a `refused` fire; a client
 //!    past 60 refusals a minute (nearest `X-Forwarded-For` hop) gets `429`, unrecorded;
-//! 5. unregistered → `410 webhook-gone` (only a signed request learns it); paused →
-//!    `202 {"skipped":"paused"}` and a `skipped` fire;
+//! 5. a suspended tenant → `202 {"skipped":"tenant-suspended"}`, a closing one →
+//!    `409 tenant-closing`, a suspended project → `202 {"skipped":"project-suspended"}`
+//!    (nothing recorded; [`crate::tenant_state`]); unregistered → `410 webhook-gone` (only a
+//!    signed request learns it); paused → `202 {"skipped":"paused"}` and a `skipped` fire;
 //! 6. the trigger's `bodyLimitBytes` (413), its `rateLimitPerMinute` and the tenant's
 //!    receive limit (`429 rate-limit-exceeded` + `Retry-After`);
 //! 7. the event: JSON for `application/json` / `*+json` (bad: `400 webhook-body-not-json`;
@@ -36,6 +38,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use http_body_util::BodyExt as _;
+use kindgi_core::ports::{Standing, TenantStates};
 use kindgi_core::trigger::{
     FireOutcome, RunTrigger, StartedBy, TriggerKind, TriggerStatus, Unattended,
 };
@@ -294,6 +297,25 @@ impl Delivery<'_> {
         value
     }
 
+    /// Step 5's first half: a suspended tenant or project is answered `202 {"skipped"}`, a
+    /// closing tenant `409 tenant-closing`; nothing is recorded (`None`: active).
+    async fn standing(&self, t: &WebhookTrigger) -> Option<Response> {
+        let standing = crate::tenant_state::states(self.state)
+            .standing(&t.tenant, Some(&t.project_id))
+            .await;
+        match standing {
+            Ok(Standing::Active) => None,
+            Ok(Standing::TenantClosing) => {
+                Some(crate::tenant_state::refusal(Standing::TenantClosing, None).into_response())
+            }
+            Ok(s) => {
+                let code = s.code().unwrap_or_default();
+                Some((StatusCode::ACCEPTED, Json(json!({"skipped": code}))).into_response())
+            }
+            Err(e) => Some(ApiError::internal(&e).into_response()),
+        }
+    }
+
     /// Steps 4–8 for a trigger the URL named.
     async fn take(&self, t: WebhookTrigger) -> Response {
         let Some(secret) = self.secret(&t).await else {
@@ -308,6 +330,9 @@ impl Delivery<'_> {
             now_secs,
         ) {
             return self.refuse(Some(&t), r.detail()).await;
+        }
+        if let Some(answer) = self.standing(&t).await {
+            return answer;
         }
         if t.unregistered_at.is_some() {
             return ApiError::new(

@@ -17,8 +17,9 @@
 //! `sender-unknown`; a repeat of a `Message-ID` the trigger already took → that fire, counted
 //! as a duplicate; past the trigger's `rateLimitPerMinute` or the tenant's mail receives a
 //! minute (the webhook receiver's windows) → a `refused` fire (`rate-limited`) and `429` with
-//! `Retry-After`; an owner that lost access ([`super::schedule_owners`]) → a `refused` fire,
-//! counted; else a run of the trigger's flow or agent (its `userMessage` made from the mail,
+//! `Retry-After`; a suspended or closing tenant, or a suspended project → a `skipped` fire
+//! (`tenant-suspended`, `tenant-closing`, `project-suspended`), not counted; an owner that
+//! lost access ([`super::schedule_owners`]) → a `refused` fire, counted; else a run of the trigger's flow or agent (its `userMessage` made from the mail,
 //! [`agent_input`]), `startedBy: mail`, acting for the mapped person, its own mailbox the
 //! address the mail came to, under the run idempotency key `fire:<fireId>`. Answer `202
 //! {fires, unmatched}`.
@@ -613,18 +614,37 @@ fn rate_limit(state: &AppState, trigger: &MailTrigger) -> Option<(&'static str, 
     }
 }
 
-/// The refused end of a fire whose trigger's owner lost access (its key revoked or
-/// expired, no longer a tenant admin's), if it did; a failed check fails the fire.
+/// The skipped end of a fire whose tenant or project is suspended or closing (the state's
+/// code as the detail), else the refused end of one whose trigger's owner lost access (its
+/// key revoked or expired, no longer a tenant admin's), if it did; a failed check fails the
+/// fire.
 async fn owner_refusal(state: &AppState, trigger: &MailTrigger) -> Option<FireEnd> {
-    let why = StoreOwners::new(state.db.clone())
-        .lost_access(
-            &trigger.tenant,
-            &trigger.config.owner,
-            trigger.config.owner_key_id.as_deref(),
-            Needs::TenantAdmin,
-            "mail trigger",
-        )
-        .await;
+    let owners = StoreOwners::new(state.db.clone());
+    let why = match owners.standing(&trigger.tenant, &trigger.project_id).await {
+        Ok(Some(code)) => {
+            return Some(FireEnd {
+                outcome: FireOutcome::Skipped,
+                run_id: None,
+                detail: Some(code.to_owned()),
+            });
+        }
+        Ok(None) => Ok(()),
+        Err(e) => Err(e),
+    };
+    let why = match why {
+        Ok(()) => {
+            owners
+                .lost_access(
+                    &trigger.tenant,
+                    &trigger.config.owner,
+                    trigger.config.owner_key_id.as_deref(),
+                    Needs::TenantAdmin,
+                    "mail trigger",
+                )
+                .await
+        }
+        Err(e) => Err(e),
+    };
     let detail = match why {
         Ok(None) => return None,
         Ok(Some(why)) => refused_detail(

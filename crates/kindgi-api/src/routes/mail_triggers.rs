@@ -350,10 +350,12 @@ fn owner_of(caller: &KeyHolder) -> TriggerOwner {
 }
 
 /// `404 flow-not-found` / `agent-not-found` unless the tenant has what `target` runs;
-/// `403 permission-denied` when the caller's key may not run it ([`check_executes`]).
+/// `403 permission-denied` when the caller's key may not run it ([`check_executes`]); `400
+/// reference-out-of-scope` when it is registered in a project other than the trigger's.
 async fn check_target(
     state: &AppState,
     caller: &KeyHolder,
+    project: &str,
     target: &MailTarget,
 ) -> Result<(), ApiError> {
     let (kind, id, version) = match target {
@@ -366,7 +368,7 @@ async fn check_target(
             agent_version,
         } => (DefinitionKind::Agent, agent_id, agent_version.as_deref()),
     };
-    check_executes(state, caller, kind, id, version).await?;
+    check_executes(state, caller, project, (kind, id, version), "/target").await?;
     let tenant = caller.tenant.as_str();
     let defs = state.runtime.definitions();
     match target {
@@ -477,7 +479,7 @@ async fn create(
     };
     let project_id = new_trigger_project(&projects, &caller, project_id.as_deref()).await?;
     let rate_limit_per_minute = rate_of(&body)?.unwrap_or(DEFAULT_RATE_LIMIT);
-    check_target(&state, &caller, &target).await?;
+    check_target(&state, &caller, &project_id, &target).await?;
     let now = kindgi_runtime::record::now_millis();
     let trigger = MailTrigger {
         trigger_id: uuid::Uuid::new_v4().to_string(),
@@ -610,7 +612,7 @@ async fn patch(
             ));
         }
     }
-    let version = match (
+    let mut retarget = match (
         &mut t.config.target,
         body.contains_key("flowVersion"),
         body.contains_key("agentVersion"),
@@ -640,9 +642,6 @@ async fn patch(
             ));
         }
     };
-    if version {
-        check_target(&state, &caller, &t.config.target).await?;
-    }
     if let Some(rate) = rate_of(&body)? {
         t.config.rate_limit_per_minute = rate;
     }
@@ -665,7 +664,13 @@ async fn patch(
         let p = p
             .as_str()
             .ok_or_else(|| bad("projectId", "`projectId` must be a project id (a UUID)"))?;
-        t.project_id = new_trigger_project(&projects, &caller, Some(p)).await?;
+        let moved = new_trigger_project(&projects, &caller, Some(p)).await?;
+        retarget |= !moved.eq_ignore_ascii_case(&t.project_id);
+        t.project_id = moved;
+    }
+    // A new version, or a new project, must still reach what it runs.
+    if retarget {
+        check_target(&state, &caller, &t.project_id, &t.config.target).await?;
     }
     t.updated_at = kindgi_runtime::record::now_millis();
     write(&triggers, &t, &id).await?;

@@ -4,15 +4,18 @@
 //! keys and service accounts ([`StoreOwners::lost_access`]): the key that registered (or
 //! took over) the trigger must still be valid — not revoked, not expired — and a service
 //! account owner still registered; a mail trigger's owner must still be a tenant admin. Lost
-//! access refuses the fire (`refused`, with why), never a secret in the detail.
+//! access refuses the fire (`refused`, with why), never a secret in the detail. A suspended or
+//! closing tenant, or a suspended project, skips it instead (`skipped`, the state's code as
+//! the detail, not counted toward the auto-pause; [`StoreOwners::standing`]).
 
 use async_trait::async_trait;
 use kindgi_core::StorageError;
-use kindgi_core::ports::OwnerAccess;
+use kindgi_core::ports::{FireHold, OwnerAccess, TenantStates};
 use kindgi_core::schedule::ScheduleRecord;
 use kindgi_core::trigger::{OwnerKind, TriggerOwner};
 use kindgi_store::Database;
 use kindgi_store::service_accounts::{Grant, ServiceAccountStore};
+use kindgi_store::tenant_states::TenantStateStore;
 use kindgi_store::tokens::{KeyRole, PrincipalKind, TokenRecord, TokenStore};
 
 /// [`OwnerAccess`] over a database's `api_keys` and `service_accounts`.
@@ -20,6 +23,7 @@ use kindgi_store::tokens::{KeyRole, PrincipalKind, TokenRecord, TokenStore};
 pub struct StoreOwners {
     tokens: TokenStore,
     accounts: ServiceAccountStore,
+    states: TenantStateStore,
 }
 
 /// What an owner must still hold at a fire.
@@ -35,7 +39,8 @@ impl StoreOwners {
     pub fn new(db: Database) -> StoreOwners {
         StoreOwners {
             tokens: TokenStore::new(db.clone()),
-            accounts: ServiceAccountStore::new(db),
+            accounts: ServiceAccountStore::new(db.clone()),
+            states: TenantStateStore::new(db),
         }
     }
 
@@ -92,6 +97,16 @@ impl StoreOwners {
             }
             _ => None,
         })
+    }
+
+    /// What stops `tenant`'s `project` from running anything: `tenant-closing`,
+    /// `tenant-suspended`, `project-suspended` (`None`: nothing does), in one read.
+    pub async fn standing(
+        &self,
+        tenant: &str,
+        project: &str,
+    ) -> Result<Option<&'static str>, StorageError> {
+        Ok(self.states.standing(tenant, Some(project)).await?.code())
     }
 
     /// A trigger stored before owner keys were kept, owned by a key that is its own
@@ -175,7 +190,12 @@ pub fn refused_detail(why: &str, take_over: &str) -> String {
 
 #[async_trait]
 impl OwnerAccess for StoreOwners {
-    async fn refusal(&self, s: &ScheduleRecord) -> Result<Option<String>, StorageError> {
+    /// The tenant's and project's state first (a suspended one's fire is `skipped`, with its
+    /// code as the detail), then the owner.
+    async fn refusal(&self, s: &ScheduleRecord) -> Result<Option<FireHold>, StorageError> {
+        if let Some(code) = self.standing(&s.tenant, &s.project_id).await? {
+            return Ok(Some(FireHold::Skipped(code.to_owned())));
+        }
         let why = self
             .lost_access(
                 &s.tenant,
@@ -186,13 +206,13 @@ impl OwnerAccess for StoreOwners {
             )
             .await?;
         Ok(why.map(|why| {
-            refused_detail(
+            FireHold::Refused(refused_detail(
                 &why,
                 &format!(
                     "An admin can take the schedule over (POST /v1/schedules/{}/owner)",
                     s.id
                 ),
-            )
+            ))
         }))
     }
 }

@@ -102,10 +102,12 @@ async fn load(state: &AppState, caller: &KeyHolder, id: &str) -> Result<Schedule
 
 /// `404 flow-not-found` / `agent-not-found` (as `POST /v1/runs` words them) when the target
 /// is not registered; `403 permission-denied` when the caller's key may not run it
-/// ([`check_executes`]).
+/// ([`check_executes`]); `400 reference-out-of-scope` when it is registered in a project other
+/// than the schedule's `project`.
 async fn check_target(
     state: &AppState,
     caller: &KeyHolder,
+    project: &str,
     target: &ScheduleTarget,
 ) -> Result<(), ApiError> {
     let (kind, id, version) = match target {
@@ -118,7 +120,7 @@ async fn check_target(
             agent_version,
         } => (DefinitionKind::Agent, agent_id, agent_version.as_deref()),
     };
-    check_executes(state, caller, kind, id, version).await?;
+    check_executes(state, caller, project, (kind, id, version), "/target").await?;
     let tenant = caller.tenant.as_str();
     let defs = state.runtime.definitions();
     let missing = match target {
@@ -246,7 +248,7 @@ async fn register(
         .schedules
         .check(&cron, timezone.as_deref(), now)
         .map_err(|e| invalid_config(&e))?;
-    check_target(&state, &caller, &target).await?;
+    check_target(&state, &caller, &project_id, &target).await?;
     let (owner, owner_key_id) = owner_of(&state, &caller, &body).await?;
     let record = ScheduleRecord {
         id: uuid::Uuid::new_v4().to_string(),
@@ -440,7 +442,7 @@ async fn update(
     let s = load(&state, &caller, &id).await?;
     let (s, retarget) = patched(&state, &caller, s, &body, now_millis())?;
     if retarget {
-        check_target(&state, &caller, &s.target).await?;
+        check_target(&state, &caller, &s.project_id, &s.target).await?;
     }
     save(&state, &s, &id).await?;
     Ok(Json(record_json(&s, None)))

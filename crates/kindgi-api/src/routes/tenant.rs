@@ -1,14 +1,15 @@
 //! `GET|PATCH /v1/tenant` (`OA:Tenant`, `OA:TenantPatch`): the caller's tenant, its id the
 //! wire UUID derived from its name (so it never changes), its name and slug as last set, or
 //! the tenant's name (and that name as a slug) until someone sets them. Renaming takes a
-//! tenant admin; a slug another tenant has is `409 tenant-slug-taken`.
+//! tenant admin; a slug another tenant has is `409 tenant-slug-taken`. A suspended or closing
+//! tenant's `state` says so ([`crate::tenant_state`]); an active one's is absent.
 
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use kindgi_core::ports::{DirectoryWrite, TenantSettings};
+use kindgi_core::ports::{DirectoryWrite, TenantSettings, TenantState, TenantStates};
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
@@ -56,17 +57,27 @@ async fn settings(projects: &Projects, tenant: &str) -> Result<TenantSettings, A
 }
 
 async fn get_tenant(
+    State(state): State<AppState>,
     State(projects): State<Projects>,
     caller: KeyHolder,
 ) -> Result<Json<Value>, ApiError> {
     let s = settings(&projects, &caller.tenant).await?;
-    Ok(Json(json!({
+    let mut tenant = json!({
         "id": tenant_uuid(&s.tenant),
         "name": s.name,
         "slug": s.slug,
         "createdAt": iso(s.created_at),
         "updatedAt": iso(s.updated_at),
-    })))
+    });
+    // `state` is absent while active (`OA:Tenant.state`).
+    let standing = crate::tenant_state::states(&state)
+        .tenant_standing(&caller.tenant)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    if standing.state() != TenantState::Active {
+        tenant["state"] = json!(standing.state().as_str());
+    }
+    Ok(Json(tenant))
 }
 
 async fn rename(

@@ -5,11 +5,15 @@
 //! project is refused as the official authorizer refuses it, `403 permission-denied`
 //! ``Permission denied: the API key is limited to project <id>`` ([`outside`]), as is a flow
 //! or agent it would run that is registered in another project ([`check_executes`]: the key
-//! has no `execute` on it). A body or query naming another project never gets here: the
+//! has no `execute` on it). What a trigger runs must be registered in the trigger's own
+//! project (or in none: a pack's), else `400 reference-out-of-scope`. A body or query naming
+//! another project never gets here: the
 //! key-project middleware answers it (`403 key-project-mismatch`, [`crate::key_project`]).
 
+use axum::http::StatusCode;
 use kindgi_core::definition::DefinitionKind;
 use kindgi_store::definitions::Latest;
+use serde_json::json;
 
 use super::key_holder::KeyHolder;
 use crate::error::ApiError;
@@ -55,20 +59,21 @@ pub fn listed_project(caller: &KeyHolder, named: Option<String>) -> Option<Strin
     })
 }
 
-/// `403 permission-denied` (action `execute`, resource `flow:<id>` / `agent:<id>`) when the
-/// caller's key is limited to a project and what a trigger would run is registered through the
-/// API in another one (as reading it is refused, [`super::registry::check_item`]). What a pack
-/// or the host put in belongs to no project: every key reaches it.
+/// What a trigger in `project` would run, checked: `403 permission-denied` (action
+/// `execute`, resource `flow:<id>` / `agent:<id>`) when the caller's key is limited to a
+/// project and it is registered through the API in another one (as reading it is refused,
+/// [`super::registry::check_item`]); else `400 reference-out-of-scope` when it is registered
+/// in a project other than the trigger's (`details.issues[{path, kind, id, message}]`, `path`
+/// the body field naming it). What a pack or the host put in belongs to no project: every
+/// key and every project reaches it.
 pub async fn check_executes(
     state: &AppState,
     caller: &KeyHolder,
-    kind: DefinitionKind,
-    id: &str,
-    version: Option<&str>,
+    project: &str,
+    target: (DefinitionKind, &str, Option<&str>),
+    path: &str,
 ) -> Result<(), ApiError> {
-    let Some(limit) = &caller.key.record.project_id else {
-        return Ok(());
-    };
+    let (kind, id, version) = target;
     let record = match version {
         Some(v) => {
             state
@@ -81,12 +86,45 @@ pub async fn check_executes(
             Latest::NotFound => None,
         },
     };
-    match record.and_then(|r| r.project_id) {
-        Some(p) if !p.eq_ignore_ascii_case(limit) => Err(outside(
+    let Some(home) = record.and_then(|r| r.project_id) else {
+        return Ok(());
+    };
+    if let Some(limit) = &caller.key.record.project_id
+        && !home.eq_ignore_ascii_case(limit)
+    {
+        return Err(outside(
             limit,
             "execute",
             &format!("{}:{id}", kind.as_str()),
-        )),
-        _ => Ok(()),
+        ));
     }
+    if !home.eq_ignore_ascii_case(project) {
+        return Err(out_of_scope(path, kind, id, &home, project));
+    }
+    Ok(())
+}
+
+/// `400 reference-out-of-scope`: `kind` `id`, named at `path`, is registered in project
+/// `home`, which the trigger's `project` doesn't reach.
+fn out_of_scope(path: &str, kind: DefinitionKind, id: &str, home: &str, project: &str) -> ApiError {
+    let what = match kind {
+        DefinitionKind::Flow => "Flow",
+        DefinitionKind::Agent => "Agent",
+        _ => "Item",
+    };
+    let message = format!(
+        "{what} \"{id}\" is registered in project {home}, not in the trigger's project {project}: register the trigger in project {home}, or publish the {} in project {project}",
+        kind.as_str()
+    );
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "reference-out-of-scope",
+        format!("The trigger names what its project doesn't reach: {message}"),
+    )
+    .with_details(json!({"issues": [{
+        "path": path,
+        "kind": kind.as_str(),
+        "id": id,
+        "message": message,
+    }]}))
 }

@@ -298,9 +298,9 @@ async fn new_trigger(
     check_executes(
         state,
         caller,
-        DefinitionKind::Flow,
-        &flow_id,
-        Some(&flow_version),
+        &project_id,
+        (DefinitionKind::Flow, &flow_id, Some(&flow_version)),
+        "/flowId",
     )
     .await?;
     check_flow(&state.runtime, &caller.tenant, &flow_id, &flow_version).await?;
@@ -520,9 +520,9 @@ async fn update(
         check_executes(
             &state,
             &caller,
-            DefinitionKind::Flow,
-            &t.flow_id,
-            Some(&version),
+            &t.project_id,
+            (DefinitionKind::Flow, &t.flow_id, Some(&version)),
+            "/flowVersion",
         )
         .await?;
         check_flow(&state.runtime, &t.tenant, &t.flow_id, &version).await?;

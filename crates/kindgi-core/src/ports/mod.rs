@@ -16,6 +16,7 @@ mod reviewer_roster;
 mod run_store;
 mod schedule_store;
 mod tenant_policy;
+mod tenant_states;
 mod wait_store;
 mod webhook_store;
 
@@ -30,7 +31,8 @@ pub use project_directory::{DirectoryWrite, ProjectDirectory, ProjectRecord, Ten
 pub use provider_registry::{ProviderRegistration, ProviderRegistry, ProviderWrite, SecretRef};
 pub use reviewer_roster::{NewReviewer, ReviewerRecord, ReviewerRoster, RosterQuery};
 pub use run_store::{ReplayFilter, RunQuery, RunStore};
-pub use schedule_store::{AnyOwner, OwnerAccess, ScheduleQuery, ScheduleStore};
+pub use schedule_store::{AnyOwner, FireHold, OwnerAccess, ScheduleQuery, ScheduleStore};
 pub use tenant_policy::TenantApprovalPolicy;
+pub use tenant_states::{Standing, Suspension, TenantStanding, TenantState, TenantStates};
 pub use wait_store::{WaitJournal, WaitStore, approval_matches, journal_entries};
 pub use webhook_store::{FireQuery, WebhookQuery, WebhookStore};

@@ -128,13 +128,24 @@ pub trait ScheduleStore: Send + Sync + std::fmt::Debug {
     async fn prune(&self, before: i64) -> Result<u64, StorageError>;
 }
 
+/// Why a fire starts no run, as the owner check answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FireHold {
+    /// The owner lost access (`refused`, counted toward the auto-pause), and why.
+    Refused(String),
+    /// The tenant or the project is suspended or closing (`skipped`, not counted: the
+    /// schedule stays on and fires again once restored), and which.
+    Skipped(String),
+}
+
 /// Whether a trigger's owner may still start its runs, asked at every fire (platform-api.md
-/// §8: "re-checked each fire; lost access → `refused`"). The host answers it from its keys
-/// and service accounts.
+/// §8: "re-checked each fire; lost access → `refused`"), and whether its tenant and project
+/// still run anything (a suspended one's fires are `skipped`). The host answers it from its
+/// keys, service accounts and tenant states.
 #[async_trait]
 pub trait OwnerAccess: Send + Sync + std::fmt::Debug {
-    /// `None`: it may. `Some(detail)`: refused, and why (no secret in it).
-    async fn refusal(&self, schedule: &ScheduleRecord) -> Result<Option<String>, StorageError>;
+    /// `None`: it may. `Some(hold)`: refused or skipped, and why (no secret in it).
+    async fn refusal(&self, schedule: &ScheduleRecord) -> Result<Option<FireHold>, StorageError>;
 }
 
 /// Every owner may (in-memory runtimes and tests without keys).
@@ -143,7 +154,7 @@ pub struct AnyOwner;
 
 #[async_trait]
 impl OwnerAccess for AnyOwner {
-    async fn refusal(&self, _schedule: &ScheduleRecord) -> Result<Option<String>, StorageError> {
+    async fn refusal(&self, _schedule: &ScheduleRecord) -> Result<Option<FireHold>, StorageError> {
         Ok(None)
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kindgi_core::ports::{OwnerAccess, ScheduleStore};
+use kindgi_core::ports::{FireHold, OwnerAccess, ScheduleStore};
 use kindgi_core::schedule::{
     FIRE_HISTORY_MS, FireClaim, FireResult, Overlap, ScheduleFire, ScheduleRecord, ScheduleTarget,
 };
@@ -310,7 +310,8 @@ impl Schedules {
                 None,
                 Some(format!("owner check failed: {e}")),
             ),
-            Ok(Some(why)) => (FireOutcome::Refused, None, Some(why)),
+            Ok(Some(FireHold::Refused(why))) => (FireOutcome::Refused, None, Some(why)),
+            Ok(Some(FireHold::Skipped(why))) => (FireOutcome::Skipped, None, Some(why)),
             Ok(None) => match self.launch(s, fire).await {
                 Ok(run) => (FireOutcome::Started, Some(run.id), None),
                 Err(e) => (FireOutcome::Failed, None, Some(e.to_string())),
