@@ -15,6 +15,7 @@ pub mod definitions;
 pub mod epoch;
 pub mod error;
 pub mod file_mode;
+mod group_commit;
 pub mod idempotency;
 pub mod mail_triggers;
 pub mod mcp_endpoints;

@@ -324,7 +324,7 @@ const INSERT_RUN: &str = "INSERT INTO runs (id, tenant_id, flow_id, flow_version
      $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
      $23, $24, $25, $26, $27, $28)";
 
-const UPDATE_RUN: &str = "UPDATE runs SET status = $2, output = $3, failure_message = $4, \
+pub(crate) const UPDATE_RUN: &str = "UPDATE runs SET status = $2, output = $3, failure_message = $4, \
      updated_at = $5, completed_at = $6 WHERE id = $1";
 
 pub(crate) const INSERT_ENTRY: &str = "INSERT INTO run_journal (run_id, sequence, kind, node_id, scope, \
@@ -457,40 +457,22 @@ impl RunsStore {
 
     /// Appends `entries` of run `run_id` (each with its own sequence) and, in the same
     /// transaction, writes `run`'s moving parts (as [`RunStore::update_run`]) — one commit
-    /// for "these steps happened, and the run is now in this state".
+    /// for "these steps happened, and the run is now in this state", shared with the writes
+    /// of other runs made at the same time ([`crate::group_commit`]).
     async fn append_in_tx(
         &self,
         run_id: &str,
         entries: &[JournalEntry],
         run: Option<&RunRecord>,
     ) -> Result<(), StoreError> {
-        if entries.is_empty() && run.is_none() {
+        let write = crate::group_commit::JournalWrite::new(run_id, entries, run);
+        if write.is_empty() {
             return Ok(());
         }
-        let op = "run_journal.append";
-        crate::on_pool!(self.db, write, |pool| {
-            let mut tx = pool.begin().await.map_err(StoreError::query(op))?;
-            for e in entries {
-                sqlx::query(INSERT_ENTRY)
-                    .bind(run_id)
-                    .bind(i64::try_from(e.sequence).unwrap_or(i64::MAX))
-                    .bind(e.kind.as_str())
-                    .bind(&e.node_id)
-                    .bind(&e.scope)
-                    .bind(e.payload.as_ref().map(json_text))
-                    .bind(parse_millis(&e.timestamp))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(StoreError::query(op))?;
-            }
-            if let Some(run) = run {
-                bind_update!(run)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(StoreError::query("runs.update"))?;
-            }
-            tx.commit().await.map_err(StoreError::query(op))
-        })
+        match self.db.journal_writer() {
+            Some(group) => group.write(self.db.backend(), write).await,
+            None => crate::group_commit::write_batch(self.db.backend(), &[&write]).await,
+        }
     }
 }
 
