@@ -532,7 +532,7 @@ async fn mail_triggers_commands() {
             r#"--spec={"flowId":"acme.other"}"#,
         ],
         1,
-        "Error [invalid-request]: `flowId` never changes: register another trigger for another flow",
+        "Error [invalid-request]: `flowId` never changes: register another trigger to run something else",
     );
     cli.fails(
         &["mail-triggers", "update", &id],
