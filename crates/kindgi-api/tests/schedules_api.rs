@@ -620,6 +620,43 @@ async fn auto_pause_after_refusals(kind: DatabaseKind) {
     e.db.cleanup().await.unwrap();
 }
 
+// A crowd due at one instant: one pass claims them in batches, starts every run and records
+// every outcome (bounded: a pass that waited on a connection its own unpolled starts held
+// would never end).
+async fn a_crowd_due_at_once(kind: DatabaseKind) {
+    let e = env(kind).await;
+    let first = create(&e, &nightly("0 3 * * *")).await;
+    let at = ms(first["nextFireAt"].as_str().unwrap());
+    let store = e.schedules.store();
+    let template = store
+        .get("acme", first["scheduleId"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut ids = vec![template.id.clone()];
+    for _ in 1..300 {
+        let mut s = template.clone();
+        s.id = uuid::Uuid::new_v4().to_string();
+        store.create(&s).await.unwrap();
+        ids.push(s.id);
+    }
+    let moved = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        e.schedules.tick(at + 5),
+    )
+    .await
+    .expect("the pass ends")
+    .unwrap();
+    assert_eq!(moved, 300);
+    for id in &ids {
+        let all = fires(&e, id).await;
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert_eq!(all[0]["outcome"], "started", "{:?}", all[0]);
+        assert!(all[0]["runId"].is_string());
+    }
+    e.db.cleanup().await.unwrap();
+}
+
 // A key limited to a project schedules in it and reaches no other project's schedules.
 async fn project_keys(kind: DatabaseKind) {
     let e = env(kind).await;
@@ -712,4 +749,5 @@ both_stores!(
     catch_up_after_downtime,
     auto_pause_after_refusals,
     project_keys,
+    a_crowd_due_at_once,
 );

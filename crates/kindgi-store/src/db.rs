@@ -91,8 +91,6 @@ struct Inner {
     display: String,
     /// Cross-process change counters (SQLite files only; see [`crate::epoch`]).
     epochs: crate::epoch::Epochs,
-    /// The run journal's group commit, started on first use (it needs a tokio runtime).
-    journal: std::sync::OnceLock<Option<crate::group_commit::GroupCommit>>,
 }
 
 /// Where a URL points, once classified.
@@ -255,7 +253,6 @@ impl Database {
                 backend,
                 display,
                 epochs,
-                journal: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -271,15 +268,6 @@ impl Database {
     /// The pools, to `match` on in store modules.
     pub fn backend(&self) -> &Backend {
         &self.inner.backend
-    }
-
-    /// The run journal's group commit ([`crate::group_commit`]), shared by every clone;
-    /// `None` when first asked outside a tokio runtime.
-    pub(crate) fn journal_writer(&self) -> Option<&crate::group_commit::GroupCommit> {
-        self.inner
-            .journal
-            .get_or_init(|| crate::group_commit::GroupCommit::start(&self.inner.backend))
-            .as_ref()
     }
 
     /// The SQLite pools, if this is SQLite.

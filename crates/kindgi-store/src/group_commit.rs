@@ -34,6 +34,14 @@ const QUEUE: usize = 4096;
 
 const OP: &str = "run_journal.append";
 
+/// A run's moving parts (the runs store's `update_run` writes the same).
+pub(crate) const UPDATE_RUN: &str = "UPDATE runs SET status = $2, output = $3, failure_message = $4, \
+     updated_at = $5, completed_at = $6 WHERE id = $1";
+
+/// One journal entry (also appended by the waits store, after the run's last entry).
+pub(crate) const INSERT_ENTRY: &str = "INSERT INTO run_journal (run_id, sequence, kind, node_id, scope, \
+     payload, timestamp) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
 /// One journal entry as its row's binds (its payload serialized once, by the caller).
 #[derive(Debug)]
 struct EntryRow {
@@ -194,7 +202,7 @@ pub async fn write_batch(backend: &Backend, writes: &[&JournalWrite]) -> Result<
             let mut tx = $pool.begin().await.map_err(StoreError::query(OP))?;
             for w in writes {
                 for e in &w.entries {
-                    sqlx::query(crate::runs::INSERT_ENTRY)
+                    sqlx::query(INSERT_ENTRY)
                         .bind(&w.run_id)
                         .bind(e.sequence)
                         .bind(e.kind)
@@ -207,7 +215,7 @@ pub async fn write_batch(backend: &Backend, writes: &[&JournalWrite]) -> Result<
                         .map_err(StoreError::query(OP))?;
                 }
                 if let Some(r) = &w.run {
-                    sqlx::query(crate::runs::UPDATE_RUN)
+                    sqlx::query(UPDATE_RUN)
                         .bind(&r.id)
                         .bind(r.status)
                         .bind(&r.output)

@@ -25,6 +25,7 @@ use kindgi_core::trigger::StartedBy;
 use serde_json::Value;
 use sqlx::Row;
 
+use crate::group_commit::UPDATE_RUN;
 use crate::sql::{Bind, bind_all};
 use crate::{Backend, Database, StoreError};
 
@@ -171,6 +172,9 @@ pub use kindgi_core::ports::ReplayFilter;
 #[derive(Debug, Clone)]
 pub struct RunsStore {
     db: Database,
+    /// The group commit of this store's journal writes, started on first use (it needs a
+    /// tokio runtime); shared by its clones.
+    journal: std::sync::Arc<std::sync::OnceLock<Option<crate::group_commit::GroupCommit>>>,
 }
 
 fn json_text(v: &Value) -> String {
@@ -324,12 +328,6 @@ const INSERT_RUN: &str = "INSERT INTO runs (id, tenant_id, flow_id, flow_version
      $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
      $23, $24, $25, $26, $27, $28)";
 
-pub(crate) const UPDATE_RUN: &str = "UPDATE runs SET status = $2, output = $3, failure_message = $4, \
-     updated_at = $5, completed_at = $6 WHERE id = $1";
-
-pub(crate) const INSERT_ENTRY: &str = "INSERT INTO run_journal (run_id, sequence, kind, node_id, scope, \
-     payload, timestamp) VALUES ($1, $2, $3, $4, $5, $6, $7)";
-
 /// Inside the open transaction `$tx`, appends `$entries` (`&[JournalEntry]`) after the
 /// last entry of run `$run_id`'s journal, evaluating to `Result<(), StoreError>`. For a writer
 /// from outside the run's executor (an answer to its wait, a decision): the run's row is
@@ -354,7 +352,7 @@ macro_rules! append_after_last {
             let last: i64 =
                 sqlx::Row::try_get(&row, "last").map_err($crate::StoreError::query($op))?;
             for (e, sequence) in $entries.iter().zip(last + 1..) {
-                sqlx::query($crate::runs::INSERT_ENTRY)
+                sqlx::query($crate::group_commit::INSERT_ENTRY)
                     .bind($run_id)
                     .bind(sequence)
                     .bind(e.kind.as_str())
@@ -448,7 +446,10 @@ fn where_clause(query: &RunQuery) -> (String, Vec<Bind>) {
 
 impl RunsStore {
     pub fn new(db: Database) -> Self {
-        Self { db }
+        Self {
+            db,
+            journal: std::sync::Arc::default(),
+        }
     }
 
     pub fn database(&self) -> &Database {
@@ -469,7 +470,10 @@ impl RunsStore {
         if write.is_empty() {
             return Ok(());
         }
-        match self.db.journal_writer() {
+        let group = self
+            .journal
+            .get_or_init(|| crate::group_commit::GroupCommit::start(self.db.backend()));
+        match group {
             Some(group) => group.write(self.db.backend(), write).await,
             None => crate::group_commit::write_batch(self.db.backend(), &[&write]).await,
         }

@@ -212,14 +212,30 @@ impl Schedules {
                 }
             }
         }
+        // Each start is a task of its own, so it goes on while a batch of outcomes is being
+        // recorded: a start left unpolled meanwhile could hold the one connection (SQLite's
+        // writer) that the recording waits for.
         let mut results = futures::stream::iter(pending)
-            .map(|(s, fire)| async move {
-                let result = self.outcome(&s, &fire).await;
-                (s.id, result)
+            .map(|(s, fire)| {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let result = this.outcome(&s, &fire).await;
+                    (s.id, result)
+                })
             })
             .buffer_unordered(CONCURRENT_FIRES)
             .ready_chunks(CLAIM_BATCH);
         while let Some(batch) = results.next().await {
+            let batch: Vec<(String, FireResult)> = batch
+                .into_iter()
+                .filter_map(|joined| match joined {
+                    Ok(done) => Some(done),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "schedules: a fire's start ended without an outcome; it stays pending");
+                        None
+                    }
+                })
+                .collect();
             self.record(&batch).await;
         }
         Ok(advanced + claimed)
