@@ -479,41 +479,11 @@ impl ScheduleStore for ScheduleSqlStore {
         r: &FireResult,
     ) -> Result<Option<ScheduleRecord>, StorageError> {
         const OP: &str = "schedules.finish";
-        let b = [
-            Arg::Text(r.fire_id.clone()),
-            Arg::Text(r.outcome.as_str().into()),
-            r.run_id.clone().map_or(Arg::NullText, Arg::Text),
-            r.detail.clone().map_or(Arg::NullText, Arg::Text),
-            r.counts_toward_pause
-                .map_or(Arg::NullInt, |c| Arg::Int(i64::from(c))),
-        ];
-        let sql = "UPDATE schedule_fires SET outcome = $2, run_id = $3, detail = $4, \
-                   counts_toward_pause = $5 WHERE id = $1";
-        exec!(self.db, sql, &b).map_err(failed(OP))?;
-        let id = [Arg::Text(schedule_id.into())];
-        if r.counts() {
-            let sql = "UPDATE schedules SET failures_in_row = failures_in_row + 1 WHERE id = $1";
-            exec!(self.db, sql, &id).map_err(failed(OP))?;
-        } else if r.resets() {
-            let sql = "UPDATE schedules SET failures_in_row = 0 WHERE id = $1";
-            exec!(self.db, sql, &id).map_err(failed(OP))?;
-        }
-        let Some(s) = self.one("id = $1", &id, OP).await? else {
-            return Ok(None);
-        };
-        if r.counts() && s.failures_in_row >= AUTO_PAUSE_AFTER && s.status == TriggerStatus::Active
-        {
-            let b = [
-                Arg::Text(schedule_id.into()),
-                Arg::Text(auto_pause_reason(s.failures_in_row, r)),
-                Arg::Int(r.now),
-            ];
-            let sql = "UPDATE schedules SET status = 'paused', status_reason = $2, \
-                       next_fire_at = NULL, updated_at = $3 WHERE id = $1 AND status = 'active'";
-            exec!(self.db, sql, &b).map_err(failed(OP))?;
-            return self.one("id = $1", &id, OP).await;
-        }
-        Ok(Some(s))
+        finish_batch(&self.db, &[(schedule_id.to_owned(), r.clone())])
+            .await
+            .map_err(failed(OP))?;
+        self.one("id = $1", &[Arg::Text(schedule_id.into())], OP)
+            .await
     }
 
     async fn finish_many(

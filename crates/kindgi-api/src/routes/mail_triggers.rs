@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::key_holder::{KeyHolder, denied, iso};
-use super::trigger_access::{check_executes, listed_project, new_trigger_project, reaches};
+use super::trigger_access::{check_target, listed_project, new_trigger_project, reaches};
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
 use crate::page::{clamp_limit, decode_cursor, encode_cursor, page};
@@ -350,9 +350,9 @@ fn owner_of(caller: &KeyHolder) -> TriggerOwner {
 }
 
 /// `404 flow-not-found` / `agent-not-found` unless the tenant has what `target` runs;
-/// `403 permission-denied` when the caller's key may not run it ([`check_executes`]); `400
+/// `403 permission-denied` when the caller's key may not run it ([`check_target`]); `400
 /// reference-out-of-scope` when it is registered in a project other than the trigger's.
-async fn check_target(
+async fn check_mail_target(
     state: &AppState,
     caller: &KeyHolder,
     project: &str,
@@ -368,47 +368,7 @@ async fn check_target(
             agent_version,
         } => (DefinitionKind::Agent, agent_id, agent_version.as_deref()),
     };
-    check_executes(state, caller, project, (kind, id, version), "/target").await?;
-    let tenant = caller.tenant.as_str();
-    let defs = state.runtime.definitions();
-    match target {
-        MailTarget::Flow {
-            flow_id,
-            flow_version,
-        } => {
-            let found = defs
-                .flow(tenant, flow_id, Some(flow_version))
-                .await
-                .map_err(|e| ApiError::internal(&e))?;
-            match found {
-                Some(_) => Ok(()),
-                None => Err(ApiError::new(
-                    StatusCode::NOT_FOUND,
-                    "flow-not-found",
-                    format!("No flow \"{flow_id}\" at version \"{flow_version}\""),
-                )
-                .with_details(json!({"flowId": flow_id, "flowVersion": flow_version}))),
-            }
-        }
-        MailTarget::Agent {
-            agent_id,
-            agent_version,
-        } => {
-            let found = defs
-                .agent(tenant, agent_id, agent_version.as_deref())
-                .await
-                .map_err(|e| ApiError::internal(&e))?;
-            match found {
-                Some(_) => Ok(()),
-                None => Err(ApiError::from(
-                    kindgi_runtime::runtime::RuntimeError::AgentNotFound {
-                        agent_id: agent_id.clone(),
-                        version: agent_version.clone(),
-                    },
-                )),
-            }
-        }
-    }
+    check_target(state, caller, project, (kind, id, version), "/target").await
 }
 
 /// What a register body runs: `flowId` with `flowVersion`, or `agentId` (with
@@ -479,7 +439,7 @@ async fn create(
     };
     let project_id = new_trigger_project(&projects, &caller, project_id.as_deref()).await?;
     let rate_limit_per_minute = rate_of(&body)?.unwrap_or(DEFAULT_RATE_LIMIT);
-    check_target(&state, &caller, &project_id, &target).await?;
+    check_mail_target(&state, &caller, &project_id, &target).await?;
     let now = kindgi_runtime::record::now_millis();
     let trigger = MailTrigger {
         trigger_id: uuid::Uuid::new_v4().to_string(),
@@ -670,7 +630,7 @@ async fn patch(
     }
     // A new version, or a new project, must still reach what it runs.
     if retarget {
-        check_target(&state, &caller, &t.project_id, &t.config.target).await?;
+        check_mail_target(&state, &caller, &t.project_id, &t.config.target).await?;
     }
     t.updated_at = kindgi_runtime::record::now_millis();
     write(&triggers, &t, &id).await?;

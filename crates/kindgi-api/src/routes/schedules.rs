@@ -36,7 +36,7 @@ use super::schedules_wire::{
     Policies, check_agent_input, config_of, cron_of, default_deadline, fire_json, invalid_config,
     names_target, policies_of, record_json, target_of, timezone_of,
 };
-use super::trigger_access::{check_executes, listed_project, new_trigger_project, reaches};
+use super::trigger_access::{check_target, listed_project, new_trigger_project, reaches};
 use super::unattended::tools_allowed_unattended;
 use crate::error::ApiError;
 use crate::json_body::JsonObject;
@@ -102,9 +102,9 @@ async fn load(state: &AppState, caller: &KeyHolder, id: &str) -> Result<Schedule
 
 /// `404 flow-not-found` / `agent-not-found` (as `POST /v1/runs` words them) when the target
 /// is not registered; `403 permission-denied` when the caller's key may not run it
-/// ([`check_executes`]); `400 reference-out-of-scope` when it is registered in a project other
+/// ([`check_target`]); `400 reference-out-of-scope` when it is registered in a project other
 /// than the schedule's `project`.
-async fn check_target(
+async fn check_schedule_target(
     state: &AppState,
     caller: &KeyHolder,
     project: &str,
@@ -120,39 +120,7 @@ async fn check_target(
             agent_version,
         } => (DefinitionKind::Agent, agent_id, agent_version.as_deref()),
     };
-    check_executes(state, caller, project, (kind, id, version), "/target").await?;
-    let tenant = caller.tenant.as_str();
-    let defs = state.runtime.definitions();
-    let missing = match target {
-        ScheduleTarget::Flow {
-            flow_id,
-            flow_version,
-        } => defs
-            .flow(tenant, flow_id, Some(flow_version))
-            .await
-            .map_err(|e| internal(&e))?
-            .is_none()
-            .then(|| kindgi_runtime::runtime::RuntimeError::FlowNotFound {
-                flow_id: flow_id.clone(),
-                version: Some(flow_version.clone()),
-            }),
-        ScheduleTarget::Agent {
-            agent_id,
-            agent_version,
-        } => defs
-            .agent(tenant, agent_id, agent_version.as_deref())
-            .await
-            .map_err(|e| internal(&e))?
-            .is_none()
-            .then(|| kindgi_runtime::runtime::RuntimeError::AgentNotFound {
-                agent_id: agent_id.clone(),
-                version: agent_version.clone(),
-            }),
-    };
-    match missing {
-        Some(e) => Err(e.into()),
-        None => Ok(()),
-    }
+    check_target(state, caller, project, (kind, id, version), "/target").await
 }
 
 /// Who a schedule acts as: the service account `runAsServiceAccountId` names (a tenant
@@ -248,7 +216,7 @@ async fn register(
         .schedules
         .check(&cron, timezone.as_deref(), now)
         .map_err(|e| invalid_config(&e))?;
-    check_target(&state, &caller, &project_id, &target).await?;
+    check_schedule_target(&state, &caller, &project_id, &target).await?;
     let (owner, owner_key_id) = owner_of(&state, &caller, &body).await?;
     let record = ScheduleRecord {
         id: uuid::Uuid::new_v4().to_string(),
@@ -442,7 +410,7 @@ async fn update(
     let s = load(&state, &caller, &id).await?;
     let (s, retarget) = patched(&state, &caller, s, &body, now_millis())?;
     if retarget {
-        check_target(&state, &caller, &s.project_id, &s.target).await?;
+        check_schedule_target(&state, &caller, &s.project_id, &s.target).await?;
     }
     save(&state, &s, &id).await?;
     Ok(Json(record_json(&s, None)))

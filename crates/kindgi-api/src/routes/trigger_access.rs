@@ -128,3 +128,44 @@ fn out_of_scope(path: &str, kind: DefinitionKind, id: &str, home: &str, project:
         "message": message,
     }]}))
 }
+
+/// A trigger's target, checked as schedules and mail triggers register it: the caller may run
+/// it ([`check_executes`], `path` the body field naming it), and the tenant has it — else
+/// `404 flow-not-found` / `agent-not-found`, worded as `POST /v1/runs` words them. `version`:
+/// a flow's exact version; an agent's, or `None` for the version registered when it fires.
+pub async fn check_target(
+    state: &AppState,
+    caller: &KeyHolder,
+    project: &str,
+    target: (DefinitionKind, &str, Option<&str>),
+    path: &str,
+) -> Result<(), ApiError> {
+    check_executes(state, caller, project, target, path).await?;
+    let (kind, id, version) = target;
+    let defs = state.runtime.definitions();
+    let tenant = caller.tenant.as_str();
+    let missing = match kind {
+        DefinitionKind::Agent => defs
+            .agent(tenant, id, version)
+            .await
+            .map_err(|e| ApiError::internal(&e))?
+            .is_none()
+            .then(|| kindgi_runtime::runtime::RuntimeError::AgentNotFound {
+                agent_id: id.to_owned(),
+                version: version.map(str::to_owned),
+            }),
+        _ => defs
+            .flow(tenant, id, version)
+            .await
+            .map_err(|e| ApiError::internal(&e))?
+            .is_none()
+            .then(|| kindgi_runtime::runtime::RuntimeError::FlowNotFound {
+                flow_id: id.to_owned(),
+                version: version.map(str::to_owned),
+            }),
+    };
+    match missing {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}

@@ -96,6 +96,23 @@ impl Runtime {
     /// Resumes the wait's run: the row answered and `wait.resumed` journaled in one step,
     /// then the run executed again inline. False when something else moved it first.
     async fn resume_connection_wait(&self, w: ConnectionWait) -> Result<bool, RuntimeError> {
+        self.end_connection_wait(w, WaitEnd::Connected).await
+    }
+
+    /// A connection wait past its deadline: expired, its wait cancelled (`timeout`), its
+    /// run resumed (the call fails).
+    async fn time_out_connection_wait(&self, w: ConnectionWait) -> Result<bool, RuntimeError> {
+        self.end_connection_wait(w, WaitEnd::TimedOut).await
+    }
+
+    /// Takes an open connection wait (`Open` → the end's status) and journals the end in one
+    /// step — a connection and a timeout, here or on another server, race for it and one
+    /// wins — then resumes its run inline. False when something else moved it first.
+    async fn end_connection_wait(
+        &self,
+        w: ConnectionWait,
+        end: WaitEnd,
+    ) -> Result<bool, RuntimeError> {
         let waits = &self.shared.waits;
         let Some(run) = self.shared.store.get_run(&w.run_id).await? else {
             return Ok(false);
@@ -103,7 +120,7 @@ impl Runtime {
         if run.status.is_terminal() {
             // Its run ended (and missed closing it): nothing waits for it any more.
             crate::engine::run_end::withdraw_open_waits(&self.shared, &run).await;
-            return Ok(false);
+            return Ok(end == WaitEnd::TimedOut);
         }
         let guard = self.lock_for_answer(&run).await?;
         let Some(current) = waits
@@ -114,18 +131,31 @@ impl Runtime {
         else {
             return Ok(false);
         };
-        let entries = [(
-            JournalKind::WaitResumed,
-            json!({"tokenId": current.token_id, "value": {"connected": current.app}}),
-        )];
-        let answered = ConnectionWait {
-            status: PauseStatus::Answered,
+        let (status, entry) = match end {
+            WaitEnd::Connected => (
+                PauseStatus::Answered,
+                (
+                    JournalKind::WaitResumed,
+                    json!({"tokenId": current.token_id, "value": {"connected": current.app}}),
+                ),
+            ),
+            WaitEnd::TimedOut => (
+                PauseStatus::Expired,
+                (
+                    JournalKind::WaitCancelled,
+                    json!({"tokenId": current.token_id, "reason": "timeout"}),
+                ),
+            ),
+        };
+        let entries = [entry];
+        let ended = ConnectionWait {
+            status,
             updated_at: format_millis(now_millis()),
             ..current
         };
         let taken = waits
             .update_connection_wait_journaled(
-                &answered,
+                &ended,
                 PauseStatus::Open,
                 self.outside_journal(&run.id, &entries),
             )
@@ -137,49 +167,13 @@ impl Runtime {
         self.resume_inline(guard, &run.id).await?;
         Ok(true)
     }
+}
 
-    /// A connection wait past its deadline: expired, its wait cancelled (`timeout`), its
-    /// run resumed (the call fails).
-    async fn time_out_connection_wait(&self, w: ConnectionWait) -> Result<bool, RuntimeError> {
-        let waits = &self.shared.waits;
-        let Some(run) = self.shared.store.get_run(&w.run_id).await? else {
-            return Ok(false);
-        };
-        if run.status.is_terminal() {
-            crate::engine::run_end::withdraw_open_waits(&self.shared, &run).await;
-            return Ok(true);
-        }
-        let guard = self.lock_for_answer(&run).await?;
-        let Some(current) = waits
-            .get_connection_wait(&w.token_id)
-            .await
-            .map_err(RuntimeError::Store)?
-            .filter(|c| c.status == PauseStatus::Open)
-        else {
-            return Ok(false);
-        };
-        let entries = [(
-            JournalKind::WaitCancelled,
-            json!({"tokenId": current.token_id, "reason": "timeout"}),
-        )];
-        let expired = ConnectionWait {
-            status: PauseStatus::Expired,
-            updated_at: format_millis(now_millis()),
-            ..current
-        };
-        // One step: a connection that came first (here or on another server) wins.
-        let timed_out = waits
-            .update_connection_wait_journaled(
-                &expired,
-                PauseStatus::Open,
-                self.outside_journal(&run.id, &entries),
-            )
-            .await
-            .map_err(RuntimeError::Store)?;
-        if !timed_out {
-            return Ok(false);
-        }
-        self.resume_inline(guard, &run.id).await?;
-        Ok(true)
-    }
+/// How a connection wait ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WaitEnd {
+    /// The person connected the app: the call is tried again.
+    Connected,
+    /// Its deadline passed: the call fails.
+    TimedOut,
 }

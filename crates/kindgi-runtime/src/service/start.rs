@@ -206,19 +206,16 @@ impl Runtime {
         options: &RunOptions,
     ) -> Result<RunRecord, RuntimeError> {
         let id = run.id.clone();
-        if options.idempotency_key.is_some() {
-            if let Some(first) = self.keyed_run(&run).await? {
+        if let Err(e) = self.shared.store.insert_run(&run).await {
+            // Under a key the run's id is the key's: a refused insert is an earlier (or a
+            // racing) start under it, and its run is the answer. Inserting first keeps the
+            // usual start, the first, to one write.
+            if options.idempotency_key.is_some()
+                && let Some(first) = self.keyed_run(&run).await?
+            {
                 return self.answer_existing(first, options).await;
             }
-            if let Err(e) = self.shared.store.insert_run(&run).await {
-                // Lost a race with another start under the key: its run is the answer.
-                return match self.keyed_run(&run).await? {
-                    Some(first) => self.answer_existing(first, options).await,
-                    None => Err(e.into()),
-                };
-            }
-        } else {
-            self.shared.store.insert_run(&run).await?;
+            return Err(e.into());
         }
         self.spawn(run.clone(), options.max_parallelism);
         if options.wait {
